@@ -1,0 +1,3 @@
+"""gharuntime.baselines: reference methods (naive, LightGBM, XGBoost, LASER)."""
+
+__all__: list[str] = []

@@ -1,0 +1,30 @@
+"""`gharuntime`: the root command group. Each command lives in its own module and is added here."""
+
+from __future__ import annotations
+
+import click
+
+from gharuntime.cli.validate import validate_command
+from gharuntime.version import __version__
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", "-V", prog_name="gharuntime")
+def cli() -> None:
+    """GHARuntime: predict how long a GitHub Actions job runs from its configuration.
+
+    \b
+    The data flows one way, one command per stage:
+      simulate / crawl  ->  build  ->  dataset folder  ->  baseline  ->  eval  ->  leaderboard
+    Start with `gharuntime validate DATASET_DIR` on a dataset folder; see each command's --help.
+    """
+
+
+cli.add_command(validate_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="gharuntime")

@@ -1,0 +1,281 @@
+"""Dataset folders: write them atomically, load their splits, and validate them against the
+contract (schema and roles, manifest hashes and counts, id uniqueness, split disjointness)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import yaml
+
+from gharuntime.contract import (
+    COLUMN_BY_NAME,
+    COLUMNS,
+    CONFIGS,
+    DATASET_LAYOUT,
+    SCHEMA_VERSION,
+    SPLITS,
+    job_table_schema,
+    split_file_name,
+)
+from gharuntime.splits import assign_splits
+from gharuntime.version import __version__
+
+__all__ = [
+    "DatasetError",
+    "Problem",
+    "card_front_matter",
+    "load",
+    "read_manifest",
+    "sha256_file",
+    "split_paths",
+    "validate",
+    "write_dataset",
+]
+
+DEFAULT_ROWS_PER_FILE = 250_000
+
+
+class DatasetError(Exception):
+    """A dataset folder that cannot be written or read as the contract says."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One way a dataset folder breaks the contract."""
+
+    where: str  # file (relative to the dataset), with ':row N' when a row is at fault
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def conform(jobs: pl.DataFrame) -> pl.DataFrame:
+    """Columns in contract order and types; raises DatasetError naming what is missing or wrong."""
+    missing = [c.name for c in COLUMNS if c.name not in jobs.columns]
+    extra = [c for c in jobs.columns if c not in COLUMN_BY_NAME]
+    if missing or extra:
+        raise DatasetError(
+            f"job table does not match the contract: missing {missing}, unexpected {extra}"
+        )
+    try:
+        return jobs.select([pl.col(c.name).cast(c.dtype, strict=True) for c in COLUMNS])
+    except pl.exceptions.PolarsError as exc:
+        raise DatasetError(f"job table column of the wrong type: {exc}") from exc
+
+
+def card_front_matter(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The Hugging Face card's YAML front matter: one `configs` entry per dataset config."""
+    configs = []
+    for i, config in enumerate(CONFIGS):
+        files = manifest["files"]
+        data_files = [
+            {
+                "split": split,
+                "path": sorted(
+                    f["path"] for f in files if f["config"] == config and f["split"] == split
+                ),
+            }
+            for split in SPLITS
+        ]
+        entry: dict[str, Any] = {"config_name": config, "data_files": data_files}
+        if i == 0:
+            entry["default"] = True
+        configs.append(entry)
+    rows = manifest["rows"]
+    size = next(
+        (
+            label
+            for limit, label in (
+                (1_000, "n<1K"),
+                (10_000, "1K<n<10K"),
+                (100_000, "10K<n<100K"),
+                (1_000_000, "100K<n<1M"),
+                (10_000_000, "1M<n<10M"),
+            )
+            if rows < limit
+        ),
+        "10M<n<100M",
+    )
+    return {
+        "license": manifest.get("license", "other"),
+        "pretty_name": manifest.get("pretty_name", "GHARuntime"),
+        "task_categories": ["tabular-regression"],
+        "size_categories": [size],
+        "tags": ["github-actions", "ci", "runtime-prediction", "gharuntime"],
+        "configs": configs,
+    }
+
+
+def _minimal_card(manifest: Mapping[str, Any]) -> str:
+    front = yaml.safe_dump(card_front_matter(manifest), sort_keys=False)
+    lines = [
+        f"---\n{front}---\n",
+        f"# {manifest.get('pretty_name', 'GHARuntime')}\n",
+        f"Schema {manifest['schema_version']}, source `{manifest['source'].get('kind')}`.\n",
+    ]
+    return "\n".join(lines)
+
+
+def write_dataset(
+    jobs: pl.DataFrame,
+    out: Path,
+    *,
+    source: Mapping[str, Any],
+    build: Mapping[str, Any] | None = None,
+    filters: Mapping[str, int] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    render_card: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+) -> dict[str, Any]:
+    """Write a dataset folder at `out` and return its manifest.
+
+    Everything is written into a temporary sibling folder and renamed over `out` only once it is
+    complete and validates, so a failure leaves any earlier dataset at `out` untouched. The same
+    rows give byte-identical files. `render_card(manifest, jobs, folder)` may write figures into
+    folder/figures and returns the README text.
+    """
+    jobs = conform(jobs).sort("created_at", "id")
+    if jobs["id"].is_duplicated().any():
+        dup = jobs.filter(pl.col("id").is_duplicated())["id"].head(5).to_list()
+        raise DatasetError(f"duplicate ids in job table, e.g. {dup}")
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        files: list[dict[str, Any]] = []
+        counts: dict[str, dict[str, int]] = {}
+        for config, assignment in assign_splits(jobs).items():
+            counts[config] = {}
+            for split in SPLITS:
+                part = jobs.filter(assignment == split)
+                counts[config][split] = part.height
+                n_files = max(1, math.ceil(part.height / rows_per_file))
+                for i in range(n_files):
+                    chunk = part.slice(i * rows_per_file, rows_per_file)
+                    rel = f"{DATASET_LAYOUT.data}/{config}/{split_file_name(split, i, n_files)}"
+                    path = tmp / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    pq.write_table(
+                        chunk.to_arrow(), path, compression="zstd", row_group_size=50_000
+                    )
+                    files.append(
+                        {
+                            "path": rel,
+                            "config": config,
+                            "split": split,
+                            "rows": chunk.height,
+                            "sha256": sha256_file(path),
+                            "bytes": path.stat().st_size,
+                        }
+                    )
+        (tmp / DATASET_LAYOUT.figures).mkdir(exist_ok=True)
+        manifest: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "gharuntime_version": __version__,
+            **dict(extra or {}),
+            "source": dict(source),
+            "build": dict(build or {}),
+            "rows": jobs.height,
+            "repositories": jobs["repo_id"].n_unique(),
+            "runs": jobs.select("repo_id", "run_id").n_unique(),
+            "splits": counts,
+            "filters": dict(filters or {}),
+            "files": files,
+        }
+        card = render_card(manifest, jobs, tmp) if render_card else _minimal_card(manifest)
+        (tmp / DATASET_LAYOUT.card).write_text(card, encoding="utf-8")
+        (tmp / DATASET_LAYOUT.manifest).write_text(
+            json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8"
+        )
+        problems = validate(tmp)
+        if problems:
+            raise DatasetError(
+                "the dataset just written does not validate:\n" + "\n".join(map(str, problems[:20]))
+            )
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _replace_dir(new: Path, out: Path) -> None:
+    """Put `new` at `out`, keeping the old folder until the new one is in place."""
+    if not out.exists():
+        os.replace(new, out)
+        return
+    if not (out / DATASET_LAYOUT.manifest).is_file() and any(out.iterdir()):
+        raise DatasetError(
+            f"{out} exists and is not a dataset folder; refusing to replace it (choose another --out)"
+        )
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """The manifest of a dataset folder."""
+    path = root / DATASET_LAYOUT.manifest
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DatasetError(f"{root}: not a dataset folder (no {DATASET_LAYOUT.manifest})") from exc
+    except (ValueError, OSError) as exc:
+        raise DatasetError(f"{path}: unreadable manifest: {exc}") from exc
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path}: manifest is not a JSON object")
+    return data
+
+
+def split_paths(root: Path, config: str, split: str) -> list[Path]:
+    """Files of one split of one config, per the manifest."""
+    if config not in CONFIGS:
+        raise DatasetError(f"unknown config {config!r}; choose one of {', '.join(CONFIGS)}")
+    if split not in SPLITS:
+        raise DatasetError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    manifest = read_manifest(root)
+    return [
+        root / f["path"] for f in manifest["files"] if f["config"] == config and f["split"] == split
+    ]
+
+
+def load(
+    root: Path | str,
+    config: str = "temporal",
+    split: str = "train",
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    """One split of a dataset folder as a polars DataFrame."""
+    paths = split_paths(Path(root), config, split)
+    if not paths:
+        return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
+    return pl.read_parquet(paths, columns=columns)
+
+
+def validate(root: Path | str) -> list[Problem]:
+    """Every way the folder breaks the contract; empty when it is valid."""
+    from gharuntime.validation import validate_folder
+
+    return validate_folder(Path(root))

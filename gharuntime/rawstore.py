@@ -1,0 +1,211 @@
+"""Read and write raw stores (see contract.RawStoreLayout).
+
+Writers (the crawler, `simulate dump`) append records through `RawStoreWriter`; the build reads
+them back through `iter_records`. A shard becomes visible only once it is complete and listed in
+the state database, so a writer killed at any moment never leaves a half-written shard behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gharuntime.contract import RAW_STORE_FORMAT, RawKind, RawStoreLayout
+
+__all__ = [
+    "RawRecord",
+    "RawStoreError",
+    "RawStoreWriter",
+    "connect_state",
+    "iter_records",
+    "listed_shards",
+]
+
+LAYOUT = RawStoreLayout()
+
+
+class RawStoreError(Exception):
+    """A raw store that cannot be read or written as the contract says."""
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One envelope from a shard."""
+
+    kind: RawKind
+    repo_id: int | None
+    key: str
+    body: Any
+    shard: str
+    line: int
+
+
+def connect_state(root: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the store's state database."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / LAYOUT.shards).mkdir(exist_ok=True)
+    con = sqlite3.connect(root / LAYOUT.state, isolation_level=None, timeout=60)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY, records INTEGER NOT NULL, sha256 TEXT NOT NULL)"
+    )
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (RAW_STORE_FORMAT,))
+    return con
+
+
+def listed_shards(root: Path) -> list[str]:
+    """Names of the complete shards of a store, in write order."""
+    path = root / LAYOUT.state
+    if not path.is_file():
+        raise RawStoreError(
+            f"{root}: not a raw store (no {LAYOUT.state}); pass the folder a crawl or `simulate dump` wrote"
+        )
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        fmt = con.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+        if fmt is None or fmt[0] != RAW_STORE_FORMAT:
+            raise RawStoreError(
+                f"{root}: raw store format {fmt[0] if fmt else 'unknown'}, expected {RAW_STORE_FORMAT}"
+            )
+        return [r[0] for r in con.execute("SELECT name FROM shards ORDER BY rowid")]
+    except sqlite3.DatabaseError as exc:
+        raise RawStoreError(f"{root / LAYOUT.state}: cannot read state database: {exc}") from exc
+    finally:
+        con.close()
+
+
+class RawStoreWriter:
+    """Buffers records and writes them as complete, listed shards.
+
+    `flush(extra_sql)` writes the buffered records as one shard and, in the same transaction that
+    lists it, runs the caller's own statements (e.g. marking crawl units done), so stored data and
+    progress never disagree after a kill.
+    """
+
+    def __init__(
+        self, root: Path, *, prefix: str = "shard", meta: dict[str, str] | None = None
+    ) -> None:
+        self.root = root
+        self.prefix = prefix
+        self.con = connect_state(root)
+        for k, v in (meta or {}).items():
+            self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+        self._buffer: list[bytes] = []
+        self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        listed = {r[0] for r in self.con.execute("SELECT name FROM shards")}
+        for path in (self.root / LAYOUT.shards).iterdir():
+            if path.name not in listed and path.name.startswith(self.prefix + "-"):
+                path.unlink()
+
+    @property
+    def pending(self) -> int:
+        """Records buffered and not yet in a shard."""
+        return len(self._buffer)
+
+    def add(self, kind: RawKind, key: str, body: Any, repo_id: int | None = None) -> None:
+        """Buffer one record."""
+        line = json.dumps(
+            {"kind": kind.value, "repo_id": repo_id, "key": key, "body": body},
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        self._buffer.append(line.encode() + b"\n")
+
+    def _next_name(self) -> str:
+        row = self.con.execute(
+            "SELECT COUNT(*) FROM shards WHERE name LIKE ?", (self.prefix + "-%",)
+        ).fetchone()
+        return f"{self.prefix}-{row[0]:06d}{LAYOUT.shard_suffix}"
+
+    def flush(self, extra_sql: Iterable[tuple[str, tuple[Any, ...]]] = ()) -> str | None:
+        """Write buffered records as one shard and list it; returns its name (None if empty and
+        there was nothing else to commit)."""
+        statements = list(extra_sql)
+        if not self._buffer and not statements:
+            return None
+        name: str | None = None
+        sha = ""
+        if self._buffer:
+            name = self._next_name()
+            final = self.root / LAYOUT.shards / name
+            tmp = final.with_name(final.name + ".tmp")
+            payload = b"".join(self._buffer)
+            with (
+                open(tmp, "wb") as raw,
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=6) as gz,
+            ):
+                gz.write(payload)
+                gz.flush()
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+                sha = hashlib.sha256(f.read()).hexdigest()
+            os.replace(tmp, final)
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            if name is not None:
+                self.con.execute(
+                    "INSERT INTO shards VALUES (?, ?, ?)", (name, len(self._buffer), sha)
+                )
+            for sql, params in statements:
+                self.con.execute(sql, params)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self._buffer.clear()
+        return name
+
+    def close(self) -> None:
+        """Flush what is buffered and close the database."""
+        self.flush()
+        self.con.close()
+
+
+def iter_records(roots: Iterable[Path], *, on_error: Any = None) -> Iterator[RawRecord]:
+    """Yield every record of the listed shards of one or more stores.
+
+    A line that is not a valid envelope, or a shard that is truncated or missing, is passed to
+    `on_error(where: str, message: str)` and skipped; without `on_error` it raises RawStoreError.
+    """
+
+    def fail(where: str, message: str) -> None:
+        if on_error is None:
+            raise RawStoreError(f"{where}: {message}")
+        on_error(where, message)
+
+    for root in roots:
+        for name in listed_shards(root):
+            path = root / LAYOUT.shards / name
+            try:
+                with gzip.open(path, "rb") as fh:
+                    for number, raw in enumerate(fh, start=1):
+                        where = f"{path}:{number}"
+                        try:
+                            env = json.loads(raw)
+                            kind = RawKind(env["kind"])
+                            rid = env.get("repo_id")
+                            yield RawRecord(
+                                kind,
+                                rid if isinstance(rid, int) else None,
+                                str(env["key"]),
+                                env["body"],
+                                name,
+                                number,
+                            )
+                        except (ValueError, KeyError, TypeError) as exc:
+                            fail(where, f"unreadable record ({type(exc).__name__}: {exc})")
+            except FileNotFoundError:
+                fail(str(path), "listed in the state database but missing")
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                fail(str(path), f"truncated or corrupt shard ({exc})")

@@ -1,0 +1,3 @@
+"""gharuntime.leaderboard: the results registry and its rendered pages."""
+
+__all__: list[str] = []

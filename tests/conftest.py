@@ -1,0 +1,36 @@
+"""Shared fixtures: a small dataset folder written through the contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gharuntime.dataset import write_dataset
+from gharuntime.fixture import fixture_jobs
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def fixture_dataset_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("datasets") / "fixture"
+    write_dataset(fixture_jobs(), out, source={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture()
+def fixture_dataset(fixture_dataset_master: Path, tmp_path: Path) -> Path:
+    """A private copy of the fixture dataset that a test may break."""
+    import shutil
+
+    dst = tmp_path / "dataset"
+    shutil.copytree(fixture_dataset_master, dst)
+    return dst
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"reference data folder {SHARED} is absent (it sits beside the project in CI)")
+    return SHARED
