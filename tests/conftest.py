@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import pytest
+# `python -m pytest` at the checkout's root puts the root first on sys.path, and there
+# gharuntime/ lacks the packages setup.py maps into it (crawler/ -> gharuntime.crawler, ...).
+# Drop that entry so the installed (editable) gharuntime, which has them all, is imported.
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
-from gharuntime.dataset import write_dataset
-from gharuntime.fixture import fixture_jobs
+import pytest  # noqa: E402
+
+from gharuntime.dataset import write_dataset  # noqa: E402
+from gharuntime.fixture import fixture_jobs  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
