@@ -255,7 +255,7 @@ class GitHubClient:
         self._clock = clock
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
-        self._on_response = on_response
+        self.on_response = on_response  # called after every HTTP response (test hooks)
 
     # -- plumbing -----------------------------------------------------------------------------
     def url(self, path: str) -> str:
@@ -359,8 +359,8 @@ class GitHubClient:
                 self._retry(endpoint, "connection", attempt)
                 attempt += 1
                 continue
-            if self._on_response is not None:
-                self._on_response()
+            if self.on_response is not None:
+                self.on_response()
             status = resp.status_code
             self.stats.count_request(endpoint, status)
             self.on_event(CrawlEvent("request", {"endpoint": endpoint, "status": status}))
@@ -467,15 +467,44 @@ class GitHubClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def identify(self) -> None:
-        """Learn each token's account (GET /user), so tokens of one account share one quota.
+        """Learn which tokens share an account (and so a quota).
 
-        A server without /user (404) leaves each token its own account; 401 raises BadCredentials.
+        GET /user names each token's account. Where that is not served (an app token, a server
+        without /user), tokens are grouped by experiment: /rate_limit (free) shows each token's
+        `used` count; one counted request with a token raises it for exactly the tokens of that
+        account. A 401 on any token raises BadCredentials.
         """
+        unknown: list[Token] = []
         for token in self.pool.tokens:
             resp = self._single(token, "/user")
             if resp.status == 200 and isinstance(resp.body, dict) and resp.body.get("login"):
                 token.account = f"user:{resp.body['login']}"
-            self.pool.update(token, resp.headers, "core")
+            else:
+                unknown.append(token)
+        while len(unknown) > 1:
+            before = {t.label: self._used(t) for t in unknown}
+            lead = unknown[0]
+            self._single(lead, "/repos/gharuntime-crawler/account-probe")
+            after = {t.label: self._used(t) for t in unknown}
+            same = [
+                t
+                for t in unknown
+                if before[t.label] is not None
+                and after[t.label] is not None
+                and after[t.label] > before[t.label]  # type: ignore[operator]
+            ]
+            if lead not in same:
+                return  # the server does not count as GitHub does: keep tokens apart
+            for t in same:
+                t.account = f"shares:{lead.label}"
+            unknown = [t for t in unknown if t not in same]
+
+    def _used(self, token: Token) -> int | None:
+        resp = self._single(token, "/rate_limit")
+        try:
+            return int(resp.body["resources"]["core"]["used"])
+        except (TypeError, KeyError, ValueError):
+            return None
 
     def _single(self, token: Token, path: str) -> Response:
         """A request made with one given token (for identification)."""
@@ -512,8 +541,8 @@ class GitHubClient:
                     headers={"User-Agent": USER_AGENT},
                 ) as blob:
                     self.stats.count_request("log_blob", blob.status_code)
-                    if self._on_response is not None:
-                        self._on_response()
+                    if self.on_response is not None:
+                        self.on_response()
                     if blob.status_code in (404, 410):
                         return LogDownload("expired", None, None)
                     if blob.status_code >= 500:

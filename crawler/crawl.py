@@ -108,13 +108,18 @@ def default_window(days: int = 90, now: datetime | None = None) -> tuple[str, st
 
 
 def split_window(since: str, until: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
-    """Two halves of an inclusive window at one-second resolution, or None if it cannot split."""
+    """Two halves of an inclusive `created` window, or None if it is too short to split.
+
+    The halves share their middle second (`a..m` and `m..b`): a listing's bounds are inclusive
+    and times may carry fractions of a second, so abutting halves (`m+1..b`) could drop a run
+    created between m and m+1. A run listed twice is stored once (runs dedup on id and attempt).
+    """
     a, b = parse_time(since), parse_time(until)
-    if (b - a).total_seconds() < 1:
+    span = int((b - a).total_seconds())
+    if span < 2:
         return None
-    mid = a + (b - a) / 2
-    mid = mid.replace(microsecond=0)
-    return (since, format_time(mid)), (format_time(mid + timedelta(seconds=1)), until)
+    mid = format_time(a + timedelta(seconds=span // 2))
+    return (since, mid), (mid, until)
 
 
 def in_shard(full_name: str, shard: tuple[int, int] | None) -> bool:
@@ -225,7 +230,9 @@ class Crawler:
         self.crawl_id, self.since, self.until, selection = self.store.crawl_for(
             self.opts.since, self.opts.until, default
         )
-        if selection is None:
+        if selection is None or self.opts.repos is not None:
+            # A --repos file is read afresh (lines may be added); a search is fixed at its first
+            # answer, since it answers differently tomorrow.
             selection = select_repositories(self.client, self.opts)
             self.store.save_selection(
                 self.crawl_id,
@@ -305,6 +312,11 @@ class Crawler:
                 raise
             except RequestFailed as exc:
                 return _Failure(what, where, exc.status, str(exc))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                # Valid JSON of the wrong shape: report it rather than stop the crawl.
+                return _Failure(
+                    what, where, None, f"unexpected response ({type(exc).__name__}: {exc})"
+                )
 
         return run
 
@@ -321,6 +333,7 @@ class Crawler:
             if name in done:
                 state, rid = done[name]
                 self.stats.count_repository(state)
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "done"}))
                 if state == "ok":
                     self._plan_windows(int(rid))
             else:
@@ -784,6 +797,8 @@ def crawl(
 ) -> CrawlResult:
     """Crawl into the raw store at `out`, continuing whatever an earlier run left unfinished."""
     store = CrawlStore(out, api_url=client.api_url)
+    if store.kill.point == "request":
+        client.on_response = lambda: store.kill.tick("request")
     try:
         if client.etags is not None:
             for url, entry in store.load_etags().items():

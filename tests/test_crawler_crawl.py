@@ -5,16 +5,16 @@ from datetime import datetime, timezone
 from gharuntime.crawler.crawl import default_window, in_shard, parse_time, split_window
 
 
-def test_split_window_halves_cover_the_window_without_overlap() -> None:
+def test_split_window_halves_share_only_their_middle_second() -> None:
     halves = split_window("2025-01-01T00:00:00Z", "2025-01-01T00:00:09Z")
     assert halves == (
         ("2025-01-01T00:00:00Z", "2025-01-01T00:00:04Z"),
-        ("2025-01-01T00:00:05Z", "2025-01-01T00:00:09Z"),
+        ("2025-01-01T00:00:04Z", "2025-01-01T00:00:09Z"),
     )
 
 
-def test_one_second_window_does_not_split() -> None:
-    assert split_window("2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z") is None
+def test_short_window_does_not_split() -> None:
+    assert split_window("2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z") is None
 
 
 def test_default_window_is_90_days_to_now() -> None:

@@ -245,6 +245,13 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     hidden=True,
     help="per-run: the naive reference (YAML fetched for every run); benchmarks only.",
 )
+@click.option(
+    "--flush-records",
+    type=click.IntRange(min=1),
+    default=2000,
+    hidden=True,
+    help="Records per shard (a shard is also written every 5 s).",
+)
 def crawl_command(
     out: Path,
     repos_file: Path | None,
@@ -264,6 +271,7 @@ def crawl_command(
     backoff: tuple[float, float],
     secondary_wait: float,
     yaml_strategy: str,
+    flush_records: int,
 ) -> None:
     """Collect GitHub Actions runs, jobs, workflow YAML and logs into a raw store.
 
@@ -308,6 +316,7 @@ def crawl_command(
         shard=_shard(shard),
         concurrency=concurrency,
         yaml_strategy=yaml_strategy,
+        flush_records=flush_records,
     )
     tokens = load_tokens(token_file)
     if not tokens:
