@@ -349,14 +349,12 @@ class GitHubClient:
                 content = resp.content  # reads the whole body: truncation raises here
             except TRANSIENT as exc:
                 self.stats.count_request(endpoint, 0)
+                reason, what = _transient_reason(exc)
                 if attempt >= self.policy.max_retries:
                     raise self._fail(
-                        f"{endpoint}: {type(exc).__name__} after {attempt + 1} tries",
-                        path,
-                        None,
-                        "connection",
+                        f"{endpoint}: {what} after {attempt + 1} tries", path, None, reason
                     ) from None
-                self._retry(endpoint, "connection", attempt)
+                self._retry(endpoint, reason, attempt)
                 attempt += 1
                 continue
             if self.on_response is not None:
@@ -396,7 +394,8 @@ class GitHubClient:
                 attempt += 1
                 continue
             if status == 304 and cached is not None:
-                return Response(304, cached[1], resp.headers, resp.url, from_cache=True)
+                # Not modified: the cached body stands in for a 200 (and cost no quota).
+                return Response(200, cached[1], resp.headers, resp.url, from_cache=True)
             body: Any = None
             if expect_json and 200 <= status < 300:
                 try:
@@ -481,6 +480,7 @@ class GitHubClient:
                 token.account = f"user:{resp.body['login']}"
             else:
                 unknown.append(token)
+                self._used(token)  # free; checks the token (401) where /user is not served
         while len(unknown) > 1:
             before = {t.label: self._used(t) for t in unknown}
             lead = unknown[0]
@@ -573,6 +573,17 @@ class GitHubClient:
                     ) from None
                 self._retry("log_blob", "connection", attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _transient_reason(exc: Exception) -> tuple[str, str]:
+    """(short reason for counters, phrase for messages) of a transient failure."""
+    if isinstance(
+        exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)
+    ):
+        return "truncated", "truncated or undecodable response body"
+    if isinstance(exc, requests.Timeout):
+        return "timeout", "timed out"
+    return "connection", "connection failed or was reset"
 
 
 def _query(params: Mapping[str, Any] | None) -> str:

@@ -16,6 +16,8 @@ import pytest  # noqa: E402
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402
 
+pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 

@@ -1,8 +1,35 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
 
-from gharuntime.crawler.crawl import default_window, in_shard, parse_time, split_window
+import pytest
+from crawler_support import (
+    SINCE,
+    TOKENS,
+    UNTIL,
+    decoded,
+    keys,
+    make_client,
+    repo_names,
+    run_crawl,
+    store_records,
+    world_truth,
+)
+from gharuntime.crawler.crawl import (
+    CrawlOptions,
+    crawl,
+    default_window,
+    in_shard,
+    parse_time,
+    split_window,
+)
+from gharuntime.crawler.progress import CrawlEvent
+from gharuntime.sim import END, Scale, ServerConfig, SimServer, World, serve
+from gharuntime.sim.world import iso, parse_iso
+
+DAY = 86400
 
 
 def test_split_window_halves_share_only_their_middle_second() -> None:
@@ -33,3 +60,93 @@ def test_shards_partition_repositories_and_ignore_case() -> None:
     assert sorted(n for p in parts for n in p) == sorted(names)
     assert all(20 < len(p) < 80 for p in parts)
     assert in_shard("Owner7/Repo7", (1, 4)) == in_shard("owner7/repo7", (1, 4))
+
+
+# -- against the simulated GitHub ---------------------------------------------------------------
+def test_crawl_stores_exactly_the_worlds_completed_runs_and_jobs(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
+    records = store_records(tmp_path)
+    truth = world_truth(sim_world)
+    assert truth.runs and keys(records, "run") == truth.runs
+    assert keys(records, "job") == truth.jobs
+
+
+def test_stored_yaml_is_the_file_at_each_runs_head_sha(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
+    records = store_records(tmp_path)
+    truth = world_truth(sim_world)
+    refs = {k: records[("workflow_ref", k)]["blob_sha"] for k in keys(records, "workflow_ref")}
+    assert refs == truth.refs
+    files = {k: decoded(records[("workflow_file", k)]) for k in keys(records, "workflow_file")}
+    assert files == truth.files
+
+
+def test_yaml_is_fetched_once_per_distinct_content(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
+    truth = world_truth(sim_world)
+    assert len(truth.refs) > len(truth.files)  # the world reuses files across runs
+    assert sim_server.recorder.count("repos/get-content") == len(truth.files)
+    repos_with_runs = {k.split(":")[0] for k in truth.refs}
+    assert sim_server.recorder.count("graphql") == len(repos_with_runs)
+
+
+def test_missing_repository_is_reported_and_skipped(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    names = ["nobody/does-not-exist", *repo_names(sim_world, public_only=True)]
+    result = run_crawl(tmp_path, sim_server.url, names)
+    records = store_records(tmp_path)
+    error = records[("error", "repository:nobody/does-not-exist")]
+    assert error["status"] == 404 and error["where"] == "nobody/does-not-exist"
+    assert [f["where"] for f in result.failures] == ["nobody/does-not-exist"]
+    assert keys(records, "run") == world_truth(sim_world).runs
+
+
+def test_renamed_repository_is_followed_and_stored_under_its_new_name(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    renamed = [m for m in sim_world.metas() if m.old_name and not m.private]
+    assert renamed, "the tiny world has a renamed repository"
+    meta = renamed[0]
+    events: list[CrawlEvent] = []
+    run_crawl(tmp_path, sim_server.url, [meta.old_name or ""], events=events)
+    records = store_records(tmp_path)
+    assert records[("repository", str(meta.id))]["full_name"] == meta.full_name
+    assert any(e.kind == "repository" and e.data.get("to") == meta.full_name for e in events)
+
+
+def test_max_runs_per_workflow_keeps_the_most_recent_completed(
+    sim_world: World, sim_server: SimServer, tmp_path: Path
+) -> None:
+    run_crawl(tmp_path, sim_server.url, repo_names(sim_world), max_runs_per_workflow=2)
+    records = store_records(tmp_path)
+    expected: set[str] = set()
+    by_workflow: dict[int, list[Any]] = {}
+    for _, run in sim_world.completed_runs(parse_iso(SINCE), parse_iso(UNTIL)):
+        by_workflow.setdefault(run.workflow.id, []).append(run)
+    for runs in by_workflow.values():
+        for run in sorted(runs, key=lambda r: r.created)[-2:]:
+            expected.update(f"{run.id}:{a.number}" for a in run.attempts)
+    assert keys(records, "run") == expected
+
+
+@pytest.mark.slow
+def test_a_listing_over_1000_results_is_split_into_windows(tmp_path: Path) -> None:
+    world = World(seed=4, scale=Scale(repos=1, workflows_per_repo=4, runs_per_workflow=350))
+    since = iso(END - 120 * DAY)
+    truth = world_truth(world, since, UNTIL)
+    assert len({k.split(":")[0] for k in truth.runs}) > 1000
+    with serve(world, ServerConfig(tokens=TOKENS)) as server:
+        client = make_client(server.url)
+        opts = CrawlOptions(repos=repo_names(world), since=since, until=UNTIL, concurrency=4)
+        crawl(tmp_path, opts, client)
+        listings = server.recorder.count("actions/list-workflow-runs-for-repo")
+    records = store_records(tmp_path)
+    assert keys(records, "run") == truth.runs
+    assert listings > 12  # split windows, each within the cap
