@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
+
 from gharuntime.crawler.endpoints import endpoint_name, resource_of
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
 from gharuntime.crawler.redact import Scrubber

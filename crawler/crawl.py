@@ -27,14 +27,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from requests.utils import parse_header_links
+
+from gharuntime.contract import RawKind
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.client import BadCredentials, GitHubClient, RequestFailed, Response
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
 from gharuntime.crawler.redact import redact
 from gharuntime.crawler.store import CrawlStore, Sql
-from requests.utils import parse_header_links
-
-from gharuntime.contract import RawKind
 from gharuntime.workflow import strip_ref
 
 __all__ = [

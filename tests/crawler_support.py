@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
+from gharuntime.rawstore import iter_records
 from gharuntime.sim import END, ServerConfig, SimServer, World, serve
 from gharuntime.sim.world import iso, parse_iso
-
-from gharuntime.rawstore import iter_records
 from gharuntime.workflow import strip_ref
 
 DAY = 86400
@@ -42,15 +42,15 @@ def fast_policy() -> RetryPolicy:
 
 
 @pytest.fixture(scope="session")
-def sim_world() -> World:
+def crawl_world() -> World:
     """A tiny seeded world: 12 repositories (renamed, archived, private, no-Actions among them)."""
     return World(seed=WORLD_SEED, scale="tiny")
 
 
 @pytest.fixture()
-def sim_server(sim_world: World) -> Iterator[SimServer]:
-    """The simulated GitHub serving `sim_world`, with three tokens of two accounts."""
-    with serve(sim_world, ServerConfig(tokens=TOKENS)) as server:
+def crawl_server(crawl_world: World) -> Iterator[SimServer]:
+    """The simulated GitHub serving `crawl_world`, with three tokens of two accounts."""
+    with serve(crawl_world, ServerConfig(tokens=TOKENS)) as server:
         yield server
 
 

@@ -17,6 +17,7 @@ from crawler_support import (
     store_records,
     world_truth,
 )
+
 from gharuntime.crawler.client import BadCredentials, GitHubClient, Token, TokenPool
 from gharuntime.crawler.crawl import CrawlOptions, crawl
 from gharuntime.crawler.progress import CrawlEvent
@@ -86,16 +87,16 @@ def test_remaining_counts_each_account_once() -> None:
 
 
 # -- against the simulated GitHub ---------------------------------------------------------------
-def test_tokens_of_one_account_are_grouped(sim_server: SimServer) -> None:
-    client = make_client(sim_server.url)
+def test_tokens_of_one_account_are_grouped(crawl_server: SimServer) -> None:
+    client = make_client(crawl_server.url)
     client.identify()
     accounts = [t.account for t in client.pool.tokens]
     assert accounts[0] == accounts[1] != accounts[2]
 
 
-def test_bad_token_names_the_problem_never_the_token(sim_server: SimServer) -> None:
+def test_bad_token_names_the_problem_never_the_token(crawl_server: SimServer) -> None:
     secret = "ghp_" + "notvalid" + "Z" * 28
-    client = GitHubClient(sim_server.url, [Token(secret, "token 1 (--token-file line 1)")])
+    client = GitHubClient(crawl_server.url, [Token(secret, "token 1 (--token-file line 1)")])
     with pytest.raises(BadCredentials) as info:
         client.identify()
     message = str(info.value)
@@ -104,10 +105,10 @@ def test_bad_token_names_the_problem_never_the_token(sim_server: SimServer) -> N
 
 
 def test_faults_leave_the_same_store_as_a_fault_free_crawl(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    names = repo_names(sim_world)
-    run_crawl(tmp_path / "clean", sim_server.url, names)
+    names = repo_names(crawl_world)
+    run_crawl(tmp_path / "clean", crawl_server.url, names)
     faults = Faults(
         seed=3,
         error_500=0.04,
@@ -118,27 +119,27 @@ def test_faults_leave_the_same_store_as_a_fault_free_crawl(
         repeat=0.3,
     )
     config = ServerConfig(tokens=TOKENS, faults=faults, secondary=(40, 1.0), secondary_block_s=0.3)
-    with serve(sim_world, config) as faulty:
+    with serve(crawl_world, config) as faulty:
         events: list[CrawlEvent] = []
         run_crawl(tmp_path / "faulty", faulty.url, names, events=events)
         injected = faulty.recorder.fault_count()
         secondary = faulty.recorder.count(status=403)
     assert injected > 20 and secondary > 0
-    clean = _portable(store_records(tmp_path / "clean"), sim_server.url)
+    clean = _portable(store_records(tmp_path / "clean"), crawl_server.url)
     assert _portable(store_records(tmp_path / "faulty"), faulty.url) == clean
 
 
 def test_exhausted_quota_waits_for_the_reset_then_finishes(
-    sim_world: World, tmp_path: Path
+    crawl_world: World, tmp_path: Path
 ) -> None:
-    names = repo_names(sim_world)[:4]
+    names = repo_names(crawl_world)[:4]
     config = ServerConfig(tokens=TOKENS, rate_limit=15, window_s=1.5)
     events: list[CrawlEvent] = []
-    with serve(sim_world, config) as server:
+    with serve(crawl_world, config) as server:
         run_crawl(tmp_path / "limited", server.url, names, events=events)
         refused = server.recorder.count(status=403)
         url = server.url
-    with serve(sim_world, ServerConfig(tokens=TOKENS)) as free:
+    with serve(crawl_world, ServerConfig(tokens=TOKENS)) as free:
         run_crawl(tmp_path / "free", free.url, names)
         free_url = free.url
     waits = [e for e in events if e.kind == "wait" and "quota" in e.data["reason"]]
@@ -148,10 +149,10 @@ def test_exhausted_quota_waits_for_the_reset_then_finishes(
     )
 
 
-def test_truncated_responses_are_retried_then_reported(sim_world: World, tmp_path: Path) -> None:
-    name = repo_names(sim_world, public_only=True)[0]
+def test_truncated_responses_are_retried_then_reported(crawl_world: World, tmp_path: Path) -> None:
+    name = repo_names(crawl_world, public_only=True)[0]
     config = ServerConfig(tokens=TOKENS, faults=Faults(truncate=1.0))
-    with serve(sim_world, config) as server:
+    with serve(crawl_world, config) as server:
         client = make_client(server.url, max_retries=2)
         opts = CrawlOptions(repos=[name], since=SINCE, until=UNTIL)
         result = crawl(tmp_path, opts, client)
@@ -164,29 +165,29 @@ def test_truncated_responses_are_retried_then_reported(sim_world: World, tmp_pat
 
 
 def test_a_new_window_revalidates_repositories_with_etags(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    names = repo_names(sim_world, public_only=True)
-    client = make_client(sim_server.url)
+    names = repo_names(crawl_world, public_only=True)
+    client = make_client(crawl_server.url)
     crawl(tmp_path, CrawlOptions(repos=names, since=SINCE, until=UNTIL), client)
-    before = sim_server.recorder.count(status=304)
-    later = make_client(sim_server.url)  # a new process: ETags come from the store
+    before = crawl_server.recorder.count(status=304)
+    later = make_client(crawl_server.url)  # a new process: ETags come from the store
     result = crawl(
         tmp_path, CrawlOptions(repos=names, since=iso(END - 90 * DAY), until=SINCE), later
     )
-    assert sim_server.recorder.count(status=304) - before == 2 * len(names)
+    assert crawl_server.recorder.count(status=304) - before == 2 * len(names)
     assert later.stats.not_modified == 2 * len(names) and not result.failures
     records = store_records(tmp_path)  # nothing stored twice, and the older runs added
-    truth = world_truth(sim_world, iso(END - 90 * DAY), UNTIL)
+    truth = world_truth(crawl_world, iso(END - 90 * DAY), UNTIL)
     assert keys(records, "run") == truth.runs
 
 
 def test_logs_are_stored_redacted_with_expired_ones_marked(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    names = repo_names(sim_world, public_only=True)[:5]
+    names = repo_names(crawl_world, public_only=True)[:5]
     since = iso(END - 110 * DAY)
-    client = make_client(sim_server.url)
+    client = make_client(crawl_server.url)
     crawl(tmp_path, CrawlOptions(repos=names, since=since, until=UNTIL, logs=True), client)
     records = store_records(tmp_path)
     logs = {k: records[("log", k)] for k in keys(records, "log")}
@@ -201,10 +202,10 @@ def test_logs_are_stored_redacted_with_expired_ones_marked(
 
 
 def test_logs_over_the_cap_are_too_large_with_their_size(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    names = repo_names(sim_world, public_only=True)[:2]
-    client = make_client(sim_server.url)
+    names = repo_names(crawl_world, public_only=True)[:2]
+    client = make_client(crawl_server.url)
     opts = CrawlOptions(repos=names, since=SINCE, until=UNTIL, logs=True, log_cap_bytes=2000)
     crawl(tmp_path, opts, client)
     records = store_records(tmp_path)

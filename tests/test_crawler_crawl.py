@@ -17,6 +17,7 @@ from crawler_support import (
     store_records,
     world_truth,
 )
+
 from gharuntime.crawler.crawl import (
     CrawlOptions,
     crawl,
@@ -64,21 +65,21 @@ def test_shards_partition_repositories_and_ignore_case() -> None:
 
 # -- against the simulated GitHub ---------------------------------------------------------------
 def test_crawl_stores_exactly_the_worlds_completed_runs_and_jobs(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
+    run_crawl(tmp_path, crawl_server.url, repo_names(crawl_world))
     records = store_records(tmp_path)
-    truth = world_truth(sim_world)
+    truth = world_truth(crawl_world)
     assert truth.runs and keys(records, "run") == truth.runs
     assert keys(records, "job") == truth.jobs
 
 
 def test_stored_yaml_is_the_file_at_each_runs_head_sha(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
+    run_crawl(tmp_path, crawl_server.url, repo_names(crawl_world))
     records = store_records(tmp_path)
-    truth = world_truth(sim_world)
+    truth = world_truth(crawl_world)
     refs = {k: records[("workflow_ref", k)]["blob_sha"] for k in keys(records, "workflow_ref")}
     assert refs == truth.refs
     files = {k: decoded(records[("workflow_file", k)]) for k in keys(records, "workflow_file")}
@@ -86,49 +87,49 @@ def test_stored_yaml_is_the_file_at_each_runs_head_sha(
 
 
 def test_yaml_is_fetched_once_per_distinct_content(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    run_crawl(tmp_path, sim_server.url, repo_names(sim_world))
-    truth = world_truth(sim_world)
+    run_crawl(tmp_path, crawl_server.url, repo_names(crawl_world))
+    truth = world_truth(crawl_world)
     assert len(truth.refs) > len(truth.files)  # the world reuses files across runs
-    assert sim_server.recorder.count("repos/get-content") == len(truth.files)
+    assert crawl_server.recorder.count("repos/get-content") == len(truth.files)
     repos_with_runs = {k.split(":")[0] for k in truth.refs}
-    assert sim_server.recorder.count("graphql") == len(repos_with_runs)
+    assert crawl_server.recorder.count("graphql") == len(repos_with_runs)
 
 
 def test_missing_repository_is_reported_and_skipped(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    names = ["nobody/does-not-exist", *repo_names(sim_world, public_only=True)]
-    result = run_crawl(tmp_path, sim_server.url, names)
+    names = ["nobody/does-not-exist", *repo_names(crawl_world, public_only=True)]
+    result = run_crawl(tmp_path, crawl_server.url, names)
     records = store_records(tmp_path)
     error = records[("error", "repository:nobody/does-not-exist")]
     assert error["status"] == 404 and error["where"] == "nobody/does-not-exist"
     assert [f["where"] for f in result.failures] == ["nobody/does-not-exist"]
-    assert keys(records, "run") == world_truth(sim_world).runs
+    assert keys(records, "run") == world_truth(crawl_world).runs
 
 
 def test_renamed_repository_is_followed_and_stored_under_its_new_name(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    renamed = [m for m in sim_world.metas() if m.old_name and not m.private]
+    renamed = [m for m in crawl_world.metas() if m.old_name and not m.private]
     assert renamed, "the tiny world has a renamed repository"
     meta = renamed[0]
     events: list[CrawlEvent] = []
-    run_crawl(tmp_path, sim_server.url, [meta.old_name or ""], events=events)
+    run_crawl(tmp_path, crawl_server.url, [meta.old_name or ""], events=events)
     records = store_records(tmp_path)
     assert records[("repository", str(meta.id))]["full_name"] == meta.full_name
     assert any(e.kind == "repository" and e.data.get("to") == meta.full_name for e in events)
 
 
 def test_max_runs_per_workflow_keeps_the_most_recent_completed(
-    sim_world: World, sim_server: SimServer, tmp_path: Path
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
 ) -> None:
-    run_crawl(tmp_path, sim_server.url, repo_names(sim_world), max_runs_per_workflow=2)
+    run_crawl(tmp_path, crawl_server.url, repo_names(crawl_world), max_runs_per_workflow=2)
     records = store_records(tmp_path)
     expected: set[str] = set()
     by_workflow: dict[int, list[Any]] = {}
-    for _, run in sim_world.completed_runs(parse_iso(SINCE), parse_iso(UNTIL)):
+    for _, run in crawl_world.completed_runs(parse_iso(SINCE), parse_iso(UNTIL)):
         by_workflow.setdefault(run.workflow.id, []).append(run)
     for runs in by_workflow.values():
         for run in sorted(runs, key=lambda r: r.created)[-2:]:

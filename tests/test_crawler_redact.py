@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gharuntime.crawler.redact import REDACTED, Scrubber, redact
 
 # Fake secrets assembled at run time, so no secret-shaped literal sits in the source.
