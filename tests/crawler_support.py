@@ -142,6 +142,12 @@ def world_truth(world: World, since: str = SINCE, until: str = UNTIL) -> Truth:
     return Truth(runs, jobs, refs, files)
 
 
+def comparable(records: dict[tuple[str, str], Any]) -> dict[tuple[str, str], Any]:
+    """Records as two equal crawls must store them. A workflow file is fetched at whichever head
+    SHA first showed its blob, so its `url` and links name that ref: keep its blob sha and text."""
+    return {k: (v["sha"], decoded(v)) if k[0] == "workflow_file" else v for k, v in records.items()}
+
+
 def keys(records: dict[tuple[str, str], Any], kind: str) -> set[str]:
     return {k for (kd, k) in records if kd == kind}
 

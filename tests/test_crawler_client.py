@@ -10,6 +10,7 @@ from crawler_support import (
     SINCE,
     TOKENS,
     UNTIL,
+    comparable,
     keys,
     make_client,
     repo_names,
@@ -217,4 +218,6 @@ def _portable(records: dict[tuple[str, str], Any], url: str) -> dict[tuple[str, 
     """Records with the server's address taken out (two servers listen on two ports)."""
     import json
 
-    return {k: json.loads(json.dumps(v).replace(url, "<api>")) for k, v in records.items()}
+    return comparable(
+        {k: json.loads(json.dumps(v).replace(url, "<api>")) for k, v in records.items()}
+    )
