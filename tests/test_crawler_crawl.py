@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from crawler_support import (
     SINCE,
     TOKENS,
@@ -151,3 +152,33 @@ def test_a_listing_over_1000_results_is_split_into_windows(tmp_path: Path) -> No
     records = store_records(tmp_path)
     assert keys(records, "run") == truth.runs
     assert listings > 12  # split windows, each within the cap
+
+
+def test_shards_crawl_disjoint_parts_that_make_up_the_whole(
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
+) -> None:
+    names = repo_names(crawl_world)
+    for k in (1, 2):
+        run_crawl(tmp_path / f"part{k}", crawl_server.url, names, shard=(k, 2))
+    one, two = store_records(tmp_path / "part1"), store_records(tmp_path / "part2")
+    assert keys(one, "repository") and keys(two, "repository")
+    assert not keys(one, "run") & keys(two, "run")
+    assert keys(one, "run") | keys(two, "run") == world_truth(crawl_world).runs
+
+
+def test_search_selects_repositories_up_to_max_repos(
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
+) -> None:
+    query = "archived:false"
+    answer = requests.get(
+        crawl_server.url + "/search/repositories",
+        params={"q": query, "per_page": 100},
+        headers={"Authorization": f"Bearer {next(iter(TOKENS))}"},
+        timeout=30,
+    ).json()
+    expected = [item["full_name"] for item in answer["items"]][:3]
+    client = make_client(crawl_server.url)
+    opts = CrawlOptions(search=query, max_repos=3, since=SINCE, until=UNTIL)
+    result = crawl(tmp_path, opts, client)
+    stored = {b["full_name"] for (k, _), b in store_records(tmp_path).items() if k == "repository"}
+    assert result.repositories == 3 and stored == set(expected)

@@ -19,6 +19,7 @@ from gharuntime.crawler.client import (
     CrawlError,
     EtagCache,
     GitHubClient,
+    RequestFailed,
     RetryPolicy,
     Token,
 )
@@ -84,21 +85,23 @@ class _Display:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
-            TextColumn("{task.completed}/{task.total} repos"),
+            TextColumn("{task.fields[repos]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.fields[line]}"),
             console=err_console,
             transient=False,
         )
-        self.task = self.progress.add_task("crawling", total=None, line="")
+        self.task = self.progress.add_task("crawling", total=None, line="", repos="")
         self._last = 0.0
         self.waiting = ""
+        self.total = 0
 
     def __call__(self, event: CrawlEvent) -> None:
         d = event.data
         if event.kind == "plan":
             self.progress.update(self.task, total=d["repositories"])
+            self.total = d["repositories"]
             err_console.print(
                 f"crawling {d['repositories']} repositories, runs created {d['since']} .. {d['until']}"
             )
@@ -128,7 +131,8 @@ class _Display:
             + self.waiting
         )
         self.waiting = ""
-        self.progress.update(self.task, line=line)
+        done = int(self.progress.tasks[0].completed)
+        self.progress.update(self.task, line=line, repos=f"{done}/{self.total} repos")
 
 
 def _summary(result: CrawlResult, elapsed: float) -> None:
@@ -341,6 +345,13 @@ def crawl_command(
     except BadCredentials as exc:
         err_console.print(f"[red]error[/red]: {client.scrub(str(exc))}")
         sys.exit(2)
+    except RequestFailed as exc:
+        hint = " Is --api-url right, and is the server up?" if exc.reason == "connection" else ""
+        err_console.print(
+            f"[red]error[/red]: {client.scrub(str(exc))} ({client.scrub(client.url(exc.where))}).{hint}\n"
+            "Rerun the same command to continue."
+        )
+        sys.exit(1)
     except CrawlError as exc:
         err_console.print(
             f"[red]error[/red]: {client.scrub(str(exc))}\nRerun the same command to continue."
