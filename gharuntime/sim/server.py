@@ -426,9 +426,10 @@ def _handle(
     path: str,
     query: Mapping[str, list[str]],
     body: bytes,
-    fault: str | None,
+    fault: list[str | None],
 ) -> tuple[int, Any, dict[str, str]]:
-    """Compute one response: (status, JSON body or text, headers)."""
+    """Compute one response: (status, JSON body or text, headers). `fault[0]` is the fault drawn
+    for this request; set to None when it did not apply, so it is not recorded."""
     P = server.payloads
     if name == "search/repos":
         q = query.get("q", [""])[0]
