@@ -307,16 +307,19 @@ def _paginate(
     query: Mapping[str, list[str]],
     total: int,
     cap: int | None,
-    repeat: bool,
+    repeat_box: list[str | None],
 ) -> tuple[slice, dict[str, str]]:
     """The slice of items for this page and the Link header (first/prev/next/last)."""
     page, per_page = _page_args(query)
+    repeat = repeat_box[0] == "repeat"
     servable = min(total, cap) if cap is not None else total
     last = max(1, math.ceil(servable / per_page))
     start = (page - 1) * per_page
     stop = min(start + per_page, servable)
     if repeat and page > 1 and start < servable:
         start -= 1
+    elif repeat:
+        repeat_box[0] = None
     links = []
 
     def url(p: int) -> str:
@@ -423,11 +426,11 @@ def _handle(
     path: str,
     query: Mapping[str, list[str]],
     body: bytes,
-    fault: str | None,
+    fault: list[str | None],
 ) -> tuple[int, Any, dict[str, str]]:
-    """Compute one response: (status, JSON body or text, headers)."""
+    """Compute one response: (status, JSON body or text, headers). `fault[0]` is the fault drawn
+    for this request; set to None when it did not apply, so it is not recorded."""
     P = server.payloads
-    repeat = fault == "repeat"
     if name == "search/repos":
         q = query.get("q", [""])[0]
         if not q.strip():
@@ -441,7 +444,7 @@ def _handle(
             found = sorted(found, key=lambda m: (m.pushed_at, m.id), reverse=desc)
         elif sort == "forks":
             found = sorted(found, key=lambda m: (m.forks, m.id), reverse=desc)
-        sl, headers = _paginate(server, path, query, len(found), FILTERED_CAP, repeat)
+        sl, headers = _paginate(server, path, query, len(found), FILTERED_CAP, fault)
         items = [P.repository(m, score=1.0) for m in found[sl]]
         return (
             200,
@@ -486,7 +489,7 @@ def _handle(
     if name == "repos/get":
         return 200, P.repository(m), {}
     if name == "actions/list-repo-workflows":
-        sl, headers = _paginate(server, path, query, len(rw.workflows), None, repeat)
+        sl, headers = _paginate(server, path, query, len(rw.workflows), None, fault)
         return (
             200,
             {
@@ -510,7 +513,7 @@ def _handle(
         runs = _filter_runs(runs, query)[::-1]  # newest first
         filtered = any(k in query for k in _RUN_FILTERS)
         sl, headers = _paginate(
-            server, path, query, len(runs), FILTERED_CAP if filtered else None, repeat
+            server, path, query, len(runs), FILTERED_CAP if filtered else None, fault
         )
         return (
             200,
@@ -552,7 +555,7 @@ def _handle(
             and query.get("filter", ["latest"])[0] == "all"
         ):
             jobs = [j for a in run.attempts for j in a.jobs]
-        sl, headers = _paginate(server, path, query, len(jobs), None, repeat)
+        sl, headers = _paginate(server, path, query, len(jobs), None, fault)
         return (
             200,
             {"total_count": len(jobs), "jobs": [P.job(rw, run, j) for j in jobs[sl]]},
@@ -568,8 +571,9 @@ def _handle(
         if job.status != "completed":
             raise _error(404, "Not Found")
         if job.completed < END - LOG_RETENTION_DAYS * DAY or job.id in server._expired_jobs:
+            fault[0] = None
             raise _error(410, "Gone")
-        if fault == "expire":
+        if fault[0] == "expire":
             server._expired_jobs.add(job.id)
             raise _error(410, "Gone")
         sig = hashlib.sha1(f"{job.id}".encode()).hexdigest()[:16]
@@ -704,15 +708,15 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                         fault,
                     )
                     return
+            box = [fault]
             try:
                 if name == "rate-limit/get":
                     status, payload, headers = 200, _rate_limit_body(server, account), {}
                 else:
-                    status, payload, headers = _handle(
-                        server, name, groups, path, query, body, fault
-                    )
+                    status, payload, headers = _handle(server, name, groups, path, query, body, box)
             except _Response as exc:
                 status, payload, headers = exc.status, exc.body, exc.headers
+            fault = box[0]
             data, content_type = _encode(payload)
             headers.setdefault("Content-Type", content_type)
             if method == "GET" and status == 200:
