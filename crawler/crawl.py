@@ -74,6 +74,7 @@ class CrawlOptions:
     flush_records: int = 2000
     flush_seconds: float = 5.0
     window_days: int = 90
+    per_page: int = PER_PAGE  # listing page size (GitHub's maximum, 100, costs fewest requests)
 
 
 @dataclass
@@ -406,7 +407,7 @@ class Crawler:
             items: list[Any] = []
             actions_status = 200
             for page in _pages(
-                client, ep.workflows(full_name), {"per_page": PER_PAGE}, use_etag=True
+                client, ep.workflows(full_name), {"per_page": self.opts.per_page}, use_etag=True
             ):
                 if page.status != 200 or not isinstance(page.body, dict):
                     actions_status = page.status
@@ -520,7 +521,7 @@ class Crawler:
         params = {
             "status": "completed",
             "created": f"{since}..{until}",
-            "per_page": min(limit, PER_PAGE) if limit else PER_PAGE,
+            "per_page": min(limit, self.opts.per_page) if limit else self.opts.per_page,
         }
         where = f"{full_name} runs {since}..{until}" + (f" workflow {wf}" if wf else "")
 
@@ -590,10 +591,11 @@ class Crawler:
         full_name = self._name(repo_id)
         earlier = [n for n in range(1, attempt) if not self.store.has(RawKind.RUN, f"{run_id}:{n}")]
         where = f"{full_name} run {run_id} attempt {attempt}"
+        per_page = self.opts.per_page
 
         def work() -> Any:
             jobs: dict[int, Any] = {}
-            params = {"filter": "all", "per_page": PER_PAGE}
+            params = {"filter": "all", "per_page": per_page}
             for page in _pages(client, ep.run_jobs(full_name, run_id), params):
                 if page.status != 200 or not isinstance(page.body, dict):
                     return _Failure("jobs", where, page.status, _message(page))
@@ -605,7 +607,7 @@ class Crawler:
                     continue
                 # A server that ignores filter=all: ask the attempt itself.
                 for page in _pages(
-                    client, ep.attempt_jobs(full_name, run_id, n), {"per_page": PER_PAGE}
+                    client, ep.attempt_jobs(full_name, run_id, n), {"per_page": per_page}
                 ):
                     if page.status != 200 or not isinstance(page.body, dict):
                         break
