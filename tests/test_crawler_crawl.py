@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
 import requests
 from crawler_support import (
     SINCE,
@@ -13,6 +12,7 @@ from crawler_support import (
     decoded,
     keys,
     make_client,
+    no_delay,
     repo_names,
     run_crawl,
     store_records,
@@ -138,13 +138,13 @@ def test_max_runs_per_workflow_keeps_the_most_recent_completed(
     assert keys(records, "run") == expected
 
 
-@pytest.mark.slow
 def test_a_listing_over_1000_results_is_split_into_windows(tmp_path: Path) -> None:
     world = World(seed=4, scale=Scale(repos=1, workflows_per_repo=4, runs_per_workflow=350))
     since = iso(END - 120 * DAY)
     truth = world_truth(world, since, UNTIL)
     assert len({k.split(":")[0] for k in truth.runs}) > 1000
     with serve(world, ServerConfig(tokens=TOKENS)) as server:
+        no_delay(server)
         client = make_client(server.url)
         opts = CrawlOptions(repos=repo_names(world), since=since, until=UNTIL, concurrency=4)
         crawl(tmp_path, opts, client)
