@@ -257,6 +257,7 @@ class GitHubClient:
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self.on_response = on_response  # called after every HTTP response (test hooks)
+        self._secondary_hits = 0
 
     # -- plumbing -----------------------------------------------------------------------------
     def url(self, path: str) -> str:
@@ -419,6 +420,7 @@ class GitHubClient:
                     body = json.loads(content)
                 except ValueError:
                     body = None
+            self._secondary_hits = 0
             redirected = [r.url for r in resp.history if r.status_code in (301, 302, 307, 308)]
             return Response(status, body, resp.headers, resp.url, redirected)
 
@@ -441,7 +443,9 @@ class GitHubClient:
             return max(1.0, reset - self._clock())
         text = resp.text.lower() if resp.content else ""
         if "rate limit" in text or resp.status_code == 429:
-            return self.policy.secondary_wait
+            # GitHub: wait at least a minute, longer each time it happens again.
+            self._secondary_hits += 1
+            return self.policy.secondary_wait * min(8, 2 ** (self._secondary_hits - 1))
         return None
 
     # -- conveniences -------------------------------------------------------------------------

@@ -112,6 +112,11 @@ class _Display:
         elif event.kind == "problem":
             err_console.print(f"[red]problem[/red] {d['what']} {d['where']}: {d['message']}")
         elif event.kind == "wait":
+            if d["seconds"] >= 5:
+                until = time.strftime("%H:%M:%S", time.localtime(time.time() + d["seconds"]))
+                err_console.print(
+                    f"[yellow]waiting[/yellow] {d['seconds']:.0f} s (until {until}): {d['reason']}"
+                )
             self.waiting = f" [yellow]waiting {d['seconds']:.0f}s: {d['reason']}[/yellow]"
             self._refresh(force=True)
             return
