@@ -419,6 +419,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"repository:{name}")
                 self.stats.count_repository("failed")
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "failed"}))
                 return
             if result[0] == "missing":
                 _, status, message = result
