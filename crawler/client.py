@@ -445,7 +445,8 @@ class GitHubClient:
         if "rate limit" in text or resp.status_code == 429:
             # GitHub: wait at least a minute, longer each time it happens again.
             self._secondary_hits += 1
-            return self.policy.secondary_wait * min(8, 2 ** (self._secondary_hits - 1))
+            factor: float = min(8.0, 2.0 ** (self._secondary_hits - 1))
+            return self.policy.secondary_wait * factor
         return None
 
     # -- conveniences -------------------------------------------------------------------------
