@@ -198,6 +198,7 @@ class _Failure:
 
 
 Apply = Callable[[Any], None]
+Task = tuple[Callable[[], Any], Apply, "int | str"]  # work, apply, repository key
 
 
 class Crawler:
@@ -216,7 +217,10 @@ class Crawler:
         self.opts = opts
         self.stats = client.stats
         self.on_event = on_event
-        self._queue: deque[tuple[Callable[[], Any], Apply]] = deque()
+        self._queue: deque[Task] = deque()
+        self._open: dict[int | str, int] = {}  # repository key -> units queued or in flight
+        self._label: dict[int | str, str] = {}  # repository key -> owner/name
+        self._rid_of: dict[str, int] = {}  # owner/name as selected -> repository id
         self._refs_in_flight: set[tuple[int, str, str]] = set()
         self._blobs_in_flight: set[tuple[int, str, str]] = set()
         self._failures: list[dict[str, Any]] = []
@@ -248,16 +252,17 @@ class Crawler:
         )
         self._plan(selection)
         with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
-            in_flight: dict[Future[Any], Apply] = {}
+            in_flight: dict[Future[Any], tuple[Apply, int | str]] = {}
             try:
                 while self._queue or in_flight:
                     while self._queue and len(in_flight) < 2 * max(1, self.opts.concurrency):
-                        work, apply = self._queue.popleft()
-                        in_flight[pool.submit(work)] = apply
+                        work, apply, key = self._queue.popleft()
+                        in_flight[pool.submit(work)] = (apply, key)
                     done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
                     for fut in done:
-                        apply = in_flight.pop(fut)
+                        apply, key = in_flight.pop(fut)
                         apply(fut.result())
+                        self._settle(key)
                     self._maybe_flush()
             except BaseException:
                 for fut in in_flight:
@@ -288,11 +293,25 @@ class Crawler:
             self._last_flush = time.monotonic()
             self.on_event(CrawlEvent("stored", dict(self.stats.records)))
 
-    def _push(self, work: Callable[[], Any], apply: Apply, *, front: bool = True) -> None:
+    def _push(
+        self, work: Callable[[], Any], apply: Apply, key: int | str, *, front: bool = True
+    ) -> None:
+        self._open[key] = self._open.get(key, 0) + 1
         if front:
-            self._queue.appendleft((work, apply))
+            self._queue.appendleft((work, apply, key))
         else:
-            self._queue.append((work, apply))
+            self._queue.append((work, apply, key))
+
+    def _settle(self, key: int | str) -> None:
+        """One unit of a repository is applied; announce the repository when none is left."""
+        self._open[key] -= 1
+        if self._open[key] > 0:
+            return
+        del self._open[key]
+        if isinstance(key, str) and self._rid_of.get(key) in self._open:
+            return  # its runs, YAML and logs go on under the repository id
+        name = self._label.get(key, str(key))
+        self.on_event(CrawlEvent("repository", {"name": name, "state": "complete"}))
 
     def _fail(self, f: _Failure, kind_key: str) -> None:
         """Report a unit that could not be fetched: an error record, a problem event."""
@@ -334,7 +353,9 @@ class Crawler:
             if name in done:
                 state, rid = done[name]
                 self.stats.count_repository(state)
-                self.on_event(CrawlEvent("repository", {"name": name, "state": "done"}))
+                if rid is not None:
+                    self._label[int(rid)] = name
+                    self._rid_of[name] = int(rid)
                 if state == "ok":
                     self._plan_windows(int(rid))
             else:
@@ -362,6 +383,9 @@ class Crawler:
                 "SELECT job_id, repo_id, conclusion FROM logs WHERE state IS NULL"
             ):
                 self._push(*self._log_task(int(rid), int(job_id), conclusion))
+        for name in selection:  # what an earlier run finished counts as complete from the start
+            if name in done and (done[name][1] is None or int(done[name][1]) not in self._open):
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "complete"}))
 
     def _full_name(self, repo_id: int) -> str:
         row = self.store.query("SELECT full_name FROM repo_info WHERE repo_id=?", (repo_id,))
@@ -396,7 +420,7 @@ class Crawler:
         self._push(*self._window_task(repo_id, wf, since, until))
 
     # -- repository -----------------------------------------------------------------------------
-    def _repo_task(self, name: str) -> tuple[Callable[[], Any], Apply]:
+    def _repo_task(self, name: str) -> Task:
         client = self.client
 
         def work() -> Any:
@@ -447,6 +471,8 @@ class Crawler:
             body = r.body
             rid = int(body["id"])
             full_name = str(body["full_name"])
+            self._label[rid] = name
+            self._rid_of[name] = rid
             self.store.add(RawKind.REPOSITORY, str(rid), body, rid)
             sql: list[Sql] = []
             if full_name.lower() != name.lower():
@@ -505,16 +531,14 @@ class Crawler:
                 for wf in targets:
                     self._push(*self._window_task(rid, wf, self.since, self.until))
 
-        return self._guard("repository", name, work), apply
+        return self._guard("repository", name, work), apply, name
 
     def _name(self, repo_id: int) -> str:
         cached = self._repo_cache.get(repo_id)
         return cached[0] if cached else self._full_name(repo_id)
 
     # -- run listing windows ---------------------------------------------------------------------
-    def _window_task(
-        self, repo_id: int, wf: int, since: str, until: str
-    ) -> tuple[Callable[[], Any], Apply]:
+    def _window_task(self, repo_id: int, wf: int, since: str, until: str) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         limit = self.opts.max_runs_per_workflow
@@ -584,10 +608,10 @@ class Crawler:
             self.store.mark(sql)
             self._queue_refs(repo_id, new_pairs)
 
-        return self._guard("runs", where, work), apply
+        return self._guard("runs", where, work), apply, repo_id
 
     # -- jobs of a run ----------------------------------------------------------------------------
-    def _run_task(self, repo_id: int, run_id: int, attempt: int) -> tuple[Callable[[], Any], Apply]:
+    def _run_task(self, repo_id: int, run_id: int, attempt: int) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         earlier = [n for n in range(1, attempt) if not self.store.has(RawKind.RUN, f"{run_id}:{n}")]
@@ -650,7 +674,7 @@ class Crawler:
                     self._push(*self._log_task(repo_id, job_id, conclusion))
             self.store.mark(sql)
 
-        return self._guard("jobs", where, work), apply
+        return self._guard("jobs", where, work), apply, repo_id
 
     # -- workflow YAML ----------------------------------------------------------------------------
     def _queue_refs(self, repo_id: int, pairs: list[tuple[str, str]]) -> None:
@@ -667,9 +691,7 @@ class Crawler:
         for i in range(0, len(fresh), GRAPHQL_BATCH):
             self._push(*self._refs_task(repo_id, fresh[i : i + GRAPHQL_BATCH]))
 
-    def _refs_task(
-        self, repo_id: int, pairs: list[tuple[str, str]]
-    ) -> tuple[Callable[[], Any], Apply]:
+    def _refs_task(self, repo_id: int, pairs: list[tuple[str, str]]) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         owner, _, name = full_name.partition("/")
@@ -724,7 +746,7 @@ class Crawler:
                     self._queue_blob(repo_id, path, blob, sha)
             self.store.mark(sql)
 
-        return self._guard("workflow_refs", where, work), apply
+        return self._guard("workflow_refs", where, work), apply, repo_id
 
     def _queue_blob(self, repo_id: int, path: str, blob: str, sha: str) -> None:
         key = (repo_id, path, blob)
@@ -735,9 +757,7 @@ class Crawler:
         self._blobs_in_flight.add(key)
         self._push(*self._blob_task(repo_id, path, blob, sha))
 
-    def _blob_task(
-        self, repo_id: int, path: str, blob: str, sha: str
-    ) -> tuple[Callable[[], Any], Apply]:
+    def _blob_task(self, repo_id: int, path: str, blob: str, sha: str) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         where = f"{full_name}/{path}@{sha}"
@@ -759,12 +779,10 @@ class Crawler:
                 [("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))]
             )
 
-        return self._guard("workflow_file", where, work), apply
+        return self._guard("workflow_file", where, work), apply, repo_id
 
     # -- logs -------------------------------------------------------------------------------------
-    def _log_task(
-        self, repo_id: int, job_id: int, conclusion: str | None
-    ) -> tuple[Callable[[], Any], Apply]:
+    def _log_task(self, repo_id: int, job_id: int, conclusion: str | None) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         cap = self.opts.log_cap_bytes
@@ -788,7 +806,7 @@ class Crawler:
                 [("UPDATE logs SET state=? WHERE job_id=?", (result["status"], job_id))]
             )
 
-        return self._guard("log", where, work), apply
+        return self._guard("log", where, work), apply, repo_id
 
 
 def crawl(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,19 @@ def test_search_selects_repositories_up_to_max_repos(
     result = crawl(tmp_path, opts, client)
     stored = {b["full_name"] for (k, _), b in store_records(tmp_path).items() if k == "repository"}
     assert result.repositories == 3 and stored == set(expected)
+
+
+def test_each_repository_is_announced_complete_once_and_a_rerun_fetches_nothing(
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
+) -> None:
+    names = repo_names(crawl_world)
+    first: list[CrawlEvent] = []
+    run_crawl(tmp_path, crawl_server.url, names, events=first)
+    again: list[CrawlEvent] = []
+    run_crawl(tmp_path, crawl_server.url, names, events=again)
+    for events in (first, again):
+        done = [e.data["name"] for e in events if e.data.get("state") == "complete"]
+        assert sorted(done) == sorted(names)
+    asked = Counter(e.data["endpoint"] for e in again if e.kind == "request")
+    # Only `identify` (accounts of the tokens, one probe) runs: the crawl itself is done.
+    assert set(asked) <= {"user", "rate_limit", "repository"} and asked["repository"] == 1

@@ -105,9 +105,9 @@ class _Display:
             err_console.print(
                 f"crawling {d['repositories']} repositories, runs created {d['since']} .. {d['until']}"
             )
-        elif event.kind == "repository" and d.get("state") != "renamed":
+        elif event.kind == "repository" and d.get("state") == "complete":
             self.progress.advance(self.task)
-        elif event.kind == "repository":
+        elif event.kind == "repository" and d.get("state") == "renamed":
             err_console.print(f"[yellow]renamed[/yellow] {d['name']} -> {d['to']} (followed)")
         elif event.kind == "problem":
             err_console.print(f"[red]problem[/red] {d['what']} {d['where']}: {d['message']}")
@@ -121,6 +121,10 @@ class _Display:
             self._refresh(force=True)
             return
         self._refresh()
+
+    def refresh(self) -> None:
+        """Show the latest counts now."""
+        self._refresh(force=True)
 
     def _refresh(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -347,6 +351,7 @@ def crawl_command(
         with display.progress:
             client.identify()
             result = crawl(out, opts, client, on_event=display)
+            display.refresh()
     except BadCredentials as exc:
         err_console.print(f"[red]error[/red]: {client.scrub(str(exc))}")
         sys.exit(2)
@@ -384,8 +389,9 @@ def crawl_command(
         )
     if result.failures:
         err_console.print(
-            f"{len(result.failures)} thing(s) could not be fetched (stored as error records); "
-            "rerun the same command to retry them."
+            f"{len(result.failures)} thing(s) could not be fetched (stored as error records, "
+            "listed above). Rerun the same command to retry those that may succeed later; "
+            "missing repositories are not retried."
         )
         sys.exit(1)
     err_console.print(f"[green]done[/green]: raw store {out}")
