@@ -568,8 +568,8 @@ def _handle(
         job_run, _, job = located
         if name == "actions/get-job-for-workflow-run":
             return 200, P.job(rw, job_run, job), {}
-        if job.status != "completed":
-            raise _error(404, "Not Found")
+        if job.status != "completed" or not job.steps:
+            raise _error(404, "Not Found")  # still running, or never started: no log
         if job.completed < END - LOG_RETENTION_DAYS * DAY or job.id in server._expired_jobs:
             fault[0] = None
             raise _error(410, "Gone")

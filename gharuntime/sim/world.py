@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gharuntime.expressions import UnknownExpression, evaluate
-from gharuntime.sim.costs import RepoProfile, plan_steps, queue_seconds, run_steps
+from gharuntime.sim.costs import PlannedStep, RepoProfile, plan_steps, queue_seconds, run_steps
 from gharuntime.sim.workflows import LANGUAGES, draft_workflows, render_yaml
 from gharuntime.workflow import (
     ExpandedJob,
+    JobSpec,
     Workflow,
     WorkflowError,
     expand_jobs,
@@ -79,15 +80,17 @@ SCALES: dict[str, Scale] = {
     "tiny": Scale(12, 2.5, 6.0, 120),
     "small": Scale(150, 2.5, 8.6, 120),
     "medium": Scale(2000, 2.5, 8.6, 120),
-    "paper": Scale(27000, 2.5, 8.6, 120),  # ≈ 580,000 runs
+    "paper": Scale(27000, 2.5, 9.1, 120),  # ≈ 580,000 runs
 }
 
 
 def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
     """ISO 8601 the way GitHub writes it: `Z` in UTC, `±HH:MM` (with milliseconds) otherwise."""
     t = int(ts) + offset_min * 60
-    y, mo, d, h, mi, s = _gm(t)
-    base = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+    day, rest = divmod(t, DAY)
+    h, rem = divmod(rest, 3600)
+    mi, s = divmod(rem, 60)
+    base = f"{_day_prefix(day)}{h:02d}:{mi:02d}:{s:02d}"
     if millis:
         base += ".000"
     if offset_min == 0:
@@ -97,17 +100,11 @@ def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _days(day: int) -> tuple[int, int, int]:
+def _day_prefix(day: int) -> str:
     import time
 
     g = time.gmtime(day * DAY)
-    return g.tm_year, g.tm_mon, g.tm_mday
-
-
-def _gm(t: int) -> tuple[int, int, int, int, int, int]:
-    day, rest = divmod(t, DAY)
-    y, mo, d = _days(day)
-    return y, mo, d, rest // 3600, rest % 3600 // 60, rest % 60
+    return f"{g.tm_year:04d}-{g.tm_mon:02d}-{g.tm_mday:02d}T"
 
 
 def parse_iso(text: str) -> float:
@@ -909,19 +906,8 @@ class World:
     ) -> Job:
         spec = inner if inner is not None else ej.spec
         os_name = runner_os(labels) or "Linux"
-        steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+        steps, emulated, platforms = _job_plan(spec)
         timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
-        text = " ".join(str(s.get("uses", "")) + " " + str(s.get("with", "")) for s in spec.steps)
-        emulated = 0
-        platforms = 1
-        if "build-push" in text:
-            m = (
-                [p for p in text.split("platforms': '")[1].split("'")[0].split(",")]
-                if "platforms': '" in text
-                else ["linux/amd64"]
-            )
-            platforms = len(m)
-            emulated = sum(1 for p in m if "amd64" not in p) if "setup-qemu" in text else 0
         queue = queue_seconds(rng, labels, os_name, hour, width)
         started = ready + queue
         cancel_after = None if cancel_at is None else max(0.0, cancel_at - started)
@@ -993,6 +979,36 @@ class World:
             out_steps,
             *runner,
         )
+
+
+_PLANS: dict[str, tuple[list[PlannedStep], int, int]] = {}
+
+
+def _job_plan(spec: JobSpec) -> tuple[list[PlannedStep], int, int]:
+    """(steps as GitHub lists them, emulated docker platforms, docker platforms) of a job,
+    cached by the job's YAML block: the same block always plans the same."""
+    key = spec.yaml_block
+    found = _PLANS.get(key)
+    if found is not None:
+        return found
+    steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+    emulated, platforms = 0, 1
+    for step in spec.steps:
+        if "build-push" in str(step.get("uses", "")):
+            with_ = step.get("with")
+            wanted = (
+                str(with_.get("platforms", "linux/amd64"))
+                if isinstance(with_, dict)
+                else "linux/amd64"
+            )
+            names = [p.strip() for p in wanted.split(",")]
+            platforms = len(names)
+            qemu = any("setup-qemu" in str(s.get("uses", "")) for s in spec.steps)
+            emulated = sum(1 for p in names if "amd64" not in p) if qemu else 0
+    if len(_PLANS) > 20000:
+        _PLANS.clear()
+    _PLANS[key] = (steps, emulated, platforms)
+    return steps, emulated, platforms
 
 
 def _events(wf: Workflow | None) -> list[str]:
