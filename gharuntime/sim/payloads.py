@@ -381,8 +381,8 @@ class Payloads:
                 "comment_count": 0,
                 "tree": {"sha": c.tree, "url": f"{r}/git/trees/{c.tree}"},
             },
-            "author": None,
-            "committer": None,
+            "author": self.user(c.author, 7_000_000 + sum(map(ord, c.author))),
+            "committer": self.user("web-flow", 19864447),
             "parents": [
                 {
                     "sha": p.sha,
