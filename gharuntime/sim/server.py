@@ -603,6 +603,8 @@ def _os(labels: tuple[str, ...]) -> str:
 def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in separate writes
+        wbufsize = 1 << 16  # ...so buffer them into one, flushed per response
         server_version = "gharuntime-sim"
         sys_version = ""
 
@@ -773,9 +775,12 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             self.end_headers()
             if status == 304:
+                with contextlib.suppress(OSError):
+                    self.wfile.flush()
                 return
             with contextlib.suppress(OSError):
                 self.wfile.write(data[: len(data) // 2] if fault == "truncate" else data)
+                self.wfile.flush()
 
     return Handler
 
