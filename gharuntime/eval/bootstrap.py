@@ -99,7 +99,7 @@ class Cell:
             ],
             axis=1,
         ).reshape(clusters, terms.stats.shape[1])
-        order = np.argsort(terms.ape, kind="stable")
+        order = terms.ape_order
         self.values = terms.ape[order]
         self.value_cluster = cluster[order]
         blocks = max(1, min(_BLOCKS, n))
@@ -126,37 +126,66 @@ class Cell:
 
     def _weighted_median(self, weights: FloatArray) -> FloatArray:
         """The median of each resampled multiset: the mean of the values at positions
-        floor((N-1)/2) and floor(N/2), found per resample by a coarse pass over value blocks
-        and an exact pass inside the one block that holds each position."""
+        floor((N-1)/2) and floor(N/2) of the weighted sorted values.
+
+        Exact, in three passes: resample counts per value block (one matmul) find each
+        position's block; counts per sub-block of the blocks hit find its sub-block; a
+        cumulative sum over that sub-block's few rows finds the row.
+        """
         b = weights.shape[0]
         result = np.full(b, np.nan)
         if self.rows == 0:
             return result
         cum = np.cumsum(weights @ self.block_counts, axis=1)
         total = cum[:, -1]
-        ok = total > 0
-        lo = self._value_at(weights, cum, np.floor((total - 1) / 2), ok)
-        hi = self._value_at(weights, cum, np.floor(total / 2), ok)
-        result[ok] = (lo[ok] + hi[ok]) / 2.0
+        ok = np.flatnonzero(total > 0)
+        # queries: (resample, position) for the lower and the upper middle
+        q_res = np.concatenate([ok, ok])
+        q_pos = np.concatenate([np.floor((total[ok] - 1) / 2), np.floor(total[ok] / 2)])
+        found = self._locate(weights, cum, q_res, q_pos)
+        half = ok.shape[0]
+        result[ok] = (found[:half] + found[half:]) / 2.0
         return result
 
-    def _value_at(
-        self,
-        weights: FloatArray,
-        cum: FloatArray,
-        position: FloatArray,
-        ok: npt.NDArray[np.bool_],
+    def _locate(
+        self, weights: FloatArray, cum: FloatArray, q_res: IntArray, q_pos: FloatArray
     ) -> FloatArray:
-        out = np.full(weights.shape[0], np.nan)
-        block = np.argmax(cum > position[:, None], axis=1)
-        before = np.where(block > 0, cum[np.arange(cum.shape[0]), block - 1], 0.0)
-        for k in np.unique(block[ok]):
-            rows = np.flatnonzero(ok & (block == k))
+        """The value at weighted position q_pos of resample q_res, per query."""
+        out = np.empty(q_res.shape[0])
+        qc = cum[q_res]
+        block = np.argmax(qc > q_pos[:, None], axis=1)
+        before = np.where(block > 0, qc[np.arange(qc.shape[0]), block - 1], 0.0)
+        for k in np.unique(block):
+            q = np.flatnonzero(block == k)
             start, stop = int(self.bounds[k]), int(self.bounds[k + 1])
-            w = weights[np.ix_(rows, self.value_cluster[start:stop])]
-            running = np.cumsum(w, axis=1) + before[rows, None]
-            j = np.argmax(running > position[rows, None], axis=1)
-            out[rows] = self.values[start + j]
+            size = stop - start
+            subs = max(1, min(_BLOCKS, size))
+            sub_bounds = start + (np.arange(subs + 1) * size) // subs
+            sub_of = np.repeat(np.arange(subs), np.diff(sub_bounds))
+            clusters = self.block_counts.shape[0]
+            sub_counts = (
+                np.bincount(
+                    self.value_cluster[start:stop] * subs + sub_of, minlength=clusters * subs
+                )
+                .reshape(clusters, subs)
+                .astype(np.float64)
+            )
+            res, inv = np.unique(q_res[q], return_inverse=True)
+            sub_cum = np.cumsum(weights[res] @ sub_counts, axis=1)[inv.reshape(-1)]
+            sub_cum += before[q, None]
+            sub = np.argmax(sub_cum > q_pos[q, None], axis=1)
+            before_sub = np.where(
+                sub > 0, sub_cum[np.arange(q.shape[0]), np.maximum(sub - 1, 0)], before[q]
+            )
+            first = sub_bounds[sub]
+            width = int(np.max(np.diff(sub_bounds)))
+            index = first[:, None] + np.arange(width)[None, :]
+            inside = index < sub_bounds[sub + 1][:, None]
+            index = np.minimum(index, stop - 1)
+            w = weights[q_res[q][:, None], self.value_cluster[index]] * inside
+            running = np.cumsum(w, axis=1) + before_sub[:, None]
+            at = np.argmax(running > q_pos[q, None], axis=1)
+            out[q] = self.values[index[np.arange(q.shape[0]), at]]
         return out
 
 

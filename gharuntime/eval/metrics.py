@@ -28,6 +28,7 @@ __all__ = [
     "STAT_COLUMNS",
     "Metric",
     "RowTerms",
+    "SortOrders",
     "average_ranks",
     "metrics_from_sums",
     "row_terms",
@@ -35,6 +36,7 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,13 @@ STAT_COLUMNS: Final = (
 """Per-row terms whose (weighted) sums give every metric but the median APE."""
 
 
-def average_ranks(x: FloatArray) -> FloatArray:
-    """1-based ranks with ties sharing their average rank (as scipy's rankdata 'average')."""
+def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
+    """1-based ranks with ties sharing their average rank (as scipy's rankdata 'average').
+
+    `order`, when given, is an argsort of `x` (saves the sort)."""
     n = x.shape[0]
-    order = np.argsort(x, kind="stable")
+    if order is None:
+        order = np.argsort(x, kind="stable")
     xs = x[order]
     new = np.empty(n, dtype=bool)
     if n:
@@ -130,9 +135,39 @@ class RowTerms:
 
     stats: FloatArray  # (rows, len(STAT_COLUMNS))
     ape: FloatArray  # (rows,)
+    ape_order: IntArray  # argsort of ape
 
 
-def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
+@dataclass(frozen=True)
+class SortOrders:
+    """Argsorts of the (failure-adjusted) prediction, the truth and the APE over all rows, so
+    that subsets (breakdown groups) get theirs without sorting again."""
+
+    p: IntArray
+    y: IntArray
+    ape: IntArray
+
+    @classmethod
+    def of(cls, y: FloatArray, p: FloatArray, failed: BoolArray) -> SortOrders:
+        p = np.where(failed, 0.0, p)
+        ape = np.abs(p - y) / np.maximum(y, 1.0)
+        return cls(*(np.argsort(v, kind="stable") for v in (p, y, ape)))
+
+    def subset(self, rows: IntArray, total: int) -> SortOrders:
+        """The orders restricted to `rows` (ascending row indices), as indices into `rows`."""
+        member = np.zeros(total, dtype=bool)
+        member[rows] = True
+        local = np.cumsum(member, dtype=np.intp) - 1
+
+        def restrict(order: IntArray) -> IntArray:
+            return local[order[member[order]]]
+
+        return SortOrders(restrict(self.p), restrict(self.y), restrict(self.ape))
+
+
+def row_terms(
+    y: FloatArray, p: FloatArray, failed: BoolArray, orders: SortOrders | None = None
+) -> RowTerms:
     """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask.
 
     Ranks and log1p values are centred on their means over these rows, which keeps the sums
@@ -147,8 +182,8 @@ def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
     lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
     within = (hi <= 2.0 * lo) & ~failed
     centre = (n + 1) / 2.0
-    rp = average_ranks(p) - centre
-    ry = average_ranks(y) - centre
+    rp = average_ranks(p, orders.p if orders else None) - centre
+    ry = average_ranks(y, orders.y if orders else None) - centre
     lyc = ly - (ly.mean() if n else 0.0)
     stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
     stats[:, 0] = 1.0
@@ -163,7 +198,8 @@ def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
     stats[:, 9] = lyc
     stats[:, 10] = lyc * lyc
     ape = np.abs(err) / np.maximum(y, 1.0)
-    return RowTerms(stats=stats, ape=ape)
+    ape_order = orders.ape if orders else np.argsort(ape, kind="stable")
+    return RowTerms(stats=stats, ape=ape, ape_order=ape_order)
 
 
 def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:

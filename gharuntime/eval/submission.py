@@ -8,7 +8,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,46 @@ __all__ = ["ParsedSubmission", "read_submission"]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-_PROGRESS_EVERY = 1 << 16
+_BATCH_BYTES = 1 << 20
+
+
+def _parse_batch(batch: list[bytes], buffer: bytes) -> list[Any] | None:
+    """Every line of `batch` parsed in one call, or None when the batch needs the line-by-line
+    path (a problem, blank or nested lines). The checks make sure the array parse cannot join
+    or split lines: each line is one `{...}` with no other brace or bracket (JSON strings never
+    hold a raw newline)."""
+    n = len(batch)
+    ends = buffer.count(b"}\n") + (0 if buffer.endswith(b"\n") else int(buffer.endswith(b"}")))
+    if (
+        not buffer.startswith(b"{")
+        or buffer.count(b"{") != n
+        or buffer.count(b"}") != n
+        or ends != n
+        or buffer.count(b"\n{") != n - 1
+        or b"[" in buffer
+    ):
+        return None
+    try:
+        objs = json.loads(b"[" + b",".join(batch) + b"]")
+    except ValueError:
+        return None
+    return objs if isinstance(objs, list) and len(objs) == n else None
+
+
+def _parse_lines(
+    batch: list[bytes], before: int, log: ProblemLog, where: str
+) -> tuple[list[int], list[Any]]:
+    """Each line on its own: the precise path, reporting lines that are not JSON."""
+    numbers: list[int] = []
+    objs: list[Any] = []
+    for i, raw in enumerate(batch, before + 1):
+        try:
+            objs.append(json.loads(raw))
+            numbers.append(i)
+        except ValueError as exc:
+            if raw.strip():
+                log.add("not_json", where, f"not JSON: {exc}", i)
+    return numbers, objs
 
 
 @dataclass(frozen=True)
@@ -74,99 +113,101 @@ def read_submission(
     done_bytes = 0
     lineno = 0
     records = 0
-    loads = json.loads
     isfinite = math.isfinite
     n_targets = len(targets)
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            digest.update(raw)
-            done_bytes += len(raw)
-            if progress and lineno % _PROGRESS_EVERY == 0:
-                progress(done_bytes, total_bytes)
-            try:
-                obj = loads(raw)
-            except ValueError as exc:
-                if not raw.strip():
-                    continue
-                log.add("not_json", where, f"not JSON: {exc}", lineno)
-                continue
-            if type(obj) is not dict:
-                log.add(
-                    "not_object",
-                    where,
-                    f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
-                    lineno,
-                )
-                continue
-            rid = obj.get("id")
-            row = -1
-            if type(rid) is not str:
-                what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
-                log.add("bad_id", where, f"{what}; every record needs its id as a string", lineno)
+        while True:
+            batch = f.readlines(_BATCH_BYTES)
+            if not batch:
+                break
+            buffer = b"".join(batch)
+            digest.update(buffer)
+            done_bytes += len(buffer)
+            numbers: Iterable[int]
+            objs = _parse_batch(batch, buffer)
+            if objs is None:
+                numbers, objs = _parse_lines(batch, lineno, log, where)
             else:
-                found = index.get(rid)
-                if found is None:
+                numbers = range(lineno + 1, lineno + 1 + len(batch))
+            lineno += len(batch)
+            if progress:
+                progress(done_bytes, total_bytes)
+            for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
+                if type(obj) is not dict:
                     log.add(
-                        "unknown_id",
+                        "not_object",
                         where,
-                        f"id {rid!r} is not a record of this split",
-                        lineno,
+                        f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
+                        ln,
                     )
-                elif present[found]:
-                    log.add(
-                        "duplicate_id",
-                        where,
-                        f"id {rid!r} again (first on line {int(first_line[found])})",
-                        lineno,
-                    )
+                    continue
+                rid = obj.get("id")
+                row = -1
+                if type(rid) is not str:
+                    what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
+                    log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
                 else:
-                    row = found
-                    present[found] = True
-                    first_line[found] = lineno
-                    records += 1
-            if len(obj) != n_targets + 1 or not allowed.issuperset(obj):
-                for key in obj:
-                    if key in allowed:
-                        continue
-                    if key in TARGETS:
+                    found = index.get(rid)
+                    if found is None:
                         log.add(
-                            "target_not_in_track",
+                            "unknown_id",
                             where,
-                            f"{key!r} is not a target of track {track!r}, which predicts "
-                            f"{', '.join(targets)}",
-                            lineno,
+                            f"id {rid!r} is not a record of this split",
+                            ln,
+                        )
+                    elif present[found]:
+                        log.add(
+                            "duplicate_id",
+                            where,
+                            f"id {rid!r} again (first on line {int(first_line[found])})",
+                            ln,
                         )
                     else:
-                        log.add(
-                            "unknown_field",
-                            where,
-                            f"unknown field {key!r}; a record holds 'id' and {', '.join(map(repr, targets))}",
-                            lineno,
-                        )
-            for target in targets:
-                value: Any = obj.get(target)
-                kind = type(value)
-                try:
-                    if (kind is float or kind is int) and isfinite(value) and value >= 0:
-                        if row >= 0:
-                            predictions[target][row] = value
+                        row = found
+                        present[found] = True
+                        first_line[found] = ln
+                        records += 1
+                if len(obj) != n_targets + 1 or not allowed.issuperset(obj):
+                    for key in obj:
+                        if key in allowed:
+                            continue
+                        if key in TARGETS:
+                            log.add(
+                                "target_not_in_track",
+                                where,
+                                f"{key!r} is not a target of track {track!r}, which predicts "
+                                f"{', '.join(targets)}",
+                                ln,
+                            )
+                        else:
+                            log.add(
+                                "unknown_field",
+                                where,
+                                f"unknown field {key!r}; a record holds 'id' and {', '.join(map(repr, targets))}",
+                                ln,
+                            )
+                for target in targets:
+                    value: Any = obj.get(target)
+                    kind = type(value)
+                    try:
+                        if (kind is float or kind is int) and isfinite(value) and value >= 0:
+                            if row >= 0:
+                                predictions[target][row] = value
+                            continue
+                    except OverflowError:  # an integer too large for a float
+                        log.add("bad_value", where, f"{target!r} is too large", ln)
                         continue
-                except OverflowError:  # an integer too large for a float
-                    log.add("bad_value", where, f"{target!r} is too large", lineno)
-                    continue
-                if value is None:
-                    problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
-                elif kind is float or kind is int:
-                    problem = (
-                        f"{target!r} is {value!r}; predictions must be finite"
-                        if not isfinite(value)
-                        else f"{target!r} is negative ({value!r})"
-                    )
-                else:
-                    problem = f"{target!r} is not a number: {_describe(value)}"
-                log.add("bad_value", where, problem, lineno)
-    if progress:
-        progress(done_bytes, total_bytes)
+                    if value is None:
+                        problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
+                    elif kind is float or kind is int:
+                        problem = (
+                            f"{target!r} is {value!r}; predictions must be finite"
+                            if not isfinite(value)
+                            else f"{target!r} is negative ({value!r})"
+                        )
+                    else:
+                        problem = f"{target!r} is not a number: {_describe(value)}"
+                    log.add("bad_value", where, problem, ln)
     missing = rows - records
     if missing and not allow_partial:
         examples = (
