@@ -127,3 +127,15 @@ def test_submission_or_gold_is_required(fixture_dataset_master: Path) -> None:
 def test_help_teaches_with_examples() -> None:
     code, output = _run("--help")
     assert code == 0 and "Example" in output and "--allow-partial" in output
+
+
+def test_unwritable_out_is_a_clear_error(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, output = _run(
+        str(submission), "-d", str(fixture_dataset_master), "--track", "config",
+        "--resamples", "10", "--out", str(blocker / "result.json"),
+    )  # fmt: skip
+    assert code == 2 and "cannot write" in output

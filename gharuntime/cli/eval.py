@@ -245,7 +245,11 @@ def eval_command(
         _print_problems(exc.problems, as_json)
         sys.exit(2)
     if out is not None:
-        write_result(result, out)
+        try:
+            write_result(result, out)
+        except OSError as exc:
+            err_console.print(f"[red]cannot write {out}[/red]: {exc}", markup=True)
+            sys.exit(2)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

@@ -104,16 +104,22 @@ def prepare_submission(
         log.add("unreadable", where, "no such file")
         raise InvalidSubmission(log)
     targets = TRACKS[meta.track].targets
-    parsed = read_submission(
-        submission,
-        truth.index(),
-        truth.rows,
-        targets,
-        meta.track,
-        log,
-        allow_partial=allow_partial,
-        progress=(lambda d, t: progress("reading " + submission.name, d, t)) if progress else None,
-    )
+    try:
+        parsed = read_submission(
+            submission,
+            truth.index(),
+            truth.rows,
+            targets,
+            meta.track,
+            log,
+            allow_partial=allow_partial,
+            progress=(lambda d, t: progress("reading " + submission.name, d, t))
+            if progress
+            else None,
+        )
+    except OSError as exc:
+        log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
+        raise InvalidSubmission(log) from exc
     if log:
         raise InvalidSubmission(log)
     return Method(
