@@ -379,6 +379,12 @@ def test_search_stops_at_1000_results_but_counts_all() -> None:
     world = World(1, Scale(1100))
     with serve(world) as server:
         public = sum(1 for m in world.metas() if not m.private)
-        items = _all_pages(requests.Session(), f"{server.url}/search/repositories", "items", q="stars:>=0", per_page=100)
+        items = _all_pages(
+            requests.Session(),
+            f"{server.url}/search/repositories",
+            "items",
+            q="stars:>=0",
+            per_page=100,
+        )
         first = requests.get(f"{server.url}/search/repositories", params={"q": "stars:>=0"}).json()
     assert len(items) == 1000 and first["total_count"] == public > 1000
