@@ -164,3 +164,13 @@ def test_step_times_add_up_to_the_job(sim_world: World) -> None:
                     assert j.steps[0].started == pytest.approx(j.started)
                     assert j.steps[-1].completed == pytest.approx(j.completed)
                     assert j.started >= j.created
+
+
+def test_scheduled_runs_start_at_their_cron_time(small_runs: list[tuple[RepoWorld, Run]]) -> None:
+    scheduled = [r for _, r in small_runs if r.event == "schedule"]
+    assert scheduled
+    for r in scheduled[:50]:
+        cron = parse_workflow(r.workflow.versions[0][1]).raw["on"]["schedule"][0]["cron"].split()
+        minute, hour = int(cron[0]), int(cron[1])
+        late = (r.created - (hour * 3600 + minute * 60)) % 86400
+        assert late < 3 * 3600

@@ -628,13 +628,19 @@ class World:
             n = max(1, round(sc.runs_per_workflow * rng.lognormvariate(-0.125, 0.5)))
             if wf.state != "active":
                 n = max(1, n // 3)
-            events = _events(self._parsed(wf, commits[wf.versions[0][0]], parsed))
+            first = self._parsed(wf, commits[wf.versions[0][0]], parsed)
+            events = _events(first)
+            cron = _cron(first)
             for _ in range(n):
                 day = rng.uniform(start, last) // DAY * DAY
-                hour = min(23, max(0, int(rng.gauss(14, 4.5))))
-                created = day + hour * 3600 + rng.uniform(0, 3600)
-                created = int(min(created, last - 1))
                 event = rng.choice(events) if events else "push"
+                if event == "schedule" and cron is not None:
+                    # GitHub starts scheduled runs at the cron time, often some minutes late
+                    created = day + cron[1] * 3600 + cron[0] * 60 + rng.expovariate(1 / 300)
+                else:
+                    hour = min(23, max(0, int(rng.gauss(14, 4.5))))
+                    created = day + hour * 3600 + rng.uniform(0, 3600)
+                created = int(min(created, last - 1))
                 pos = max(0, bisect.bisect_right(commit_times, created) - 1)
                 commit = commits[pos]
                 if event == "pull_request":
@@ -655,7 +661,9 @@ class World:
             _, wf, event, _ = plans[rng.randrange(len(plans))]
             created = END - rng.randrange(20, 400)
             commit = next(c for c in reversed(commits) if c.branch == meta.default_branch)
-            plans.append((created, wf, "push" if event == "pull_request" else event, commit))
+            plans.append(
+                (created, wf, "push" if event in ("pull_request", "schedule") else event, commit)
+            )
         plans.sort(key=lambda p: (p[0], p[1].id))
         counters: dict[int, int] = {}
         runs: list[Run] = []
@@ -1009,6 +1017,17 @@ def _job_plan(spec: JobSpec) -> tuple[list[PlannedStep], int, int]:
         _PLANS.clear()
     _PLANS[key] = (steps, emulated, platforms)
     return steps, emulated, platforms
+
+
+def _cron(wf: Workflow | None) -> tuple[int, int] | None:
+    """(minute, hour) of a workflow's first `schedule` cron, when both are plain numbers."""
+    on = wf.raw.get("on") if wf is not None else None
+    if not isinstance(on, dict) or not isinstance(on.get("schedule"), list) or not on["schedule"]:
+        return None
+    fields = str(on["schedule"][0].get("cron", "")).split()
+    if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
+        return None
+    return int(fields[0]), int(fields[1])
 
 
 def _events(wf: Workflow | None) -> list[str]:
