@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gharuntime.expressions import UnknownExpression, evaluate
-from gharuntime.sim.costs import RepoProfile, plan_steps, queue_seconds, run_steps
+from gharuntime.sim.costs import PlannedStep, RepoProfile, plan_steps, queue_seconds, run_steps
 from gharuntime.sim.workflows import LANGUAGES, draft_workflows, render_yaml
 from gharuntime.workflow import (
     ExpandedJob,
+    JobSpec,
     Workflow,
     WorkflowError,
     expand_jobs,
@@ -79,15 +80,17 @@ SCALES: dict[str, Scale] = {
     "tiny": Scale(12, 2.5, 6.0, 120),
     "small": Scale(150, 2.5, 8.6, 120),
     "medium": Scale(2000, 2.5, 8.6, 120),
-    "paper": Scale(27000, 2.5, 8.6, 120),  # ≈ 580,000 runs
+    "paper": Scale(27000, 2.5, 9.1, 120),  # ≈ 580,000 runs
 }
 
 
 def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
     """ISO 8601 the way GitHub writes it: `Z` in UTC, `±HH:MM` (with milliseconds) otherwise."""
     t = int(ts) + offset_min * 60
-    y, mo, d, h, mi, s = _gm(t)
-    base = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+    day, rest = divmod(t, DAY)
+    if not offset_min and not millis:  # the common case, by table: the dump formats millions
+        return _day_prefix(day) + _clock()[rest] + "Z"
+    base = _day_prefix(day) + _clock()[rest]
     if millis:
         base += ".000"
     if offset_min == 0:
@@ -96,18 +99,18 @@ def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
     return f"{base}{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
 
 
+@functools.cache
+def _clock() -> tuple[str, ...]:
+    """`HH:MM:SS` for every second of a day."""
+    return tuple(f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}" for s in range(DAY))
+
+
 @functools.lru_cache(maxsize=65536)
-def _days(day: int) -> tuple[int, int, int]:
+def _day_prefix(day: int) -> str:
     import time
 
     g = time.gmtime(day * DAY)
-    return g.tm_year, g.tm_mon, g.tm_mday
-
-
-def _gm(t: int) -> tuple[int, int, int, int, int, int]:
-    day, rest = divmod(t, DAY)
-    y, mo, d = _days(day)
-    return y, mo, d, rest // 3600, rest % 3600 // 60, rest % 60
+    return f"{g.tm_year:04d}-{g.tm_mon:02d}-{g.tm_mday:02d}T"
 
 
 def parse_iso(text: str) -> float:
@@ -631,13 +634,19 @@ class World:
             n = max(1, round(sc.runs_per_workflow * rng.lognormvariate(-0.125, 0.5)))
             if wf.state != "active":
                 n = max(1, n // 3)
-            events = _events(self._parsed(wf, commits[wf.versions[0][0]], parsed))
+            first = self._parsed(wf, commits[wf.versions[0][0]], parsed)
+            events = _events(first)
+            cron = _cron(first)
             for _ in range(n):
                 day = rng.uniform(start, last) // DAY * DAY
-                hour = min(23, max(0, int(rng.gauss(14, 4.5))))
-                created = day + hour * 3600 + rng.uniform(0, 3600)
-                created = int(min(created, last - 1))
                 event = rng.choice(events) if events else "push"
+                if event == "schedule" and cron is not None:
+                    # GitHub starts scheduled runs at the cron time, often some minutes late
+                    created = day + cron[1] * 3600 + cron[0] * 60 + rng.expovariate(1 / 300)
+                else:
+                    hour = min(23, max(0, int(rng.gauss(14, 4.5))))
+                    created = day + hour * 3600 + rng.uniform(0, 3600)
+                created = int(min(created, last - 1))
                 pos = max(0, bisect.bisect_right(commit_times, created) - 1)
                 commit = commits[pos]
                 if event == "pull_request":
@@ -653,12 +662,14 @@ class World:
                             commit = c
                             break
                 plans.append((created, wf, event, commit))
-        if plans and not meta.archived and rng.random() < 0.25:
+        if plans and not meta.archived and (meta.index % 4 == 1 or rng.random() < 0.2):
             # a run that is still going at END: listed, but not yet completed
             _, wf, event, _ = plans[rng.randrange(len(plans))]
-            created = END - rng.randrange(30, 1200)
+            created = END - rng.randrange(20, 400)
             commit = next(c for c in reversed(commits) if c.branch == meta.default_branch)
-            plans.append((created, wf, "push" if event == "pull_request" else event, commit))
+            plans.append(
+                (created, wf, "push" if event in ("pull_request", "schedule") else event, commit)
+            )
         plans.sort(key=lambda p: (p[0], p[1].id))
         counters: dict[int, int] = {}
         runs: list[Run] = []
@@ -909,19 +920,8 @@ class World:
     ) -> Job:
         spec = inner if inner is not None else ej.spec
         os_name = runner_os(labels) or "Linux"
-        steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+        steps, emulated, platforms = _job_plan(spec)
         timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
-        text = " ".join(str(s.get("uses", "")) + " " + str(s.get("with", "")) for s in spec.steps)
-        emulated = 0
-        platforms = 1
-        if "build-push" in text:
-            m = (
-                [p for p in text.split("platforms': '")[1].split("'")[0].split(",")]
-                if "platforms': '" in text
-                else ["linux/amd64"]
-            )
-            platforms = len(m)
-            emulated = sum(1 for p in m if "amd64" not in p) if "setup-qemu" in text else 0
         queue = queue_seconds(rng, labels, os_name, hour, width)
         started = ready + queue
         cancel_after = None if cancel_at is None else max(0.0, cancel_at - started)
@@ -993,6 +993,47 @@ class World:
             out_steps,
             *runner,
         )
+
+
+_PLANS: dict[str, tuple[list[PlannedStep], int, int]] = {}
+
+
+def _job_plan(spec: JobSpec) -> tuple[list[PlannedStep], int, int]:
+    """(steps as GitHub lists them, emulated docker platforms, docker platforms) of a job,
+    cached by the job's YAML block: the same block always plans the same."""
+    key = spec.yaml_block
+    found = _PLANS.get(key)
+    if found is not None:
+        return found
+    steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+    emulated, platforms = 0, 1
+    for step in spec.steps:
+        if "build-push" in str(step.get("uses", "")):
+            with_ = step.get("with")
+            wanted = (
+                str(with_.get("platforms", "linux/amd64"))
+                if isinstance(with_, dict)
+                else "linux/amd64"
+            )
+            names = [p.strip() for p in wanted.split(",")]
+            platforms = len(names)
+            qemu = any("setup-qemu" in str(s.get("uses", "")) for s in spec.steps)
+            emulated = sum(1 for p in names if "amd64" not in p) if qemu else 0
+    if len(_PLANS) > 20000:
+        _PLANS.clear()
+    _PLANS[key] = (steps, emulated, platforms)
+    return steps, emulated, platforms
+
+
+def _cron(wf: Workflow | None) -> tuple[int, int] | None:
+    """(minute, hour) of a workflow's first `schedule` cron, when both are plain numbers."""
+    on = wf.raw.get("on") if wf is not None else None
+    if not isinstance(on, dict) or not isinstance(on.get("schedule"), list) or not on["schedule"]:
+        return None
+    fields = str(on["schedule"][0].get("cron", "")).split()
+    if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
+        return None
+    return int(fields[0]), int(fields[1])
 
 
 def _events(wf: Workflow | None) -> list[str]:
