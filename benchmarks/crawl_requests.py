@@ -90,16 +90,6 @@ def crawl(
     }
 
 
-def no_delay(server: SimServer) -> SimServer:
-    """Answer without Nagle's delay. The simulated server (as of this writing) writes headers and
-    body separately, so a keep-alive client waits ~40 ms per request for a delayed ACK; a real
-    server sets TCP_NODELAY. Without this the figure measures that stall, not the crawler."""
-    httpd = getattr(server, "_httpd", None)
-    if httpd is not None:
-        httpd.RequestHandlerClass.disable_nagle_algorithm = True
-    return server
-
-
 CONFIG = ServerConfig(tokens={TOKEN: "bench"}, rate_limit=10**9)  # quota is not measured here
 
 
@@ -125,7 +115,6 @@ def main() -> None:
         world = World(seed=args.seed, scale=Scale(args.repos, 2.5, 5.0, days))
         names = names_of(world)
         with serve(world, CONFIG) as server:
-            no_delay(server)
             for label, extra in (
                 ("ours", ()),
                 ("ours_logs", ("--logs",)),
@@ -157,7 +146,6 @@ def main() -> None:
         big = World(seed=args.seed, scale=Scale(wall_repos, 2.5, 8.0, days))
         names = names_of(big)
         with serve(big, CONFIG) as server:
-            no_delay(server)
             out = work / "wall"
             r = crawl(server, names, out, work, days)
             counts = count_records(out)

@@ -41,15 +41,6 @@ def fast_policy() -> RetryPolicy:
     return RetryPolicy(max_retries=6, backoff_base=0.01, backoff_cap=0.05, secondary_wait=0.2)
 
 
-def no_delay(server: SimServer) -> SimServer:
-    """Answer without Nagle's delay: the simulated server writes headers and body separately, so
-    each keep-alive request would otherwise stall ~40 ms on a delayed ACK (slow tests only)."""
-    httpd = getattr(server, "_httpd", None)
-    if httpd is not None:
-        httpd.RequestHandlerClass.disable_nagle_algorithm = True
-    return server
-
-
 @pytest.fixture(scope="session")
 def crawl_world() -> World:
     """A tiny seeded world: 12 repositories (renamed, archived, private, no-Actions among them)."""
@@ -60,7 +51,7 @@ def crawl_world() -> World:
 def crawl_server(crawl_world: World) -> Iterator[SimServer]:
     """The simulated GitHub serving `crawl_world`, with three tokens of two accounts."""
     with serve(crawl_world, ServerConfig(tokens=TOKENS)) as server:
-        yield no_delay(server)
+        yield server
 
 
 @pytest.fixture()

@@ -13,7 +13,6 @@ from crawler_support import (
     comparable,
     keys,
     make_client,
-    no_delay,
     repo_names,
     run_crawl,
     store_records,
@@ -122,7 +121,6 @@ def test_faults_leave_the_same_store_as_a_fault_free_crawl(
     )
     config = ServerConfig(tokens=TOKENS, faults=faults, secondary=(40, 1.0), secondary_block_s=0.3)
     with serve(crawl_world, config) as faulty:
-        no_delay(faulty)
         events: list[CrawlEvent] = []
         run_crawl(tmp_path / "faulty", faulty.url, names, events=events, per_page=7)
         count = faulty.recorder.fault_count
@@ -143,12 +141,10 @@ def test_exhausted_quota_waits_for_the_reset_then_finishes(
     config = ServerConfig(tokens=TOKENS, rate_limit=15, window_s=1.5)
     events: list[CrawlEvent] = []
     with serve(crawl_world, config) as server:
-        no_delay(server)
         run_crawl(tmp_path / "limited", server.url, names, events=events)
         refused = server.recorder.count(status=403)
         url = server.url
     with serve(crawl_world, ServerConfig(tokens=TOKENS)) as free:
-        no_delay(free)
         run_crawl(tmp_path / "free", free.url, names)
         free_url = free.url
     waits = [e for e in events if e.kind == "wait" and "quota" in e.data["reason"]]
@@ -162,7 +158,6 @@ def test_truncated_responses_are_retried_then_reported(crawl_world: World, tmp_p
     name = repo_names(crawl_world, public_only=True)[0]
     config = ServerConfig(tokens=TOKENS, faults=Faults(truncate=1.0))
     with serve(crawl_world, config) as server:
-        no_delay(server)
         client = make_client(server.url, max_retries=2)
         opts = CrawlOptions(repos=[name], since=SINCE, until=UNTIL)
         result = crawl(tmp_path, opts, client)

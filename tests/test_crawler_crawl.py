@@ -13,7 +13,6 @@ from crawler_support import (
     decoded,
     keys,
     make_client,
-    no_delay,
     repo_names,
     run_crawl,
     store_records,
@@ -148,7 +147,6 @@ def test_a_listing_over_1000_results_is_split_into_windows(tmp_path: Path) -> No
             break
     assert len({k.split(":")[0] for k in truth.runs}) > 1000
     with serve(world, ServerConfig(tokens=TOKENS)) as server:
-        no_delay(server)
         client = make_client(server.url)
         opts = CrawlOptions(repos=repo_names(world), since=since, until=UNTIL, concurrency=4)
         crawl(tmp_path, opts, client)

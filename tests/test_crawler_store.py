@@ -14,7 +14,6 @@ from crawler_support import (
     TOKENS,
     cli_crawl,
     comparable,
-    no_delay,
     repo_names,
     store_records,
     world_truth,
@@ -52,7 +51,6 @@ def test_unflushed_records_and_marks_vanish_together(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def resume_server() -> Iterator[SimServer]:
     with serve(World(seed=5, scale="tiny"), ServerConfig(tokens=TOKENS)) as server:
-        no_delay(server)
         yield server
 
 
