@@ -27,6 +27,7 @@ from gharuntime.crawler.redact import Scrubber
 
 __all__ = [
     "BadCredentials",
+    "Cancelled",
     "CrawlError",
     "EtagCache",
     "GitHubClient",
@@ -49,6 +50,10 @@ TRANSIENT = (
 
 class CrawlError(Exception):
     """Base of the crawler's errors; messages never contain a token."""
+
+
+class Cancelled(CrawlError):
+    """The client was cancelled (the crawl is stopping)."""
 
 
 class BadCredentials(CrawlError):
@@ -239,7 +244,7 @@ class GitHubClient:
         stats: CrawlStats | None = None,
         on_event: EventSink = ignore_events,
         etags: EtagCache | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
         seed: int | None = None,
         on_response: Callable[[], None] | None = None,
@@ -252,7 +257,8 @@ class GitHubClient:
         self.on_event = on_event
         self.etags = etags
         self.scrub = Scrubber(t.secret for t in tokens)
-        self._sleep = sleep
+        self._stop = threading.Event()
+        self._sleep = sleep if sleep is not None else self._interruptible_sleep
         self._clock = clock
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -260,6 +266,13 @@ class GitHubClient:
         self._secondary_hits = 0
 
     # -- plumbing -----------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Wake every waiting request and make each raise Cancelled (the crawl is stopping)."""
+        self._stop.set()
+
+    def _interruptible_sleep(self, seconds: float) -> None:
+        self._stop.wait(seconds)
+
     def url(self, path: str) -> str:
         return path if path.startswith(("http://", "https://")) else self.api_url + path
 
@@ -284,6 +297,8 @@ class GitHubClient:
         self.on_event(CrawlEvent("wait", {"seconds": round(seconds, 3), "reason": reason}))
         self.stats.count_wait(seconds)
         self._sleep(seconds)
+        if self._stop.is_set():
+            raise Cancelled("the crawl is stopping")
 
     def _retry(self, endpoint: str, reason: str, attempt: int, delay: float | None = None) -> None:
         delay = self._delay(attempt) if delay is None else delay
@@ -336,6 +351,8 @@ class GitHubClient:
         cached = self.etags.get(url + _query(params)) if use_etag and self.etags else None
         attempt = 0
         while True:
+            if self._stop.is_set():
+                raise Cancelled("the crawl is stopping")
             token = self._acquire(resource)
             extra = {"If-None-Match": cached[0]} if cached else None
             try:

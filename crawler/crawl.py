@@ -251,25 +251,33 @@ class Crawler:
             )
         )
         self._plan(selection)
-        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
-            in_flight: dict[Future[Any], tuple[Apply, int | str]] = {}
-            try:
-                while self._queue or in_flight:
-                    while self._queue and len(in_flight) < 2 * max(1, self.opts.concurrency):
-                        work, apply, key = self._queue.popleft()
-                        in_flight[pool.submit(work)] = (apply, key)
-                    done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        apply, key = in_flight.pop(fut)
-                        apply(fut.result())
-                        self._settle(key)
-                    self._maybe_flush()
-            except BaseException:
-                for fut in in_flight:
-                    fut.cancel()
-                self._queue.clear()
-                self.store.flush()  # what is applied is complete: keep it
-                raise
+        pool = ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency))
+        in_flight: dict[Future[Any], tuple[Apply, int | str]] = {}
+        applying = False
+        try:
+            while self._queue or in_flight:
+                while self._queue and len(in_flight) < 2 * max(1, self.opts.concurrency):
+                    work, apply, key = self._queue.popleft()
+                    in_flight[pool.submit(work)] = (apply, key)
+                done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    apply, key = in_flight.pop(fut)
+                    result = fut.result()
+                    applying = True
+                    apply(result)
+                    applying = False
+                    self._settle(key)
+                self._maybe_flush()
+        except BaseException:
+            # Stop the workers (a quota wait may be an hour long), then keep what is complete.
+            # A result half applied (Ctrl-C inside `apply`) is not: drop the buffer, and the
+            # units since the last shard are simply done again next time.
+            self.client.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            if not applying:
+                self.store.flush()
+            raise
+        pool.shutdown(wait=True)
         self.store.flush()
         finished = not self._failures
         if finished:

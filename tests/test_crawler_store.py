@@ -3,6 +3,7 @@ uninterrupted crawl stores, nothing twice."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -137,3 +138,31 @@ def _listed(root: Path) -> set[str]:
     from gharuntime.rawstore import listed_shards
 
     return set(listed_shards(root))
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_quota_wait_exits_promptly_and_the_rerun_completes(
+    resume_inputs: tuple[Path, Path],
+    uninterrupted: dict[tuple[str, str], Any],
+    resume_server: SimServer,
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "raw"
+    world = World(seed=5, scale="tiny")
+    with serve(world, ServerConfig(tokens=TOKENS, rate_limit=30, window_s=3600)) as stingy:
+        proc = cli_crawl(out, stingy.url, *resume_inputs, *FLUSH, cwd=tmp_path)
+        deadline = time.monotonic() + 60
+        while stingy.recorder.total < 60 and time.monotonic() < deadline:  # 2 accounts x 30
+            time.sleep(0.02)
+        time.sleep(0.5)  # now every token waits for an hour-long reset
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        stingy_url = stingy.url
+    assert proc.returncode == 130 and time.monotonic() - started < 10
+    assert "waiting" in err and "Rerun the same command" in err
+    _rerun(out, resume_server, resume_inputs)  # a server with quota to spare
+    records = json.loads(
+        json.dumps(list(store_records(out).items())).replace(stingy_url, resume_server.url)
+    )
+    assert comparable({(k, key): v for (k, key), v in records}) == uninterrupted
