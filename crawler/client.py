@@ -78,6 +78,7 @@ class RetryPolicy:
     backoff_base: float = 1.0  # first retry waits about this long
     backoff_cap: float = 60.0  # no single backoff is longer
     secondary_wait: float = 60.0  # a secondary limit without Retry-After (GitHub: at least 1 min)
+    max_rate_limited: int = 50  # rate-limit refusals of one request before giving up
     max_reset_wait: float = 3900.0  # refuse to wait longer than this for a quota reset
     timeout: float = 60.0  # per request (connect and read)
 
@@ -349,7 +350,8 @@ class GitHubClient:
         endpoint = endpoint_name(urlsplit(url).path[len(urlsplit(self.api_url).path) :] or path)
         resource = resource_of(path)
         cached = self.etags.get(url + _query(params)) if use_etag and self.etags else None
-        attempt = 0
+        attempt = 0  # tries lost to errors (5xx, resets, bad bodies)
+        limited = 0  # tries refused by a rate limit: polite waits, not errors
         while True:
             if self._stop.is_set():
                 raise Cancelled("the crawl is stopping")
@@ -391,18 +393,18 @@ class GitHubClient:
             if status in (403, 429) and status not in ok_statuses:
                 wait = self._rate_limited(resp, token, resource)
                 if wait is not None:
-                    if attempt >= self.policy.max_retries + 4:
+                    if limited >= self.policy.max_rate_limited:
                         raise self._fail(
-                            f"{endpoint}: still rate limited after {attempt + 1} tries",
+                            f"{endpoint}: still rate limited after {limited + 1} tries",
                             path,
                             status,
                             "rate-limit",
                         )
                     if wait > 0:
-                        self._retry(endpoint, "secondary-limit", attempt, wait)
+                        self._retry(endpoint, "secondary-limit", limited, wait)
                     else:
                         self.stats.count_retry("primary-limit")
-                    attempt += 1
+                    limited += 1
                     continue
             if status >= 500:
                 if attempt >= self.policy.max_retries:

@@ -33,7 +33,6 @@ from gharuntime.contract import RawKind
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.client import BadCredentials, GitHubClient, RequestFailed, Response
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
-from gharuntime.crawler.redact import redact
 from gharuntime.crawler.store import CrawlStore, Sql
 from gharuntime.workflow import strip_ref
 
@@ -323,7 +322,13 @@ class Crawler:
 
     def _fail(self, f: _Failure, kind_key: str) -> None:
         """Report a unit that could not be fetched: an error record, a problem event."""
-        body = {"what": f.what, "where": f.where, "status": f.status, "message": f.message}
+        scrub = self.client.scrub  # a server's message could quote what it was sent
+        body = {
+            "what": f.what,
+            "where": scrub(f.where),
+            "status": f.status,
+            "message": scrub(f.message),
+        }
         self.store.add(RawKind.ERROR, kind_key, body, None)
         self.stats.count_failure(f.what)
         self.stats.count_records(RawKind.ERROR.value)
@@ -801,7 +806,8 @@ class Crawler:
             status = got.status
             if status == "expired" and conclusion == "skipped":
                 status = "missing"  # a skipped job never had a log
-            text = redact(got.text) if got.text is not None else None
+            # Our own tokens and common secret shapes out; GitHub's *** masks stay.
+            text = client.scrub(got.text) if got.text is not None else None
             return {"job_id": job_id, "status": status, "bytes": got.bytes, "text": text}
 
         def apply(result: Any) -> None:

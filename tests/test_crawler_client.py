@@ -225,3 +225,15 @@ def _portable(records: dict[tuple[str, str], Any], url: str) -> dict[tuple[str, 
     return comparable(
         {k: json.loads(json.dumps(v).replace(url, "<api>")) for k, v in records.items()}
     )
+
+
+def test_secondary_limits_are_waited_out_even_with_no_error_retries(
+    crawl_world: World, tmp_path: Path
+) -> None:
+    names = repo_names(crawl_world, public_only=True)[:2]
+    config = ServerConfig(tokens=TOKENS, secondary=(3, 0.4), secondary_block_s=0.05)
+    with serve(crawl_world, config) as server:
+        result = run_crawl(tmp_path, server.url, names, policy={"max_retries": 0})
+        refused = server.recorder.count(status=403)
+    assert refused > 10 and not result.failures  # no error budget at all, yet it finishes
+    assert keys(store_records(tmp_path), "run")
