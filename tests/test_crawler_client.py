@@ -235,5 +235,5 @@ def test_secondary_limits_are_waited_out_even_with_no_error_retries(
     with serve(crawl_world, config) as server:
         result = run_crawl(tmp_path, server.url, names, policy={"max_retries": 0})
         refused = server.recorder.count(status=403)
-    assert refused > 10 and not result.failures  # no error budget at all, yet it finishes
+    assert refused > 0 and not result.failures  # no error budget at all, yet it finishes
     assert keys(store_records(tmp_path), "run")
