@@ -14,7 +14,7 @@ import numpy.typing as npt
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.metrics import SortOrders, row_terms
+from gharuntime.eval.metrics import TargetTerms
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
@@ -221,18 +221,11 @@ def score(
             y = truth.targets[t]
             p = method.predictions[t]
             has_truth = np.isfinite(y)
-            orders = SortOrders.of(y, p, failed)
+            terms = TargetTerms(y, p, failed)
 
-            def cell(
-                mask: BoolArray,
-                y: FloatArray = y,
-                p: FloatArray = p,
-                failed: BoolArray = failed,
-                orders: SortOrders = orders,
-            ) -> int:
+            def cell(mask: BoolArray, terms: TargetTerms = terms) -> int:
                 rows = np.flatnonzero(mask)
-                terms = row_terms(y[rows], p[rows], failed[rows], orders.subset(rows, truth.rows))
-                cells.append(Cell(terms, truth.cluster[rows], boot.clusters))
+                cells.append(Cell(terms.subset(rows), truth.cluster[rows], boot.clusters))
                 return len(cells) - 1
 
             overall = cell(has_truth)

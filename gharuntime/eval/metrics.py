@@ -28,7 +28,7 @@ __all__ = [
     "STAT_COLUMNS",
     "Metric",
     "RowTerms",
-    "SortOrders",
+    "TargetTerms",
     "average_ranks",
     "metrics_from_sums",
     "row_terms",
@@ -138,68 +138,67 @@ class RowTerms:
     ape_order: IntArray  # argsort of ape
 
 
-@dataclass(frozen=True)
-class SortOrders:
-    """Argsorts of the (failure-adjusted) prediction, the truth and the APE over all rows, so
-    that subsets (breakdown groups) get theirs without sorting again."""
+class TargetTerms:
+    """One target's per-row terms over every row, computed once (and its three sorts done
+    once), so that each breakdown group's terms are a cheap `subset`.
 
-    p: IntArray
-    y: IntArray
-    ape: IntArray
+    Ranks are taken within the subset; log1p values are centred on the mean over all rows,
+    which keeps the sums the bootstrap subtracts from one another small (the R² formula does
+    not depend on the centre).
+    """
 
-    @classmethod
-    def of(cls, y: FloatArray, p: FloatArray, failed: BoolArray) -> SortOrders:
+    _BASE: Final = (1, 2, 3, 9, 10)  # STAT_COLUMNS computed per row, independent of the subset
+
+    def __init__(self, y: FloatArray, p: FloatArray, failed: BoolArray) -> None:
         p = np.where(failed, 0.0, p)
-        ape = np.abs(p - y) / np.maximum(y, 1.0)
-        return cls(*(np.argsort(v, kind="stable") for v in (p, y, ape)))
+        self.total = y.shape[0]
+        self.y = y
+        self.p = p
+        ly = np.log1p(y)
+        lp = np.log1p(p)
+        hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+        lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+        finite = ly[np.isfinite(ly)]
+        lyc = ly - (finite.mean() if finite.shape[0] else 0.0)
+        base = np.empty((self.total, len(self._BASE)), dtype=np.float64)
+        base[:, 0] = np.abs(p - y)
+        base[:, 1] = (lp - ly) ** 2
+        base[:, 2] = (hi <= 2.0 * lo) & ~failed
+        base[:, 3] = lyc
+        base[:, 4] = lyc * lyc
+        self.base = base
+        self.ape = base[:, 0] / np.maximum(y, 1.0)
+        self.order_p = np.argsort(p, kind="stable")
+        self.order_y = np.argsort(y, kind="stable")
+        self.order_ape = np.argsort(self.ape, kind="stable")
 
-    def subset(self, rows: IntArray, total: int) -> SortOrders:
-        """The orders restricted to `rows` (ascending row indices), as indices into `rows`."""
-        member = np.zeros(total, dtype=bool)
+    def subset(self, rows: IntArray) -> RowTerms:
+        """The terms of `rows` (ascending row indices)."""
+        n = rows.shape[0]
+        member = np.zeros(self.total, dtype=bool)
         member[rows] = True
         local = np.cumsum(member, dtype=np.intp) - 1
 
         def restrict(order: IntArray) -> IntArray:
             return local[order[member[order]]]
 
-        return SortOrders(restrict(self.p), restrict(self.y), restrict(self.ape))
+        centre = (n + 1) / 2.0
+        rp = average_ranks(self.p[rows], restrict(self.order_p)) - centre
+        ry = average_ranks(self.y[rows], restrict(self.order_y)) - centre
+        stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
+        stats[:, 0] = 1.0
+        stats[:, list(self._BASE)] = self.base[rows]
+        stats[:, 4] = rp
+        stats[:, 5] = ry
+        stats[:, 6] = rp * rp
+        stats[:, 7] = ry * ry
+        stats[:, 8] = rp * ry
+        return RowTerms(stats=stats, ape=self.ape[rows], ape_order=restrict(self.order_ape))
 
 
-def row_terms(
-    y: FloatArray, p: FloatArray, failed: BoolArray, orders: SortOrders | None = None
-) -> RowTerms:
-    """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask.
-
-    Ranks and log1p values are centred on their means over these rows, which keeps the sums
-    that the bootstrap subtracts from one another small and exact enough in float64.
-    """
-    n = y.shape[0]
-    p = np.where(failed, 0.0, p)
-    err = p - y
-    ly = np.log1p(y)
-    lp = np.log1p(p)
-    hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-    lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-    within = (hi <= 2.0 * lo) & ~failed
-    centre = (n + 1) / 2.0
-    rp = average_ranks(p, orders.p if orders else None) - centre
-    ry = average_ranks(y, orders.y if orders else None) - centre
-    lyc = ly - (ly.mean() if n else 0.0)
-    stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
-    stats[:, 0] = 1.0
-    stats[:, 1] = np.abs(err)
-    stats[:, 2] = (lp - ly) ** 2
-    stats[:, 3] = within
-    stats[:, 4] = rp
-    stats[:, 5] = ry
-    stats[:, 6] = rp * rp
-    stats[:, 7] = ry * ry
-    stats[:, 8] = rp * ry
-    stats[:, 9] = lyc
-    stats[:, 10] = lyc * lyc
-    ape = np.abs(err) / np.maximum(y, 1.0)
-    ape_order = orders.ape if orders else np.argsort(ape, kind="stable")
-    return RowTerms(stats=stats, ape=ape, ape_order=ape_order)
+def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
+    """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask."""
+    return TargetTerms(y, p, failed).subset(np.arange(y.shape[0]))
 
 
 def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:
