@@ -104,15 +104,15 @@ def read_submission(
     are ignored. Records of the split with no line are a problem unless `allow_partial`.
     """
     where = str(path)
-    predictions = {t: np.full(rows, np.nan) for t in targets}
-    present = np.zeros(rows, dtype=bool)
-    first_line = np.zeros(rows, dtype=np.int64)
+    first_line = [0] * rows  # line of each record's prediction; 0 = none yet
+    seen_rows: list[int] = []  # rows in the order read, and their values per target
+    seen_values: dict[str, list[float]] = {t: [] for t in targets}
+    nan = math.nan
     allowed = {"id", *targets}
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
     lineno = 0
-    records = 0
     isfinite = math.isfinite
     n_targets = len(targets)
     with open(path, "rb") as f:
@@ -155,18 +155,17 @@ def read_submission(
                             f"id {rid!r} is not a record of this split",
                             ln,
                         )
-                    elif present[found]:
+                    elif first_line[found]:
                         log.add(
                             "duplicate_id",
                             where,
-                            f"id {rid!r} again (first on line {int(first_line[found])})",
+                            f"id {rid!r} again (first on line {first_line[found]})",
                             ln,
                         )
                     else:
                         row = found
-                        present[found] = True
                         first_line[found] = ln
-                        records += 1
+                        seen_rows.append(found)
                 if len(obj) != n_targets + 1 or not allowed.issuperset(obj):
                     for key in obj:
                         if key in allowed:
@@ -189,16 +188,20 @@ def read_submission(
                 for target in targets:
                     value: Any = obj.get(target)
                     kind = type(value)
+                    too_large = False
                     try:
                         if (kind is float or kind is int) and isfinite(value) and value >= 0:
                             if row >= 0:
-                                predictions[target][row] = value
+                                seen_values[target].append(value)
                             continue
                     except OverflowError:  # an integer too large for a float
-                        log.add("bad_value", where, f"{target!r} is too large", ln)
-                        continue
+                        too_large = True
+                    if row >= 0:
+                        seen_values[target].append(nan)
                     if value is None:
                         problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
+                    elif too_large:
+                        problem = f"{target!r} is too large for a number"
                     elif kind is float or kind is int:
                         problem = (
                             f"{target!r} is {value!r}; predictions must be finite"
@@ -208,6 +211,13 @@ def read_submission(
                     else:
                         problem = f"{target!r} is not a number: {_describe(value)}"
                     log.add("bad_value", where, problem, ln)
+    order = np.asarray(seen_rows, dtype=np.int64)
+    present = np.zeros(rows, dtype=bool)
+    present[order] = True
+    predictions = {t: np.full(rows, np.nan) for t in targets}
+    for t in targets:
+        predictions[t][order] = np.asarray(seen_values[t], dtype=np.float64)
+    records = order.shape[0]
     missing = rows - records
     if missing and not allow_partial:
         examples = (
