@@ -115,3 +115,20 @@ def test_interval_brackets_the_point_estimate(
 
 def test_interval_is_none_when_nothing_is_defined() -> None:
     assert interval(np.full(10, np.nan)) is None
+
+
+def test_medians_stay_exact_once_the_window_is_placed() -> None:
+    rng = np.random.default_rng(12)
+    n, clusters = 40_000, 400
+    cluster = rng.integers(0, clusters, n)
+    y = rng.lognormal(3, 1, n).round()
+    p = y * rng.lognormal(0, 0.5, n)
+    cell = Cell(row_terms(y, p, np.zeros(n, bool)), cluster, clusters)
+    wide = cell.window
+    boot = Bootstrap.for_repositories(6, 60, np.arange(clusters))
+    (result,) = run_cells(boot, [cell])
+    assert cell.window[1] - cell.window[0] < wide[1] - wide[0]  # the pilot narrowed it
+    ape = np.abs(p - y) / np.maximum(y, 1)
+    weights = np.concatenate(list(boot.weights()))
+    want = [np.median(np.repeat(ape, w[cluster].astype(int))) for w in weights]
+    assert np.array_equal(result.resamples["median_ape"], want)

@@ -118,7 +118,8 @@ class Cell:
         self.values = terms.ape[order]
         self.value_cluster = cluster[order]
         half = max(_WINDOW_MIN, int(n * _WINDOW_SHARE)) if half_window is None else half_window
-        self._tuned = half_window is not None
+        self.tuned = half_window is not None
+        self.version = 0  # bumped whenever columns() changes
         self._set_window(n // 2 - half, n // 2 + half)
         self.point = self._point(terms)
 
@@ -127,6 +128,7 @@ class Cell:
         a, z = max(0, a), min(self.rows, z)
         self.window = (a, max(a, z))
         self.below = np.bincount(self.value_cluster[:a], minlength=self.clusters).astype(np.float64)
+        self.version += 1
 
     def _point(self, terms: RowTerms) -> dict[str, float]:
         total = terms.stats.sum(axis=0)
@@ -134,46 +136,72 @@ class Cell:
         out["median_ape"] = float(np.median(terms.ape)) if self.rows else float("nan")
         return out
 
-    def resample(self, weights: FloatArray) -> dict[str, FloatArray]:
-        """Every metric for each row of `weights` (a chunk of resamples)."""
-        sums = weights @ self.sums
+    def columns(self) -> FloatArray:
+        """Per-repository columns whose resample-weighted sums this cell needs: its sums, then
+        its rows below the median window. run_cells multiplies all cells' at once."""
+        return np.column_stack([self.sums, self.below])
+
+    def resample(
+        self, weights: FloatArray, weighted: FloatArray | None = None
+    ) -> dict[str, FloatArray]:
+        """Every metric for each row of `weights` (a chunk of resamples); `weighted` is
+        `weights @ self.columns()` when the caller has it."""
+        if weighted is None:
+            weighted = weights @ self.columns()
+        sums = weighted[:, : self.sums.shape[1]]
         out = metrics_from_sums(sums)
-        out["median_ape"] = self._weighted_median(weights, sums[:, 0])
+        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1])
         return out
 
-    def _weighted_median(self, weights: FloatArray, total: FloatArray) -> FloatArray:
-        """The median of each resampled multiset: the mean of the values at weighted positions
-        floor((N-1)/2) and floor(N/2) of the sorted values."""
-        b = weights.shape[0]
-        result = np.full(b, np.nan)
-        if self.rows == 0:
-            return result
-        ok = np.flatnonzero(total > 0)
-        q_res = np.concatenate([ok, ok])
-        q_pos = np.concatenate([np.floor((total[ok] - 1) / 2), np.floor(total[ok] / 2)])
-        found = np.full(q_res.shape[0], np.nan)
-        done = 0
-        while done < b and self.window[1] > self.window[0]:
-            a, z = self.window
-            step = _PILOT if not self._tuned else max(1, _WINDOW_ENTRIES // (z - a))
-            stop = min(b, done + step)
-            chunk = weights[done:stop]
-            below = chunk @ self.below
-            running = np.cumsum(np.take(chunk, self.value_cluster[a:z], axis=1), axis=1)
-            running += below[:, None]
+    def tune(self, weights: FloatArray) -> None:
+        """Place the median window where a few resamples (`weights`) put their medians: three
+        times the span they cover."""
+        if self.tuned or self.rows == 0:
+            return
+        total = weights @ self.sums[:, 0]
+        _, q_res, q_pos = _queries(total)
+        at = self._window_pass(weights, weights @ self.below, q_res, q_pos)
+        at = at[at >= 0]
+        if at.shape[0]:
+            margin = max(_WINDOW_MARGIN, int(at.max() - at.min()))
+            self._set_window(int(at.min()) - margin, int(at.max()) + 1 + margin)
+        self.tuned = True
+
+    def _window_pass(
+        self, weights: FloatArray, below: FloatArray, q_res: IntArray, q_pos: FloatArray
+    ) -> IntArray:
+        """Sorted index of the value at each query's position, or -1 when outside the window."""
+        out = np.full(q_res.shape[0], -1, dtype=np.int64)
+        a, z = self.window
+        if z <= a:
+            return out
+        step = max(1, _WINDOW_ENTRIES // (z - a))
+        columns = self.value_cluster[a:z]
+        for done in range(0, weights.shape[0], step):  # bounded memory
+            stop = min(weights.shape[0], done + step)
             q = np.flatnonzero((q_res >= done) & (q_res < stop))
+            if q.shape[0] == 0:
+                continue
+            running = np.cumsum(np.take(weights[done:stop], columns, axis=1), axis=1)
+            running += below[done:stop, None]
             local = q_res[q] - done
             pos = q_pos[q]
-            inside = (pos >= below[local]) & (pos < running[local, -1])
-            at = a + np.argmax(running[local[inside]] > pos[inside, None], axis=1)
-            found[q[inside]] = self.values[at]
-            if not self._tuned and at.shape[0]:
-                # the pilot shows where medians fall: keep three times that span
-                margin = max(_WINDOW_MARGIN, int(at.max() - at.min()))
-                self._set_window(int(at.min()) - margin, int(at.max()) + 1 + margin)
-                self._tuned = True
-            done = stop
-        missed = np.flatnonzero(np.isnan(found))
+            inside = (pos >= below[q_res[q]]) & (pos < running[local, -1])
+            out[q[inside]] = a + np.argmax(running[local[inside]] > pos[inside, None], axis=1)
+        return out
+
+    def _weighted_median(
+        self, weights: FloatArray, total: FloatArray, below: FloatArray
+    ) -> FloatArray:
+        """The median of each resampled multiset: the mean of the values at weighted positions
+        floor((N-1)/2) and floor(N/2) of the sorted values."""
+        result = np.full(weights.shape[0], np.nan)
+        if self.rows == 0:
+            return result
+        ok, q_res, q_pos = _queries(total)
+        at = self._window_pass(weights, below, q_res, q_pos)
+        found = np.where(at >= 0, self.values[np.maximum(at, 0)], np.nan)
+        missed = np.flatnonzero(at < 0)
         if missed.shape[0]:
             found[missed] = self._locate(weights, q_res[missed], q_pos[missed])
             a, z = self.window
@@ -236,6 +264,14 @@ class Cell:
         return out
 
 
+def _queries(total: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """Resamples with rows, and (resample, position) queries for their two middle values."""
+    ok = np.flatnonzero(total > 0)
+    q_res = np.concatenate([ok, ok])
+    q_pos = np.concatenate([np.floor((total[ok] - 1) / 2), np.floor(total[ok] / 2)])
+    return ok, q_res, q_pos
+
+
 @dataclass(frozen=True)
 class CellResult:
     """Point estimates and per-resample values of every metric for one cell."""
@@ -254,10 +290,22 @@ def run_cells(
     """Resample every cell with the same weights, one chunk of resamples at a time."""
     parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
     done = 0
+    stacked: FloatArray | None = None
+    versions: list[int] = []
     for weights in boot.weights():
-        for cell, part in zip(cells, parts, strict=True):
-            for name, values in cell.resample(weights).items():
-                part[name].append(values)
+        if done == 0:
+            for cell in cells:
+                cell.tune(weights[:_PILOT])
+        if stacked is None or versions != [c.version for c in cells]:
+            stacked = np.hstack([c.columns() for c in cells]) if cells else None
+            versions = [c.version for c in cells]
+            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
+        # one product for every cell: the weights are read once per chunk
+        weighted = weights @ stacked if stacked is not None else weights[:, :0]
+        for i, (cell, part) in enumerate(zip(cells, parts, strict=True)):
+            values = cell.resample(weights, weighted[:, widths[i] : widths[i + 1]])
+            for name, v in values.items():
+                part[name].append(v)
         done += weights.shape[0]
         if progress:
             progress(done, boot.resamples)
