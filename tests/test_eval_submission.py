@@ -159,3 +159,14 @@ def test_binary_garbage_is_reported_not_raised(tmp_path: Path, garbage: bytes) -
     path.write_bytes(garbage + b"\n" + "".join(_good(r) + "\n" for r in IDS).encode())
     log, _ = _read(path)
     assert _lines_of(log, "not_json") == [1]
+
+
+def test_batch_and_line_by_line_paths_agree(tmp_path: Path) -> None:
+    lines = [_good(r, i * 1.5) for i, r in enumerate(IDS)]
+    fast = _write(tmp_path / "fast.jsonl", lines)
+    slow = tmp_path / "slow.jsonl"  # CRLF endings send every batch down the line-by-line path
+    slow.write_bytes("".join(line + "\r\n" for line in lines).encode())
+    (log_a, a), (log_b, b) = _read(fast), _read(slow)
+    assert not log_a and not log_b
+    assert np.array_equal(a.predictions["duration_s"], b.predictions["duration_s"])  # type: ignore[attr-defined]
+    assert np.array_equal(a.present, b.present)  # type: ignore[attr-defined]

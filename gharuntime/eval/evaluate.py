@@ -107,7 +107,7 @@ def prepare_submission(
     try:
         parsed = read_submission(
             submission,
-            truth.index(),
+            truth.index,
             truth.rows,
             targets,
             meta.track,

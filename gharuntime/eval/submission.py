@@ -102,19 +102,14 @@ def read_submission(
 
     Problems go to `log`; the predictions are only meaningful when none were added. Blank lines
     are ignored. Records of the split with no line are a problem unless `allow_partial`.
+    The file is read in batches of lines; a batch of well-formed lines is parsed and checked
+    with whole-batch operations, any other batch line by line, reporting each problem.
     """
-    where = str(path)
-    first_line = [0] * rows  # line of each record's prediction; 0 = none yet
-    seen_rows: list[int] = []  # rows in the order read, and their values per target
-    seen_values: dict[str, list[float]] = {t: [] for t in targets}
-    nan = math.nan
-    allowed = {"id", *targets}
+    reader = _Reader(str(path), index, rows, targets, track, log)
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
     lineno = 0
-    isfinite = math.isfinite
-    n_targets = len(targets)
     with open(path, "rb") as f:
         while True:
             batch = f.readlines(_BATCH_BYTES)
@@ -123,101 +118,25 @@ def read_submission(
             buffer = b"".join(batch)
             digest.update(buffer)
             done_bytes += len(buffer)
-            numbers: Iterable[int]
             objs = _parse_batch(batch, buffer)
-            if objs is None:
-                numbers, objs = _parse_lines(batch, lineno, log, where)
-            else:
-                numbers = range(lineno + 1, lineno + 1 + len(batch))
+            if objs is None or not reader.whole_batch(objs, lineno + 1):
+                numbers, objs = (
+                    _parse_lines(batch, lineno, log, reader.where)
+                    if objs is None
+                    else (list(range(lineno + 1, lineno + 1 + len(objs))), objs)
+                )
+                reader.line_by_line(numbers, objs)
             lineno += len(batch)
             if progress:
                 progress(done_bytes, total_bytes)
-            for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
-                if type(obj) is not dict:
-                    log.add(
-                        "not_object",
-                        where,
-                        f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
-                        ln,
-                    )
-                    continue
-                rid = obj.get("id")
-                row = -1
-                if type(rid) is not str:
-                    what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
-                    log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
-                else:
-                    found = index.get(rid)
-                    if found is None:
-                        log.add(
-                            "unknown_id",
-                            where,
-                            f"id {rid!r} is not a record of this split",
-                            ln,
-                        )
-                    elif first_line[found]:
-                        log.add(
-                            "duplicate_id",
-                            where,
-                            f"id {rid!r} again (first on line {first_line[found]})",
-                            ln,
-                        )
-                    else:
-                        row = found
-                        first_line[found] = ln
-                        seen_rows.append(found)
-                if len(obj) != n_targets + 1 or not allowed.issuperset(obj):
-                    for key in obj:
-                        if key in allowed:
-                            continue
-                        if key in TARGETS:
-                            log.add(
-                                "target_not_in_track",
-                                where,
-                                f"{key!r} is not a target of track {track!r}, which predicts "
-                                f"{', '.join(targets)}",
-                                ln,
-                            )
-                        else:
-                            log.add(
-                                "unknown_field",
-                                where,
-                                f"unknown field {key!r}; a record holds 'id' and {', '.join(map(repr, targets))}",
-                                ln,
-                            )
-                for target in targets:
-                    value: Any = obj.get(target)
-                    kind = type(value)
-                    too_large = False
-                    try:
-                        if (kind is float or kind is int) and isfinite(value) and value >= 0:
-                            if row >= 0:
-                                seen_values[target].append(value)
-                            continue
-                    except OverflowError:  # an integer too large for a float
-                        too_large = True
-                    if row >= 0:
-                        seen_values[target].append(nan)
-                    if value is None:
-                        problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
-                    elif too_large:
-                        problem = f"{target!r} is too large for a number"
-                    elif kind is float or kind is int:
-                        problem = (
-                            f"{target!r} is {value!r}; predictions must be finite"
-                            if not isfinite(value)
-                            else f"{target!r} is negative ({value!r})"
-                        )
-                    else:
-                        problem = f"{target!r} is not a number: {_describe(value)}"
-                    log.add("bad_value", where, problem, ln)
-    order = np.asarray(seen_rows, dtype=np.int64)
+    order = np.concatenate(reader.row_chunks) if reader.row_chunks else np.empty(0, np.int64)
     present = np.zeros(rows, dtype=bool)
     present[order] = True
     predictions = {t: np.full(rows, np.nan) for t in targets}
     for t in targets:
-        predictions[t][order] = np.asarray(seen_values[t], dtype=np.float64)
-    records = order.shape[0]
+        if reader.value_chunks[t]:
+            predictions[t][order] = np.concatenate(reader.value_chunks[t])
+    records = int(order.shape[0])
     missing = rows - records
     if missing and not allow_partial:
         examples = (
@@ -227,7 +146,7 @@ def read_submission(
         )
         log.add(
             "missing_records",
-            where,
+            reader.where,
             f"{missing} of {rows} records of the split have no prediction"
             + (f" (e.g. ids {', '.join(examples)})" if examples else "")
             + "; predict every record, or pass --allow-partial to score them as failures",
@@ -240,3 +159,147 @@ def read_submission(
         predictions=predictions,
         present=present,
     )
+
+
+class _Reader:
+    """The checks, and what the accepted lines gave so far (per batch: rows and values)."""
+
+    def __init__(
+        self,
+        where: str,
+        index: Mapping[str, int],
+        rows: int,
+        targets: tuple[str, ...],
+        track: str,
+        log: ProblemLog,
+    ) -> None:
+        self.where = where
+        self.index = index
+        self.targets = targets
+        self.track = track
+        self.log = log
+        self.allowed = {"id", *targets}
+        self.first_line = np.zeros(rows, dtype=np.int64)  # 0 = no line yet
+        self.row_chunks: list[npt.NDArray[np.int64]] = []
+        self.value_chunks: dict[str, list[FloatArray]] = {t: [] for t in targets}
+
+    def whole_batch(self, objs: list[Any], first: int) -> bool:
+        """Accept a batch in whole-batch operations when every line is a clean record; False
+        (and nothing recorded) when any is not, so the line-by-line path can say which."""
+        keys = len(self.targets) + 1
+        if not all(type(o) is dict and len(o) == keys for o in objs):
+            return False
+        ids = [o.get("id") for o in objs]
+        if not all(type(i) is str for i in ids):
+            return False
+        found = [self.index.get(i) for i in ids]
+        if None in found:
+            return False
+        values = {}
+        for t in self.targets:
+            column = [o.get(t) for o in objs]
+            if not all(type(v) is float or type(v) is int for v in column):
+                return False
+            try:
+                array = np.asarray(column, dtype=np.float64)
+            except OverflowError:
+                return False
+            if not (np.isfinite(array).all() and (array >= 0).all()):
+                return False
+            values[t] = array
+        rows = np.asarray(found, dtype=np.int64)
+        if self.first_line[rows].any() or np.unique(rows).shape[0] != rows.shape[0]:
+            return False
+        self.first_line[rows] = np.arange(first, first + rows.shape[0])
+        self.row_chunks.append(rows)
+        for t, array in values.items():
+            self.value_chunks[t].append(array)
+        return True
+
+    def line_by_line(self, numbers: Iterable[int], objs: list[Any]) -> None:
+        """Check each object, reporting every problem with its line."""
+        where, log, targets = self.where, self.log, self.targets
+        isfinite = math.isfinite
+        accepted: list[int] = []
+        values: dict[str, list[float]] = {t: [] for t in targets}
+        for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
+            if type(obj) is not dict:
+                log.add(
+                    "not_object",
+                    where,
+                    f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
+                    ln,
+                )
+                continue
+            rid = obj.get("id")
+            row = -1
+            if type(rid) is not str:
+                what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
+                log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
+            else:
+                found = self.index.get(rid)
+                if found is None:
+                    log.add("unknown_id", where, f"id {rid!r} is not a record of this split", ln)
+                elif self.first_line[found]:
+                    log.add(
+                        "duplicate_id",
+                        where,
+                        f"id {rid!r} again (first on line {int(self.first_line[found])})",
+                        ln,
+                    )
+                else:
+                    row = found
+                    self.first_line[found] = ln
+                    accepted.append(found)
+            if len(obj) != len(targets) + 1 or not self.allowed.issuperset(obj):
+                self._fields(obj, ln)
+            for target in targets:
+                value: Any = obj.get(target)
+                kind = type(value)
+                too_large = False
+                try:
+                    if (kind is float or kind is int) and isfinite(value) and value >= 0:
+                        if row >= 0:
+                            values[target].append(value)
+                        continue
+                except OverflowError:  # an integer too large for a float
+                    too_large = True
+                if row >= 0:
+                    values[target].append(math.nan)
+                if value is None:
+                    problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
+                elif too_large:
+                    problem = f"{target!r} is too large for a number"
+                elif kind is float or kind is int:
+                    problem = (
+                        f"{target!r} is {value!r}; predictions must be finite"
+                        if not isfinite(value)
+                        else f"{target!r} is negative ({value!r})"
+                    )
+                else:
+                    problem = f"{target!r} is not a number: {_describe(value)}"
+                log.add("bad_value", where, problem, ln)
+        self.row_chunks.append(np.asarray(accepted, dtype=np.int64))
+        for t in targets:
+            self.value_chunks[t].append(np.asarray(values[t], dtype=np.float64))
+
+    def _fields(self, obj: dict[str, Any], ln: int) -> None:
+        for key in obj:
+            if key in self.allowed:
+                continue
+            if key in TARGETS:
+                self.log.add(
+                    "target_not_in_track",
+                    self.where,
+                    f"{key!r} is not a target of track {self.track!r}, which predicts "
+                    f"{', '.join(self.targets)}",
+                    ln,
+                )
+            else:
+                self.log.add(
+                    "unknown_field",
+                    self.where,
+                    f"unknown field {key!r}; a record holds 'id' and "
+                    f"{', '.join(map(repr, self.targets))}",
+                    ln,
+                )

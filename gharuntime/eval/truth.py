@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +80,9 @@ class Truth:
     def rows(self) -> int:
         return len(self.ids)
 
+    @functools.cached_property
     def index(self) -> dict[str, int]:
-        """id -> row."""
+        """id -> row (built once)."""
         return {rid: i for i, rid in enumerate(self.ids)}
 
     @property
