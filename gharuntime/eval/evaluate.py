@@ -14,7 +14,7 @@ import numpy.typing as npt
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.metrics import TargetTerms
+from gharuntime.eval.metrics import RowTerms, TargetTerms
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
@@ -223,15 +223,22 @@ def score(
             has_truth = np.isfinite(y)
             terms = TargetTerms(y, p, failed)
 
-            def cell(mask: BoolArray, terms: TargetTerms = terms) -> int:
+            def add(group_terms: RowTerms, mask: BoolArray) -> int:
                 rows = np.flatnonzero(mask)
-                cells.append(Cell(terms.subset(rows), truth.cluster[rows], boot.clusters))
+                cells.append(Cell(group_terms, truth.cluster[rows], boot.clusters))
                 return len(cells) - 1
 
-            overall = cell(has_truth)
-            by_group = {
-                name: {g: cell(m & has_truth) for g, m in gs.items()} for name, gs in masks.items()
-            }
+            overall = add(terms.subset(np.flatnonzero(has_truth)), has_truth)
+            by_group: dict[str, dict[str, int]] = {}
+            for name, gs in masks.items():
+                labels = np.full(truth.rows, -1, dtype=np.int64)
+                for i, m in enumerate(gs.values()):
+                    labels[m & has_truth] = i
+                parts = terms.partition(labels, len(gs))
+                by_group[name] = {
+                    g: add(part, m & has_truth)
+                    for (g, m), part in zip(gs.items(), parts, strict=True)
+                }
             per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)))
         layout.append(per_target)
     results = run_cells(

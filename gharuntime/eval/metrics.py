@@ -174,17 +174,33 @@ class TargetTerms:
 
     def subset(self, rows: IntArray) -> RowTerms:
         """The terms of `rows` (ascending row indices)."""
+        labels = np.full(self.total, -1, dtype=np.int64)
+        labels[rows] = 0
+        return self.partition(labels, 1)[0]
+
+    def partition(self, labels: npt.NDArray[np.int64], groups: int) -> list[RowTerms]:
+        """The terms of each group 0..groups-1 of `labels` (-1: in none). One gather per sort
+        order serves every group; the rest is sequential."""
+        by_order = [labels[o] for o in (self.order_p, self.order_y, self.order_ape)]
+        out = []
+        for g in range(groups):
+            member = labels == g
+            rows = np.flatnonzero(member)
+            local = np.cumsum(member, dtype=np.intp) - 1
+            op, oy, oa = (
+                local[order[lab == g]]
+                for order, lab in zip(
+                    (self.order_p, self.order_y, self.order_ape), by_order, strict=True
+                )
+            )
+            out.append(self._terms(rows, op, oy, oa))
+        return out
+
+    def _terms(self, rows: IntArray, op: IntArray, oy: IntArray, oa: IntArray) -> RowTerms:
         n = rows.shape[0]
-        member = np.zeros(self.total, dtype=bool)
-        member[rows] = True
-        local = np.cumsum(member, dtype=np.intp) - 1
-
-        def restrict(order: IntArray) -> IntArray:
-            return local[order[member[order]]]
-
         centre = (n + 1) / 2.0
-        rp = average_ranks(self.p[rows], restrict(self.order_p)) - centre
-        ry = average_ranks(self.y[rows], restrict(self.order_y)) - centre
+        rp = average_ranks(self.p[rows], op) - centre
+        ry = average_ranks(self.y[rows], oy) - centre
         stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
         stats[:, 0] = 1.0
         stats[:, list(self._BASE)] = self.base[rows]
@@ -193,7 +209,7 @@ class TargetTerms:
         stats[:, 6] = rp * rp
         stats[:, 7] = ry * ry
         stats[:, 8] = rp * ry
-        return RowTerms(stats=stats, ape=self.ape[rows], ape_order=restrict(self.order_ape))
+        return RowTerms(stats=stats, ape=self.ape[rows], ape_order=oa)
 
 
 def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
