@@ -28,7 +28,10 @@ _SHOW_PER_KIND = 20
 
 @contextmanager
 def _progress() -> Iterator[Any]:
-    """A progress callback (stage, done, total) drawn as rich bars on stderr."""
+    """A progress callback (stage, done, total) drawn as rich bars on stderr (a terminal)."""
+    if not err_console.is_terminal:
+        yield None
+        return
     bars = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -52,7 +55,8 @@ def _print_problems(problems: ProblemLog, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"valid": False, **problems.to_json()}, indent=2))
     shown: dict[str, int] = {}
-    for p in problems.kept:
+    # problems of the whole file first, then by line
+    for p in sorted(problems.kept, key=lambda p: (p.line is not None, p.line or 0)):
         shown[p.kind] = shown.get(p.kind, 0) + 1
         if shown[p.kind] <= _SHOW_PER_KIND:
             err_console.print(f"[red]{p.kind}[/red] {p}", markup=True, highlight=False)

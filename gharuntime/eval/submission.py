@@ -272,7 +272,7 @@ class _Reader:
                     problem = f"{target!r} is too large for a number"
                 elif kind is float or kind is int:
                     problem = (
-                        f"{target!r} is {value!r}; predictions must be finite"
+                        f"{target!r} is {_describe(value)}; predictions must be finite"
                         if not isfinite(value)
                         else f"{target!r} is negative ({value!r})"
                     )
