@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
 
 IDS = [str(1000 + i) for i in range(50)]
-INDEX = {rid: i for i, rid in enumerate(IDS)}
 
 
 def _write(path: Path, lines: list[str]) -> Path:
@@ -33,7 +33,7 @@ def _raw(rid: str, rest: str) -> str:
 def _read(path: Path, track: str = "config", **kwargs: bool) -> tuple[ProblemLog, object]:
     log = ProblemLog()
     targets = ("duration_s", "queue_s", "log_bytes") if track == "multi" else ("duration_s",)
-    parsed = read_submission(path, INDEX, len(IDS), targets, track, log, **kwargs)
+    parsed = read_submission(path, pl.Series(IDS), targets, track, log, **kwargs)
     return log, parsed
 
 
@@ -142,7 +142,7 @@ def test_large_files_are_read_in_batches_with_exact_line_numbers(tmp_path: Path)
     lines[45_000] = json.dumps({"id": ids[45_000], "duration_s": -2})
     path = _write(tmp_path / "s.jsonl", lines)
     log = ProblemLog()
-    read_submission(path, {r: i for i, r in enumerate(ids)}, n, ("duration_s",), "config", log)
+    read_submission(path, pl.Series(ids), ("duration_s",), "config", log)
     assert [p.line for p in log.kept] == [45_001]
 
 

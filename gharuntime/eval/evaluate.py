@@ -107,8 +107,7 @@ def prepare_submission(
     try:
         parsed = read_submission(
             submission,
-            truth.index,
-            truth.rows,
+            truth.ids,
             targets,
             meta.track,
             log,

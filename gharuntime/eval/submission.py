@@ -5,24 +5,25 @@ number, and compute the file's sha256 on the way."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from gharuntime.contract import TARGETS
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
 
 __all__ = ["ParsedSubmission", "read_submission"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 
 _BATCH_BYTES = 1 << 20
 
@@ -89,8 +90,7 @@ def _describe(value: Any) -> str:
 
 def read_submission(
     path: Path,
-    index: Mapping[str, int],
-    rows: int,
+    ids: pl.Series,
     targets: tuple[str, ...],
     track: str,
     log: ProblemLog,
@@ -98,14 +98,15 @@ def read_submission(
     allow_partial: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ParsedSubmission:
-    """Parse `path` against the split's ids (`index`: id -> row) for the track's `targets`.
+    """Parse `path` against the split's `ids` (in row order) for the track's `targets`.
 
     Problems go to `log`; the predictions are only meaningful when none were added. Blank lines
     are ignored. Records of the split with no line are a problem unless `allow_partial`.
     The file is read in batches of lines; a batch of well-formed lines is parsed and checked
-    with whole-batch operations, any other batch line by line, reporting each problem.
+    with whole-batch operations, any other batch line by line, reporting each problem. Ids are
+    matched to the split's rows at the end, in one join.
     """
-    reader = _Reader(str(path), index, rows, targets, track, log)
+    reader = _Reader(str(path), targets, track, log)
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
@@ -129,25 +130,21 @@ def read_submission(
             lineno += len(batch)
             if progress:
                 progress(done_bytes, total_bytes)
-    order = np.concatenate(reader.row_chunks) if reader.row_chunks else np.empty(0, np.int64)
-    present = np.zeros(rows, dtype=bool)
-    present[order] = True
-    predictions = {t: np.full(rows, np.nan) for t in targets}
+    rows, values = reader.resolve(ids)
+    n = ids.len()
+    present = np.zeros(n, dtype=bool)
+    present[rows] = True
+    predictions = {t: np.full(n, np.nan) for t in targets}
     for t in targets:
-        if reader.value_chunks[t]:
-            predictions[t][order] = np.concatenate(reader.value_chunks[t])
-    records = int(order.shape[0])
-    missing = rows - records
+        predictions[t][rows] = values[t]
+    records = int(rows.shape[0])
+    missing = n - records
     if missing and not allow_partial:
-        examples = (
-            list(itertools.islice((k for k, i in index.items() if not present[i]), 5))
-            if missing < rows
-            else []
-        )
+        examples = ids.filter(pl.Series(~present)).head(5).to_list() if records else []
         log.add(
             "missing_records",
             reader.where,
-            f"{missing} of {rows} records of the split have no prediction"
+            f"{missing} of {n} records of the split have no prediction"
             + (f" (e.g. ids {', '.join(examples)})" if examples else "")
             + "; predict every record, or pass --allow-partial to score them as failures",
         )
@@ -162,38 +159,27 @@ def read_submission(
 
 
 class _Reader:
-    """The checks, and what the accepted lines gave so far (per batch: rows and values)."""
+    """The checks, and what the lines with a string id gave: the id, the line and the values
+    (NaN where a value is bad), a batch at a time."""
 
-    def __init__(
-        self,
-        where: str,
-        index: Mapping[str, int],
-        rows: int,
-        targets: tuple[str, ...],
-        track: str,
-        log: ProblemLog,
-    ) -> None:
+    def __init__(self, where: str, targets: tuple[str, ...], track: str, log: ProblemLog) -> None:
         self.where = where
-        self.index = index
         self.targets = targets
         self.track = track
         self.log = log
         self.allowed = {"id", *targets}
-        self.first_line = np.zeros(rows, dtype=np.int64)  # 0 = no line yet
-        self.row_chunks: list[npt.NDArray[np.int64]] = []
+        self.id_chunks: list[pl.Series] = []
+        self.line_chunks: list[IntArray] = []
         self.value_chunks: dict[str, list[FloatArray]] = {t: [] for t in targets}
 
     def whole_batch(self, objs: list[Any], first: int) -> bool:
-        """Accept a batch in whole-batch operations when every line is a clean record; False
-        (and nothing recorded) when any is not, so the line-by-line path can say which."""
+        """Take a batch in whole-batch operations when every line is a clean record; False
+        (and nothing taken) when any is not, so the line-by-line path can say which."""
         keys = len(self.targets) + 1
         if not all(type(o) is dict and len(o) == keys for o in objs):
             return False
         ids = [o.get("id") for o in objs]
         if not all(type(i) is str for i in ids):
-            return False
-        found = [self.index.get(i) for i in ids]
-        if None in found:
             return False
         values = {}
         for t in self.targets:
@@ -207,20 +193,21 @@ class _Reader:
             if not (np.isfinite(array).all() and (array >= 0).all()):
                 return False
             values[t] = array
-        rows = np.asarray(found, dtype=np.int64)
-        if self.first_line[rows].any() or np.unique(rows).shape[0] != rows.shape[0]:
-            return False
-        self.first_line[rows] = np.arange(first, first + rows.shape[0])
-        self.row_chunks.append(rows)
+        self._take(ids, np.arange(first, first + len(objs), dtype=np.int64), values)
+        return True
+
+    def _take(self, ids: list[str], lines: IntArray, values: dict[str, FloatArray]) -> None:
+        self.id_chunks.append(pl.Series("id", ids, dtype=pl.String))
+        self.line_chunks.append(lines)
         for t, array in values.items():
             self.value_chunks[t].append(array)
-        return True
 
     def line_by_line(self, numbers: Iterable[int], objs: list[Any]) -> None:
         """Check each object, reporting every problem with its line."""
         where, log, targets = self.where, self.log, self.targets
         isfinite = math.isfinite
-        accepted: list[int] = []
+        ids: list[str] = []
+        lines: list[int] = []
         values: dict[str, list[float]] = {t: [] for t in targets}
         for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
             if type(obj) is not dict:
@@ -231,26 +218,14 @@ class _Reader:
                     ln,
                 )
                 continue
-            rid = obj.get("id")
-            row = -1
-            if type(rid) is not str:
+            rid: Any = obj.get("id")
+            keep = type(rid) is str
+            if keep:
+                ids.append(rid)
+                lines.append(ln)
+            else:
                 what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
                 log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
-            else:
-                found = self.index.get(rid)
-                if found is None:
-                    log.add("unknown_id", where, f"id {rid!r} is not a record of this split", ln)
-                elif self.first_line[found]:
-                    log.add(
-                        "duplicate_id",
-                        where,
-                        f"id {rid!r} again (first on line {int(self.first_line[found])})",
-                        ln,
-                    )
-                else:
-                    row = found
-                    self.first_line[found] = ln
-                    accepted.append(found)
             if len(obj) != len(targets) + 1 or not self.allowed.issuperset(obj):
                 self._fields(obj, ln)
             for target in targets:
@@ -259,12 +234,12 @@ class _Reader:
                 too_large = False
                 try:
                     if (kind is float or kind is int) and isfinite(value) and value >= 0:
-                        if row >= 0:
+                        if keep:
                             values[target].append(value)
                         continue
                 except OverflowError:  # an integer too large for a float
                     too_large = True
-                if row >= 0:
+                if keep:
                     values[target].append(math.nan)
                 if value is None:
                     problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
@@ -279,9 +254,11 @@ class _Reader:
                 else:
                     problem = f"{target!r} is not a number: {_describe(value)}"
                 log.add("bad_value", where, problem, ln)
-        self.row_chunks.append(np.asarray(accepted, dtype=np.int64))
-        for t in targets:
-            self.value_chunks[t].append(np.asarray(values[t], dtype=np.float64))
+        self._take(
+            ids,
+            np.asarray(lines, dtype=np.int64),
+            {t: np.asarray(v, dtype=np.float64) for t, v in values.items()},
+        )
 
     def _fields(self, obj: dict[str, Any], ln: int) -> None:
         for key in obj:
@@ -303,3 +280,50 @@ class _Reader:
                     f"{', '.join(map(repr, self.targets))}",
                     ln,
                 )
+
+    def resolve(self, split_ids: pl.Series) -> tuple[IntArray, dict[str, FloatArray]]:
+        """Match every id read to its row of the split (one join), reporting unknown and
+        repeated ids with their lines; the rows and values of each first occurrence."""
+        ids = pl.concat(self.id_chunks) if self.id_chunks else pl.Series("id", [], dtype=pl.String)
+        lines = np.concatenate(self.line_chunks) if self.line_chunks else np.empty(0, np.int64)
+        table = pl.DataFrame({"id": split_ids}).with_row_index("row")
+        row = (
+            pl.DataFrame({"id": ids})
+            .join(table, on="id", how="left", maintain_order="left")["row"]
+            .cast(pl.Int64)
+            .fill_null(-1)
+            .to_numpy()
+        )
+        unknown = np.flatnonzero(row < 0)
+        for k, i in enumerate(unknown):
+            if k == KEEP_UNKNOWN_IDS:
+                self.log.add_count("unknown_id", unknown.shape[0] - k)
+                break
+            self.log.add(
+                "unknown_id",
+                self.where,
+                f"id {ids[int(i)]!r} is not a record of this split",
+                int(lines[i]),
+            )
+        known = np.flatnonzero(row >= 0)
+        _, first = np.unique(row[known], return_index=True)
+        firsts = known[np.sort(first)]
+        if firsts.shape[0] < known.shape[0]:
+            first_line = np.zeros(split_ids.len(), dtype=np.int64)
+            first_line[row[firsts]] = lines[firsts]
+            repeats = np.setdiff1d(known, firsts, assume_unique=True)
+            for k, i in enumerate(repeats):
+                if k == KEEP_PER_KIND:
+                    self.log.add_count("duplicate_id", repeats.shape[0] - k)
+                    break
+                self.log.add(
+                    "duplicate_id",
+                    self.where,
+                    f"id {ids[int(i)]!r} again (first on line {int(first_line[row[i]])})",
+                    int(lines[i]),
+                )
+        values = {
+            t: (np.concatenate(chunks) if chunks else np.empty(0))[firsts]
+            for t, chunks in self.value_chunks.items()
+        }
+        return row[firsts], values

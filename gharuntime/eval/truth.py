@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +66,7 @@ class Truth:
     split: str
     manifest_sha256: str | None
     schema_version: str | None
-    ids: list[str]
+    ids: pl.Series  # String, per row
     repo_id: IntArray  # per row
     repo_ids: IntArray  # sorted unique
     cluster: IntArray  # per row: index into repo_ids
@@ -79,11 +78,6 @@ class Truth:
     @property
     def rows(self) -> int:
         return len(self.ids)
-
-    @functools.cached_property
-    def index(self) -> dict[str, int]:
-        """id -> row (built once)."""
-        return {rid: i for i, rid in enumerate(self.ids)}
 
     @property
     def revision(self) -> str | None:
@@ -120,7 +114,7 @@ class Truth:
             split=split,
             manifest_sha256=manifest_sha256,
             schema_version=schema_version,
-            ids=split_rows["id"].to_list(),
+            ids=split_rows["id"].cast(pl.String).rename("id"),
             repo_id=repo_id,
             repo_ids=repo_ids.astype(np.int64),
             cluster=cluster.astype(np.int64).reshape(-1),
