@@ -107,13 +107,9 @@ class Cell:
         self.rows = n
         self.clusters = clusters
         self.repositories = int(np.unique(cluster).shape[0]) if n else 0
-        self.sums = np.stack(
-            [
-                np.bincount(cluster, weights=terms.stats[:, j], minlength=clusters)
-                for j in range(terms.stats.shape[1])
-            ],
-            axis=1,
-        ).reshape(clusters, terms.stats.shape[1])
+        self.sums = np.empty((clusters, terms.stats.shape[0]), dtype=np.float64)
+        for j, column in enumerate(terms.stats):
+            self.sums[:, j] = np.bincount(cluster, weights=column, minlength=clusters)
         order = terms.ape_order
         self.values = terms.ape[order]
         self.value_cluster = cluster[order]
@@ -131,7 +127,7 @@ class Cell:
         self.version += 1
 
     def _point(self, terms: RowTerms) -> dict[str, float]:
-        total = terms.stats.sum(axis=0)
+        total = terms.stats.sum(axis=1)
         out = {k: float(v) for k, v in metrics_from_sums(total).items()}
         out["median_ape"] = float(np.median(terms.ape)) if self.rows else float("nan")
         return out

@@ -133,7 +133,7 @@ def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
 class RowTerms:
     """Per-row terms of one target over a set of rows."""
 
-    stats: FloatArray  # (rows, len(STAT_COLUMNS))
+    stats: FloatArray  # (len(STAT_COLUMNS), rows): one contiguous row per term
     ape: FloatArray  # (rows,)
     ape_order: IntArray  # argsort of ape
 
@@ -160,14 +160,14 @@ class TargetTerms:
         lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
         finite = ly[np.isfinite(ly)]
         lyc = ly - (finite.mean() if finite.shape[0] else 0.0)
-        base = np.empty((self.total, len(self._BASE)), dtype=np.float64)
-        base[:, 0] = np.abs(p - y)
-        base[:, 1] = (lp - ly) ** 2
-        base[:, 2] = (hi <= 2.0 * lo) & ~failed
-        base[:, 3] = lyc
-        base[:, 4] = lyc * lyc
+        base = np.empty((len(self._BASE), self.total), dtype=np.float64)
+        base[0] = np.abs(p - y)
+        base[1] = (lp - ly) ** 2
+        base[2] = (hi <= 2.0 * lo) & ~failed
+        base[3] = lyc
+        base[4] = lyc * lyc
         self.base = base
-        self.ape = base[:, 0] / np.maximum(y, 1.0)
+        self.ape = base[0] / np.maximum(y, 1.0)
         self.order_p = np.argsort(p, kind="stable")
         self.order_y = np.argsort(y, kind="stable")
         self.order_ape = np.argsort(self.ape, kind="stable")
@@ -201,14 +201,15 @@ class TargetTerms:
         centre = (n + 1) / 2.0
         rp = average_ranks(self.p[rows], op) - centre
         ry = average_ranks(self.y[rows], oy) - centre
-        stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
-        stats[:, 0] = 1.0
-        stats[:, list(self._BASE)] = self.base[rows]
-        stats[:, 4] = rp
-        stats[:, 5] = ry
-        stats[:, 6] = rp * rp
-        stats[:, 7] = ry * ry
-        stats[:, 8] = rp * ry
+        stats = np.empty((len(STAT_COLUMNS), n), dtype=np.float64)
+        stats[0] = 1.0
+        for i, j in enumerate(self._BASE):
+            np.take(self.base[i], rows, out=stats[j])
+        stats[4] = rp
+        stats[5] = ry
+        np.multiply(rp, rp, out=stats[6])
+        np.multiply(ry, ry, out=stats[7])
+        np.multiply(rp, ry, out=stats[8])
         return RowTerms(stats=stats, ape=self.ape[rows], ape_order=oa)
 
 
