@@ -153,9 +153,17 @@ def gold_methods(truth: Truth, track: str) -> list[Method]:
     median = Method(
         name="constant training median",
         meta=replace(base, method="constant-train-median"),
-        predictions={t: np.full(truth.rows, truth.train_median[t]) for t in targets},
+        predictions={  # 0 where training has no value of the target
+            t: np.full(truth.rows, np.nan_to_num(truth.train_median[t], nan=0.0)) for t in targets
+        },
         present=present,
-        source={"kind": "constant", "values": {t: truth.train_median[t] for t in targets}},
+        source={
+            "kind": "constant",
+            "values": {  # null where training has no value
+                t: truth.train_median[t] if np.isfinite(truth.train_median[t]) else None
+                for t in targets
+            },
+        },
     )
     return [gold, median]
 
