@@ -170,3 +170,10 @@ def test_batch_and_line_by_line_paths_agree(tmp_path: Path) -> None:
     assert not log_a and not log_b
     assert np.array_equal(a.predictions["duration_s"], b.predictions["duration_s"])  # type: ignore[attr-defined]
     assert np.array_equal(a.present, b.present)  # type: ignore[attr-defined]
+
+
+def test_last_line_without_newline_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(_good(r) for r in IDS), encoding="utf-8")  # no final newline
+    log, parsed = _read(path)
+    assert not log and parsed.lines == 50  # type: ignore[attr-defined]
