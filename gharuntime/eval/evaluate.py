@@ -170,15 +170,14 @@ def gold_methods(truth: Truth, track: str) -> list[Method]:
 
 def groups(truth: Truth) -> dict[str, dict[str, BoolArray]]:
     """Row masks of every breakdown group, in display order; empty groups left out."""
-    os_labels = np.asarray(truth.runner_os, dtype=object)
-    present_os = set(truth.runner_os)
+    present_os = set(truth.runner_os.unique().to_list())
     order = [o for o in _OS_ORDER if o in present_os] + sorted(present_os - {*_OS_ORDER, "unknown"})
     if "unknown" in present_os:
         order.append("unknown")
     y = truth.targets[PRIMARY_TARGET]
     decile = np.searchsorted(truth.decile_edges(), y, side="right")
     out: dict[str, dict[str, BoolArray]] = {
-        "runner_os": {o: os_labels == o for o in order},
+        "runner_os": {o: (truth.runner_os == o).to_numpy() for o in order},
         "duration_decile": {f"D{d + 1}": (decile == d) & np.isfinite(y) for d in range(10)},
         "repo_seen_in_training": {"seen": truth.seen, "unseen": ~truth.seen},
     }

@@ -114,7 +114,7 @@ def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
     `order`, when given, is an argsort of `x` (saves the sort)."""
     n = x.shape[0]
     if order is None:
-        order = np.argsort(x, kind="stable")
+        order = np.argsort(x)  # any order of ties gives the same average ranks
     xs = x[order]
     new = np.empty(n, dtype=bool)
     if n:
@@ -168,9 +168,10 @@ class TargetTerms:
         base[4] = lyc * lyc
         self.base = base
         self.ape = base[0] / np.maximum(y, 1.0)
-        self.order_p = np.argsort(p, kind="stable")
-        self.order_y = np.argsort(y, kind="stable")
-        self.order_ape = np.argsort(self.ape, kind="stable")
+        # the order among equal values never matters: ties share ranks and values
+        self.order_p = np.argsort(p)
+        self.order_y = np.argsort(y)
+        self.order_ape = np.argsort(self.ape)
 
     def subset(self, rows: IntArray) -> RowTerms:
         """The terms of `rows` (ascending row indices)."""

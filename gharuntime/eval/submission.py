@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -175,16 +176,18 @@ class _Reader:
     def whole_batch(self, objs: list[Any], first: int) -> bool:
         """Take a batch in whole-batch operations when every line is a clean record; False
         (and nothing taken) when any is not, so the line-by-line path can say which."""
-        keys = len(self.targets) + 1
-        if not all(type(o) is dict and len(o) == keys for o in objs):
+        if set(map(type, objs)) != {dict} or set(map(len, objs)) != {len(self.targets) + 1}:
             return False
-        ids = [o.get("id") for o in objs]
-        if not all(type(i) is str for i in ids):
+        try:  # C-level loops; a missing key sends the batch down the line-by-line path
+            ids = list(map(itemgetter("id"), objs))
+            columns = {t: list(map(itemgetter(t), objs)) for t in self.targets}
+        except KeyError:
+            return False
+        if set(map(type, ids)) != {str}:
             return False
         values = {}
-        for t in self.targets:
-            column = [o.get(t) for o in objs]
-            if not all(type(v) is float or type(v) is int for v in column):
+        for t, column in columns.items():
+            if not set(map(type, column)) <= {float, int}:
                 return False
             try:
                 array = np.asarray(column, dtype=np.float64)

@@ -70,7 +70,7 @@ class Truth:
     repo_id: IntArray  # per row
     repo_ids: IntArray  # sorted unique
     cluster: IntArray  # per row: index into repo_ids
-    runner_os: list[str]  # per row; "unknown" where null
+    runner_os: pl.Series  # String, per row; "unknown" where null
     targets: dict[str, FloatArray]  # NaN where the truth is null
     seen: BoolArray  # per row: the repository has rows in the config's train split
     train_median: dict[str, float]  # per target, NaN where training has none
@@ -118,7 +118,7 @@ class Truth:
             repo_id=repo_id,
             repo_ids=repo_ids.astype(np.int64),
             cluster=cluster.astype(np.int64).reshape(-1),
-            runner_os=split_rows["runner_os"].fill_null("unknown").to_list(),
+            runner_os=split_rows["runner_os"].cast(pl.String).fill_null("unknown"),
             targets=targets,
             seen=np.isin(repo_id, train_repos),
             train_median=medians,
