@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -138,15 +138,19 @@ class Cell:
         return np.column_stack([self.sums, self.below])
 
     def resample(
-        self, weights: FloatArray, weighted: FloatArray | None = None
+        self,
+        weights: FloatArray,
+        weighted: FloatArray | None = None,
+        compact: npt.NDArray[np.float32] | None = None,
     ) -> dict[str, FloatArray]:
         """Every metric for each row of `weights` (a chunk of resamples); `weighted` is
-        `weights @ self.columns()` when the caller has it."""
+        `weights @ self.columns()` and `compact` the weights as float32, when the caller has
+        them."""
         if weighted is None:
             weighted = weights @ self.columns()
         sums = weighted[:, : self.sums.shape[1]]
         out = metrics_from_sums(sums)
-        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1])
+        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1], compact)
         return out
 
     def tune(self, weights: FloatArray) -> None:
@@ -164,7 +168,11 @@ class Cell:
         self.tuned = True
 
     def _window_pass(
-        self, weights: FloatArray, below: FloatArray, q_res: IntArray, q_pos: FloatArray
+        self,
+        weights: npt.NDArray[np.floating[Any]],
+        below: FloatArray,
+        q_res: IntArray,
+        q_pos: FloatArray,
     ) -> IntArray:
         """Sorted index of the value at each query's position, or -1 when outside the window."""
         out = np.full(q_res.shape[0], -1, dtype=np.int64)
@@ -182,20 +190,29 @@ class Cell:
             running += below[done:stop, None]
             local = q_res[q] - done
             pos = q_pos[q]
-            inside = (pos >= below[q_res[q]]) & (pos < running[local, -1])
-            out[q[inside]] = a + np.argmax(running[local[inside]] > pos[inside, None], axis=1)
+            inside = np.flatnonzero((pos >= below[q_res[q]]) & (pos < running[local, -1]))
+            for k in inside.tolist():  # each running row is sorted: a binary search, no copy
+                out[q[k]] = a + int(np.searchsorted(running[local[k]], pos[k], side="right"))
         return out
 
     def _weighted_median(
-        self, weights: FloatArray, total: FloatArray, below: FloatArray
+        self,
+        weights: FloatArray,
+        total: FloatArray,
+        below: FloatArray,
+        compact: npt.NDArray[np.float32] | None = None,
     ) -> FloatArray:
         """The median of each resampled multiset: the mean of the values at weighted positions
-        floor((N-1)/2) and floor(N/2) of the sorted values."""
+        floor((N-1)/2) and floor(N/2) of the sorted values. The window's running counts are
+        whole numbers below N, exact in float32 (half the memory traffic) while N < 2**24."""
         result = np.full(weights.shape[0], np.nan)
         if self.rows == 0:
             return result
         ok, q_res, q_pos = _queries(total)
-        at = self._window_pass(weights, below, q_res, q_pos)
+        exact32 = compact is not None and total.max(initial=0.0) < 2.0**24
+        at = self._window_pass(
+            compact if exact32 and compact is not None else weights, below, q_res, q_pos
+        )
         found = np.where(at >= 0, self.values[np.maximum(at, 0)], np.nan)
         missed = np.flatnonzero(at < 0)
         if missed.shape[0]:
@@ -298,8 +315,9 @@ def run_cells(
             widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
         # one product for every cell: the weights are read once per chunk
         weighted = weights @ stacked if stacked is not None else weights[:, :0]
+        compact = weights.astype(np.float32)
         for i, (cell, part) in enumerate(zip(cells, parts, strict=True)):
-            values = cell.resample(weights, weighted[:, widths[i] : widths[i + 1]])
+            values = cell.resample(weights, weighted[:, widths[i] : widths[i + 1]], compact)
             for name, v in values.items():
                 part[name].append(v)
         done += weights.shape[0]
