@@ -40,6 +40,7 @@ from gharuntime.sim.world import (
     World,
     parse_iso,
 )
+from gharuntime.workflow import runner_os
 
 __all__ = ["ServerConfig", "SimServer", "serve"]
 
@@ -616,8 +617,6 @@ _REPO_JSON: dict[int, tuple[dict[str, Any], bytes]] = {}
 
 
 def _os(labels: tuple[str, ...]) -> str:
-    from gharuntime.workflow import runner_os
-
     return runner_os(labels) or "Linux"
 
 
