@@ -340,6 +340,12 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                     status, payload, headers = respond(server, name, groups, path, query, body, box)
             except Answer as exc:
                 status, payload, headers = exc.status, exc.body, exc.headers
+            except Exception as exc:  # a simulator bug must not look like a dropped connection
+                status, headers = 500, {}
+                payload = {
+                    "message": f"simulated GitHub failed: {type(exc).__name__}: {exc}",
+                    "documentation_url": DOCS,
+                }
             fault = box[0]
             data, content_type = _encode(payload)
             headers.setdefault("Content-Type", content_type)
