@@ -231,3 +231,13 @@ def test_multi_track_scores_every_target(fixture_dataset_master: Path, tmp_path:
     assert set(result["metrics"]) == {"duration_s", "queue_s", "log_bytes"}
     y = rows["queue_s"].to_numpy()
     assert _value(result, "mae", "queue_s") == pytest.approx(np.mean(np.abs(5 - y)))
+
+
+def test_unknown_config_in_metadata_is_a_submission_problem(
+    fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    sub = _submission(tmp_path / "a.jsonl", fixture_dataset_master)
+    (tmp_path / "a.meta.json").write_text(json.dumps({"track": "config", "config": "weekly"}))
+    with pytest.raises(InvalidSubmission) as info:
+        evaluate_file(sub, fixture_dataset_master, resamples=10)
+    assert "unknown config 'weekly'" in info.value.problems.kept[0].message

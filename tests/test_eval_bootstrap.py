@@ -72,14 +72,17 @@ def test_resampled_metrics_equal_the_expanded_multiset(
         assert got["spearman"][i] == pytest.approx(approx)
 
 
-def test_resampled_median_is_exact_on_a_large_cell() -> None:
-    """Large enough that the median goes through the block and sub-block passes."""
+@pytest.mark.parametrize("half_window", [None, 0, 50])
+def test_resampled_median_is_exact_on_a_large_cell(half_window: int | None) -> None:
+    """Large enough for the block and sub-block search; small windows force medians outside
+    the first-try window."""
     rng = np.random.default_rng(11)
     n, clusters = 30_000, 200
     cluster = rng.integers(0, clusters, n)
     y = rng.lognormal(3, 1, n).round()
     p = y * rng.lognormal(0, 0.5, n)
-    cell = Cell(row_terms(y, p, np.zeros(n, bool)), cluster, clusters)
+    terms = row_terms(y, p, np.zeros(n, bool))
+    cell = Cell(terms, cluster, clusters, half_window=half_window)
     weights = next(Bootstrap.for_repositories(2, 12, np.arange(clusters)).weights())
     ape = np.abs(p - y) / np.maximum(y, 1)
     want = [np.median(np.repeat(ape, w[cluster].astype(int))) for w in weights]
@@ -112,3 +115,20 @@ def test_interval_brackets_the_point_estimate(
 
 def test_interval_is_none_when_nothing_is_defined() -> None:
     assert interval(np.full(10, np.nan)) is None
+
+
+def test_medians_stay_exact_once_the_window_is_placed() -> None:
+    rng = np.random.default_rng(12)
+    n, clusters = 40_000, 400
+    cluster = rng.integers(0, clusters, n)
+    y = rng.lognormal(3, 1, n).round()
+    p = y * rng.lognormal(0, 0.5, n)
+    cell = Cell(row_terms(y, p, np.zeros(n, bool)), cluster, clusters)
+    wide = cell.window
+    boot = Bootstrap.for_repositories(6, 60, np.arange(clusters))
+    (result,) = run_cells(boot, [cell])
+    assert cell.window[1] - cell.window[0] < wide[1] - wide[0]  # the pilot narrowed it
+    ape = np.abs(p - y) / np.maximum(y, 1)
+    weights = np.concatenate(list(boot.weights()))
+    want = [np.median(np.repeat(ape, w[cluster].astype(int))) for w in weights]
+    assert np.array_equal(result.resamples["median_ape"], want)

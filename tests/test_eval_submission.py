@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
 
 IDS = [str(1000 + i) for i in range(50)]
-INDEX = {rid: i for i, rid in enumerate(IDS)}
 
 
 def _write(path: Path, lines: list[str]) -> Path:
@@ -33,7 +33,7 @@ def _raw(rid: str, rest: str) -> str:
 def _read(path: Path, track: str = "config", **kwargs: bool) -> tuple[ProblemLog, object]:
     log = ProblemLog()
     targets = ("duration_s", "queue_s", "log_bytes") if track == "multi" else ("duration_s",)
-    parsed = read_submission(path, INDEX, len(IDS), targets, track, log, **kwargs)
+    parsed = read_submission(path, pl.Series(IDS), targets, track, log, **kwargs)
     return log, parsed
 
 
@@ -142,7 +142,7 @@ def test_large_files_are_read_in_batches_with_exact_line_numbers(tmp_path: Path)
     lines[45_000] = json.dumps({"id": ids[45_000], "duration_s": -2})
     path = _write(tmp_path / "s.jsonl", lines)
     log = ProblemLog()
-    read_submission(path, {r: i for i, r in enumerate(ids)}, n, ("duration_s",), "config", log)
+    read_submission(path, pl.Series(ids), ("duration_s",), "config", log)
     assert [p.line for p in log.kept] == [45_001]
 
 
@@ -159,3 +159,21 @@ def test_binary_garbage_is_reported_not_raised(tmp_path: Path, garbage: bytes) -
     path.write_bytes(garbage + b"\n" + "".join(_good(r) + "\n" for r in IDS).encode())
     log, _ = _read(path)
     assert _lines_of(log, "not_json") == [1]
+
+
+def test_batch_and_line_by_line_paths_agree(tmp_path: Path) -> None:
+    lines = [_good(r, i * 1.5) for i, r in enumerate(IDS)]
+    fast = _write(tmp_path / "fast.jsonl", lines)
+    slow = tmp_path / "slow.jsonl"  # CRLF endings send every batch down the line-by-line path
+    slow.write_bytes("".join(line + "\r\n" for line in lines).encode())
+    (log_a, a), (log_b, b) = _read(fast), _read(slow)
+    assert not log_a and not log_b
+    assert np.array_equal(a.predictions["duration_s"], b.predictions["duration_s"])  # type: ignore[attr-defined]
+    assert np.array_equal(a.present, b.present)  # type: ignore[attr-defined]
+
+
+def test_last_line_without_newline_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(_good(r) for r in IDS), encoding="utf-8")  # no final newline
+    log, parsed = _read(path)
+    assert not log and parsed.lines == 50  # type: ignore[attr-defined]

@@ -30,7 +30,7 @@ def test_missing_folder_is_an_error(tmp_path: Path) -> None:
 def test_truth_rows_and_seen_repositories(fixture_dataset_master: Path) -> None:
     truth = load_truth(resolve_dataset(str(fixture_dataset_master)), "cross_repo", "test")
     test = load(fixture_dataset_master, "cross_repo", "test")
-    assert truth.ids == test["id"].to_list()
+    assert truth.ids.to_list() == test["id"].to_list()
     assert truth.rows > 0 and not truth.seen.any()  # cross_repo: test repos never train
 
 
