@@ -110,3 +110,12 @@ def test_help_teaches_with_an_example() -> None:
     proc = subprocess.run([gharuntime_exe(), "crawl", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
     assert "Example" in proc.stdout and "--max-runs-per-workflow" in proc.stdout
+
+
+def test_a_folder_that_is_not_a_crawl_store_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "dataset"
+    out.mkdir()
+    (out / "README.md").write_text("someone's data\n")
+    proc = _run("--out", str(out), "--search", "x", cwd=tmp_path)
+    assert proc.returncode == 2 and "holds no raw store" in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]

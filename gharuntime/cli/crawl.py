@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -74,6 +75,33 @@ def _time(value: str | None, name: str) -> str | None:
             f"{value!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM:SSZ)",
             param_hint=name,
         ) from None
+
+
+def _check_out(out: Path) -> None:
+    """Refuse a folder that is not (yet) a crawl's raw store: never write into someone's data."""
+    if out.exists() and not out.is_dir():
+        raise click.BadParameter(f"{out} is a file; give a folder", param_hint="--out")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    state = out / "state.sqlite"
+    if not state.is_file():
+        raise click.BadParameter(
+            f"{out} is not empty and holds no raw store (no state.sqlite); give an empty or new folder, "
+            "or one an earlier crawl wrote",
+            param_hint="--out",
+        )
+    con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key='source'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise click.BadParameter(f"{state}: unreadable ({exc})", param_hint="--out") from None
+    finally:
+        con.close()
+    if row is not None and row[0] != "crawl":
+        raise click.BadParameter(
+            f"{out} is a raw store written by {row[0]!r}, not by a crawl; give another folder",
+            param_hint="--out",
+        )
 
 
 class _Display:
@@ -303,6 +331,7 @@ def crawl_command(
           --token-file tokens.txt --shard 1/4 --logs --out raw-1/
       gharuntime crawl --api-url http://127.0.0.1:8765 --repos repos.txt --out raw/
     """
+    _check_out(out)
     if (repos_file is None) == (search is None):
         raise click.UsageError("give exactly one of --repos FILE or --search QUERY")
     repos: list[str] | None = None
