@@ -676,14 +676,15 @@ class Crawler:
                 if not self.store.add(RawKind.JOB, str(job_id), job, repo_id):
                     continue
                 self.stats.count_records(RawKind.JOB.value)
-                if self.opts.logs:
-                    conclusion = job.get("conclusion")
-                    sql.append(
-                        (
-                            "INSERT OR IGNORE INTO logs VALUES (?, ?, ?, NULL)",
-                            (job_id, repo_id, conclusion),
-                        )
+                # Every job's log is listed as not fetched, so a later run with --logs finds it.
+                conclusion = job.get("conclusion")
+                sql.append(
+                    (
+                        "INSERT OR IGNORE INTO logs VALUES (?, ?, ?, NULL)",
+                        (job_id, repo_id, conclusion),
                     )
+                )
+                if self.opts.logs:
                     self._push(*self._log_task(repo_id, job_id, conclusion))
             self.store.mark(sql)
 

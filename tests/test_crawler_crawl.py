@@ -200,3 +200,14 @@ def test_each_repository_is_announced_complete_once_and_a_rerun_fetches_nothing(
     asked = Counter(e.data["endpoint"] for e in again if e.kind == "request")
     # Only `identify` (accounts of the tokens, one probe) runs: the crawl itself is done.
     assert set(asked) <= {"user", "rate_limit", "repository"} and asked["repository"] == 1
+
+
+def test_a_rerun_with_logs_fetches_the_logs_of_jobs_already_stored(
+    crawl_world: World, crawl_server: SimServer, tmp_path: Path
+) -> None:
+    names = repo_names(crawl_world, public_only=True)[:3]
+    run_crawl(tmp_path, crawl_server.url, names)
+    assert not keys(store_records(tmp_path), "log")
+    run_crawl(tmp_path, crawl_server.url, names, logs=True)
+    records = store_records(tmp_path)
+    assert keys(records, "job") and keys(records, "log") == keys(records, "job")
