@@ -392,10 +392,10 @@ class Crawler:
         ):
             self._queue_blob(int(rid), path, blob, sha)
         if self.opts.logs:
-            for job_id, rid, conclusion in q(
-                "SELECT job_id, repo_id, conclusion FROM logs WHERE state IS NULL"
+            for job_id, rid, conclusion, steps in q(
+                "SELECT job_id, repo_id, conclusion, steps FROM logs WHERE state IS NULL"
             ):
-                self._push(*self._log_task(int(rid), int(job_id), conclusion))
+                self._push(*self._log_task(int(rid), int(job_id), conclusion, int(steps)))
         for name in selection:  # what an earlier run finished counts as complete from the start
             if name in done and (done[name][1] is None or int(done[name][1]) not in self._open):
                 self.on_event(CrawlEvent("repository", {"name": name, "state": "complete"}))
@@ -678,14 +678,15 @@ class Crawler:
                 self.stats.count_records(RawKind.JOB.value)
                 # Every job's log is listed as not fetched, so a later run with --logs finds it.
                 conclusion = job.get("conclusion")
+                steps = len(job.get("steps") or [])
                 sql.append(
                     (
-                        "INSERT OR IGNORE INTO logs VALUES (?, ?, ?, NULL)",
-                        (job_id, repo_id, conclusion),
+                        "INSERT OR IGNORE INTO logs VALUES (?, ?, ?, NULL, ?)",
+                        (job_id, repo_id, conclusion, steps),
                     )
                 )
                 if self.opts.logs:
-                    self._push(*self._log_task(repo_id, job_id, conclusion))
+                    self._push(*self._log_task(repo_id, job_id, conclusion, steps))
             self.store.mark(sql)
 
         return self._guard("jobs", where, work), apply, repo_id
@@ -796,13 +797,15 @@ class Crawler:
         return self._guard("workflow_file", where, work), apply, repo_id
 
     # -- logs -------------------------------------------------------------------------------------
-    def _log_task(self, repo_id: int, job_id: int, conclusion: str | None) -> Task:
+    def _log_task(self, repo_id: int, job_id: int, conclusion: str | None, steps: int) -> Task:
         client = self.client
         full_name = self._name(repo_id)
         cap = self.opts.log_cap_bytes
         where = f"{full_name} job {job_id} log"
 
         def work() -> Any:
+            if steps == 0:  # a job that ran no step (skipped, never started) has no log
+                return {"job_id": job_id, "status": "missing", "bytes": None, "text": None}
             got = client.download_log(ep.job_logs(full_name, job_id), cap)
             status = got.status
             if status == "expired" and conclusion == "skipped":

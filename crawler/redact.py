@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 __all__ = ["PATTERNS", "REDACTED", "Scrubber", "redact"]
 
-REDACTED = "[REDACTED]"
+REDACTED = "***"  # what GitHub writes for a masked secret
 
 # (name, pattern). Each pattern matches the secret itself (not its surroundings), so the text
 # around it keeps its meaning. Ordered so longer, more specific shapes win.
@@ -57,7 +57,7 @@ def _sub(name: str, pattern: re.Pattern[str], text: str) -> str:
 
 
 def redact(text: str) -> str:
-    """Replace common secret shapes with `[REDACTED]`; GitHub's own `***` masks stay as they are."""
+    """Replace common secret shapes with `***`, as GitHub masks a known secret; its masks stay."""
     for name, pattern in PATTERNS:
         text = _sub(name, pattern, text)
     return text

@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS blobs (
   repo_id INTEGER NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL,
   PRIMARY KEY (repo_id, path, blob_sha));
 CREATE TABLE IF NOT EXISTS logs (
-  job_id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, conclusion TEXT, state TEXT);
+  job_id INTEGER PRIMARY KEY, repo_id INTEGER NOT NULL, conclusion TEXT, state TEXT,
+  steps INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS etags (url TEXT PRIMARY KEY, etag TEXT NOT NULL, body TEXT NOT NULL);
 """
 
