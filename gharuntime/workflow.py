@@ -1,0 +1,382 @@
+"""GitHub Actions workflow semantics, in one place.
+
+Parse a workflow file, expand a job's matrix with GitHub's include/exclude rules, name each job
+the way GitHub shows it, fill `${{ ... }}` templates, and recognise reusable-workflow callers.
+The simulated GitHub, the build (job name → YAML key) and `predict` all use this module, so the
+rules live here once and are tested against GitHub's documented behaviour and real job names.
+
+GitHub's rules implemented here (docs: "Using a matrix for your jobs", "jobs.<job_id>.name"):
+- exclude: a combination is dropped when it matches every key/value of an exclude entry.
+- include: each entry's keys are added to every original combination whose *original* matrix
+  values it does not contradict (values added by an earlier include may be overwritten); an
+  entry that fits no original combination becomes a combination of its own.
+- naming: without `name:` a matrix job is `key (v1, v2, ...)`; a `name:` that uses no matrix
+  expression also gets the ` (v1, v2, ...)` suffix; a `name:` that does is rendered as is. Empty
+  and null values are left out of the suffix; objects appear as compact JSON.
+- a job that calls a reusable workflow (`uses:`) shows its jobs as `caller / callee`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gharuntime.expressions import UnknownExpression, evaluate, value_text
+
+__all__ = [
+    "ExpandedJob",
+    "JobSpec",
+    "Workflow",
+    "WorkflowError",
+    "default_job_name",
+    "expand_job",
+    "expand_jobs",
+    "expand_matrix",
+    "parse_workflow",
+    "render_expression",
+    "runner_os",
+    "strip_ref",
+]
+
+
+class WorkflowError(Exception):
+    """A workflow file that does not parse or is not a workflow; `line` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None, path: str | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.path = path
+        where = path or "workflow"
+        super().__init__(f"{where}:{line}: {message}" if line else f"{where}: {message}")
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: GitHub reads `on:` as the key "on", not as True."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One entry of `jobs:` as written, before matrix expansion."""
+
+    key: str
+    name: str | None
+    runs_on: Any  # str, list of labels, {group, labels} or an expression string; None for callers
+    matrix: Any  # the strategy.matrix mapping, an expression string, or None
+    needs: tuple[str, ...]
+    steps: tuple[Mapping[str, Any], ...]
+    uses: str | None  # reusable workflow this job calls
+    timeout_minutes: Any
+    services: tuple[str, ...]
+    container: Any
+    condition: str | None  # `if:`
+    continue_on_error: Any
+    raw: Mapping[str, Any]
+    yaml_block: str  # the job's own YAML text, key line included, dedented
+    line: int  # 1-based line of the job key
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A parsed workflow file."""
+
+    name: str | None
+    events: tuple[str, ...]
+    jobs: dict[str, JobSpec]
+    text: str
+    raw: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ExpandedJob:
+    """One job as GitHub runs and names it: a matrix combination of a JobSpec (or, for a caller
+    of a reusable workflow, one job of the callee)."""
+
+    key: str
+    name: str
+    matrix: dict[str, Any] | None
+    runner_labels: tuple[str, ...]
+    spec: JobSpec
+    callee_key: str | None = None  # the job key inside the reusable workflow, for callers
+
+
+def parse_workflow(text: str, path: str | None = None) -> Workflow:
+    """Parse workflow YAML; raises WorkflowError (with the line) when it is not a workflow."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise WorkflowError(
+            f"YAML does not parse: {exc.problem or exc.context}",
+            mark.line + 1 if mark else None,
+            path,
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise WorkflowError(f"YAML does not parse: {exc}", None, path) from exc
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise WorkflowError(
+            "not a workflow: the top level must be a mapping with `on:` and `jobs:`", 1, path
+        )
+    jobs_node = next((v for k, v in node.value if k.value == "jobs"), None)
+    if jobs_node is None:
+        raise WorkflowError("not a workflow: no `jobs:` mapping", 1, path)
+    if (
+        not isinstance(data["jobs"], dict)
+        or not isinstance(jobs_node, yaml.MappingNode)
+        or not data["jobs"]
+    ):
+        raise WorkflowError(
+            "not a workflow: `jobs:` must be a non-empty mapping of job ids",
+            jobs_node.start_mark.line + 1,
+            path,
+        )
+    lines = text.splitlines()
+    jobs: dict[str, JobSpec] = {}
+    for key_node, value_node in jobs_node.value:
+        key = str(key_node.value)
+        raw = data["jobs"][key]
+        line = key_node.start_mark.line + 1
+        if not isinstance(raw, dict):
+            raise WorkflowError(f"job {key!r} must be a mapping", line, path)
+        if "runs-on" not in raw and "uses" not in raw:
+            raise WorkflowError(f"job {key!r} has neither `runs-on:` nor `uses:`", line, path)
+        jobs[key] = _job_spec(key, raw, line, _block(lines, key_node, value_node))
+    return Workflow(
+        name=str(data["name"]) if data.get("name") is not None else None,
+        events=_events(data.get("on")),
+        jobs=jobs,
+        text=text,
+        raw=data,
+    )
+
+
+def _block(lines: list[str], key_node: yaml.Node, value_node: yaml.Node) -> str:
+    start = key_node.start_mark.line
+    # A block node ends where the next token starts; that line belongs to the job only when
+    # something of the job stands before the end column on it.
+    mark = value_node.end_mark
+    before = lines[mark.line][: mark.column] if mark.line < len(lines) else ""
+    end = mark.line + (1 if before.strip() else 0)
+    chunk = lines[start:end]
+    while chunk and not chunk[-1].strip():
+        chunk.pop()
+    indent = min((len(s) - len(s.lstrip()) for s in chunk if s.strip()), default=0)
+    return "\n".join(s[indent:] for s in chunk) + "\n"
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return (str(value),)
+
+
+def _events(on: Any) -> tuple[str, ...]:
+    if isinstance(on, dict):
+        return tuple(str(k) for k in on)
+    return _as_tuple(on)
+
+
+def _job_spec(key: str, raw: dict[str, Any], line: int, block: str) -> JobSpec:
+    strategy = raw.get("strategy")
+    steps = raw.get("steps") or []
+    services = raw.get("services")
+    return JobSpec(
+        key=key,
+        name=str(raw["name"]) if raw.get("name") is not None else None,
+        runs_on=raw.get("runs-on"),
+        matrix=strategy.get("matrix") if isinstance(strategy, dict) else None,
+        needs=_as_tuple(raw.get("needs")),
+        steps=tuple(s for s in steps if isinstance(s, dict)) if isinstance(steps, list) else (),
+        uses=str(raw["uses"]) if raw.get("uses") is not None else None,
+        timeout_minutes=raw.get("timeout-minutes"),
+        services=tuple(str(k) for k in services) if isinstance(services, dict) else (),
+        container=raw.get("container"),
+        condition=str(raw["if"]) if raw.get("if") is not None else None,
+        continue_on_error=raw.get("continue-on-error"),
+        raw=raw,
+        yaml_block=block,
+        line=line,
+    )
+
+
+def _is_expression(value: Any) -> bool:
+    return isinstance(value, str) and "${{" in value
+
+
+def expand_matrix(matrix: Any) -> list[dict[str, Any]] | None:
+    """All combinations of a strategy.matrix, in GitHub's order; [] when there is no matrix;
+    None when the matrix (or part of it) is an expression only known at run time."""
+    if matrix is None:
+        return []
+    if not isinstance(matrix, dict):
+        return None
+    include = matrix.get("include", [])
+    exclude = matrix.get("exclude", [])
+    if _is_expression(include) or _is_expression(exclude):
+        return None
+    base = {k: v for k, v in matrix.items() if k not in ("include", "exclude")}
+    for values in base.values():
+        if not isinstance(values, list):
+            return None
+    keys = list(base)
+    combos = (
+        [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*base.values())]
+        if keys
+        else []
+    )
+    if isinstance(exclude, list):
+        for ex in exclude:
+            if isinstance(ex, dict):
+                combos = [c for c in combos if not all(k in c and c[k] == v for k, v in ex.items())]
+    originals = [dict(c) for c in combos]
+    extra: list[dict[str, Any]] = []
+    if isinstance(include, list):
+        for inc in include:
+            if not isinstance(inc, dict):
+                continue
+            matched = False
+            for combo, original in zip(combos, originals, strict=True):
+                if all(original[k] == v for k, v in inc.items() if k in original):
+                    combo.update({k: v for k, v in inc.items() if k not in original})
+                    matched = True
+            if not matched:
+                extra.append(dict(inc))
+    return combos + extra
+
+
+def default_job_name(base: str, combo: Mapping[str, Any] | None) -> str:
+    """`base (v1, v2, ...)`, leaving out empty and null values, or `base` without a matrix."""
+    if not combo:
+        return base
+    values = [value_text(v) for v in combo.values() if v is not None and v != ""]
+    return f"{base} ({', '.join(values)})" if values else base
+
+
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+
+
+def render_expression(text: str, context: Mapping[str, Any]) -> str:
+    """Fill every `${{ ... }}` in `text` that can be evaluated from `context` (e.g.
+    {"matrix": {...}}); an expression that cannot be evaluated is left as written."""
+
+    def one(m: re.Match[str]) -> str:
+        try:
+            value = evaluate(m.group(1), context)
+        except UnknownExpression:
+            return m.group(0)
+        if value is None:
+            return ""
+        return value_text(value)
+
+    return _EXPR.sub(one, text)
+
+
+def _uses_matrix(text: str) -> bool:
+    return any(re.search(r"\bmatrix\b", m.group(1)) for m in _EXPR.finditer(text))
+
+
+def _labels(runs_on: Any, context: Mapping[str, Any]) -> tuple[str, ...]:
+    if isinstance(runs_on, dict):
+        labels = _as_tuple(runs_on.get("labels")) or _as_tuple(runs_on.get("group"))
+    else:
+        labels = _as_tuple(runs_on)
+    out: list[str] = []
+    for label in labels:
+        rendered = render_expression(label, context)
+        # `runs-on: ${{ matrix.os }}` may render a JSON list of labels.
+        if rendered.startswith("["):
+            try:
+                out.extend(str(x) for x in json.loads(rendered))
+                continue
+            except ValueError:
+                pass
+        out.append(rendered)
+    return tuple(out)
+
+
+def expand_job(
+    spec: JobSpec, resolve_reusable: Callable[[str], Workflow | None] | None = None
+) -> list[ExpandedJob]:
+    """The jobs GitHub creates for one JobSpec, named as GitHub names them. A matrix given by an
+    expression yields one job with the unexpanded name and matrix None."""
+    combos = expand_matrix(spec.matrix)
+    if combos is None or not combos:
+        combos_or_none: list[dict[str, Any] | None] = [None]
+    else:
+        combos_or_none = list(combos)
+    out: list[ExpandedJob] = []
+    for combo in combos_or_none:
+        context = {"matrix": combo or {}}
+        if spec.name is None:
+            name = default_job_name(spec.key, combo)
+        elif _uses_matrix(spec.name) and combo is not None:
+            name = render_expression(spec.name, context)
+        else:
+            name = default_job_name(render_expression(spec.name, context), combo)
+        labels = _labels(spec.runs_on, context)
+        if spec.uses is None:
+            out.append(ExpandedJob(spec.key, name, combo, labels, spec))
+            continue
+        callee = resolve_reusable(spec.uses) if resolve_reusable else None
+        if callee is None:
+            out.append(ExpandedJob(spec.key, f"{name} / ", combo, labels, spec))
+            continue
+        for inner in expand_jobs(callee):
+            out.append(
+                ExpandedJob(
+                    spec.key,
+                    f"{name} / {inner.name}",
+                    combo or inner.matrix,
+                    inner.runner_labels,
+                    spec,
+                    callee_key=inner.key,
+                )
+            )
+    return out
+
+
+def expand_jobs(
+    workflow: Workflow, resolve_reusable: Callable[[str], Workflow | None] | None = None
+) -> list[ExpandedJob]:
+    """Every job of the workflow, matrix expanded, in file order. `resolve_reusable(uses)` may
+    return the called workflow; without it a caller yields one job named `caller / ` (prefix)."""
+    return [job for spec in workflow.jobs.values() for job in expand_job(spec, resolve_reusable)]
+
+
+_REF = re.compile(r"^(?P<path>.*?\.ya?ml)@(?P<ref>.+)$")
+
+
+def strip_ref(path: str) -> tuple[str, str | None]:
+    """`.github/workflows/ci.yml@main` → (`.github/workflows/ci.yml`, `main`)."""
+    m = _REF.match(path)
+    return (m.group("path"), m.group("ref")) if m else (path, None)
+
+
+def runner_os(labels: tuple[str, ...] | list[str]) -> str | None:
+    """Linux, Windows or macOS from runs-on labels (hosted, larger and self-hosted), else None."""
+    for label in labels:
+        low = label.lower()
+        if low.startswith(("ubuntu", "linux")) or low in ("linux",):
+            return "Linux"
+        if low.startswith(("windows", "win")):
+            return "Windows"
+        if low.startswith(("macos", "mac", "osx")):
+            return "macOS"
+    return None
