@@ -11,12 +11,16 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["ColumnBuffer", "Problems", "Progress", "epoch_us", "first_line"]
+__all__ = ["ColumnBuffer", "Problems", "Progress", "SourceError", "epoch_us", "first_line"]
 
 Progress = Callable[[str, int, "int | None"], None]
 """progress(stage, done, total): how far a long stage is; total is None when unknown."""
 
 _MAX_EXAMPLES = 20
+
+
+class SourceError(Exception):
+    """A source that cannot be read at all (not a raw store, not a GHALogs dump)."""
 
 
 @dataclass
@@ -89,7 +93,9 @@ class ColumnBuffer:
 
     def _pack(self) -> None:
         if self._rows:
-            self._chunks.append(pl.DataFrame(self._rows, schema=self.schema, orient="row", strict=False))
+            self._chunks.append(
+                pl.DataFrame(self._rows, schema=self.schema, orient="row", strict=False)
+            )
             self._rows = []
 
     def frame(self) -> pl.DataFrame:

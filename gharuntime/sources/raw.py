@@ -131,7 +131,9 @@ def count_records(roots: Iterable[Path]) -> int | None:
         try:
             con = sqlite3.connect(f"file:{root / _LAYOUT.state}?mode=ro", uri=True)
             try:
-                total += int(con.execute("SELECT COALESCE(SUM(records), 0) FROM shards").fetchone()[0])
+                total += int(
+                    con.execute("SELECT COALESCE(SUM(records), 0) FROM shards").fetchone()[0]
+                )
             finally:
                 con.close()
         except sqlite3.Error:
