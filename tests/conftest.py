@@ -17,7 +17,11 @@ import pytest  # noqa: E402
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# GHARUNTIME_SHARED points at the reference folder when the checkout does not sit beside it
+# (e.g. a git worktree elsewhere).
+SHARED = Path(
+    os.environ.get("GHARUNTIME_SHARED") or Path(__file__).resolve().parents[1].parent / "shared"
+)
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ from gharuntime.workflow import (
     Workflow,
     WorkflowError,
     expand_jobs,
+    expand_matrix,
     parse_workflow,
 )
 
@@ -70,13 +71,20 @@ class WorkflowIndex:
         self.workflow = workflow
         self.by_name: dict[str, list[ExpandedJob]] = {}
         self.callers: list[tuple[str, ExpandedJob]] = []
-        for job in expand_jobs(workflow):
+        expanded = expand_jobs(workflow)
+        for job in expanded:
             if job.spec.uses is not None:
                 self.callers.append((job.name.removesuffix(" / ").rstrip(), job))
             else:
                 self.by_name.setdefault(job.name, []).append(job)
+        # Patterns only for jobs whose names cannot be listed statically: a matrix given by an
+        # expression, or a name using contexts other than the matrix (github.*, inputs.*, ...).
+        open_keys = {j.key for j in expanded if "${{" in j.name}
+        open_keys |= {s.key for s in workflow.jobs.values() if expand_matrix(s.matrix) is None}
         self.patterns: list[tuple[re.Pattern[str], JobSpec]] = []
         for spec in workflow.jobs.values():
+            if spec.key not in open_keys:
+                continue
             base = _template_regex(spec.name) if spec.name is not None else re.escape(spec.key)
             suffix = r"(?: / .+)?" if spec.uses is not None else ""
             self.patterns.append((re.compile(rf"{base}(?: \(.*\))?{suffix}", re.S), spec))

@@ -23,7 +23,7 @@ from gharuntime.build.normalize import normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.history import history_durations
-from gharuntime.rawstore import RawStoreError
+from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.sources._columns import Problems, Progress, SourceError
 from gharuntime.sources.ghalogs import read_ghalogs
 from gharuntime.sources.raw import read_raw_stores
@@ -151,6 +151,8 @@ def build_from_raw(
 ) -> BuildResult:
     """Build from one or more raw stores (crawl shards or `simulate dump`), read together."""
     try:
+        for root in roots:
+            listed_shards(Path(root))  # a clear error naming the folder when it is not a store
         stores = [_store_provenance(Path(r)) for r in roots]
         tables = read_raw_stores([Path(r) for r in roots], progress=progress)
     except (RawStoreError, sqlite3.Error) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from gharuntime.cli.build import build_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
 
@@ -23,6 +24,7 @@ def cli() -> None:
 
 
 cli.add_command(validate_command)
+cli.add_command(build_command)
 
 
 def main() -> None:
