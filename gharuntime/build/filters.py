@@ -76,12 +76,17 @@ def apply_filters(
         before = rows.height
         rows = rows.filter(~mask)
         counts[rule.name] = before - rows.height
-    before = rows.height
-    rows = rows.sort(
-        ["id", "completed_at", "started_at", "run_attempt"],
-        descending=[False, True, True, True],
-    ).unique("id", keep="first", maintain_order=True)
-    counts["duplicate_job_id"] = before - rows.height
+    dup = rows["id"].is_duplicated()
+    counts["duplicate_job_id"] = 0
+    if dup.any():
+        # Only the repeated ids are sorted, so a store without repeats costs one hash pass.
+        repeated = rows.filter(dup)
+        kept = repeated.sort(
+            ["id", "completed_at", "started_at", "run_attempt"],
+            descending=[False, True, True, True],
+        ).unique("id", keep="first", maintain_order=True)
+        counts["duplicate_job_id"] = repeated.height - kept.height
+        rows = pl.concat([rows.filter(~dup), kept])
     if conclusions is not None:
         keep = list(conclusions)
         dropped = rows.filter(~pl.col("conclusion").is_in(keep))

@@ -4,6 +4,8 @@ workflow file, job name or label set."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from gharuntime.build.jobkeys import resolve_job_keys, yaml_sha256
@@ -11,7 +13,7 @@ from gharuntime.sources._columns import Problems
 from gharuntime.sources.raw import RawTables
 from gharuntime.workflow import WorkflowError, runner_os
 
-__all__ = ["CANDIDATE_EXTRA", "normalize_raw", "to_datetime", "with_runner_os"]
+__all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw", "to_datetime", "with_runner_os"]
 
 CANDIDATE_EXTRA = ("status", "job_key_how")
 """Columns a candidate row carries beyond the contract's, for the filters and the report."""
@@ -47,8 +49,25 @@ def with_runner_os(rows: pl.DataFrame, image_col: str = "runner_image") -> pl.Da
     return rows.join(table, on="_os_key", how="left", maintain_order="left").drop("_os_key")
 
 
-def normalize_raw(t: RawTables, problems: Problems) -> pl.DataFrame:
-    """Candidate job rows from a raw store; records that cannot be placed are counted."""
+@dataclass(frozen=True)
+class Texts:
+    """The YAML texts, one row per distinct file and per resolved job: joined onto the rows only
+    at the end, so filters and sorts never move millions of long strings."""
+
+    workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
+    jobs: pl.DataFrame  # workflow_sha256, job_name, job_yaml
+
+    def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name."""
+        rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
+        return rows.join(
+            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
+        ).join(self.jobs, on=["workflow_sha256", "job_name"], how="left", maintain_order="left")
+
+
+def normalize_raw(t: RawTables, problems: Problems) -> tuple[pl.DataFrame, Texts]:
+    """Candidate job rows from a raw store (without the YAML texts, see Texts); records that
+    cannot be placed are counted."""
     runs = t.runs.unique(["run_id", "run_attempt"], keep="last", maintain_order=True)
     if runs.height < t.runs.height:
         problems.add("duplicate_run_record", n=t.runs.height - runs.height)
@@ -78,9 +97,9 @@ def normalize_raw(t: RawTables, problems: Problems) -> pl.DataFrame:
     files = t.workflow_files.unique(
         ["repo_id", "workflow_path", "blob_sha"], keep="last", maintain_order=True
     )
-    texts = files["workflow_yaml"].unique().sort()
+    distinct = files["workflow_yaml"].unique().sort()
     yaml_table = pl.DataFrame(
-        {"workflow_yaml": texts, "workflow_sha256": [yaml_sha256(x) for x in texts]},
+        {"workflow_yaml": distinct, "workflow_sha256": [yaml_sha256(x) for x in distinct]},
         schema={"workflow_yaml": pl.String, "workflow_sha256": pl.String},
     )
     files = files.join(yaml_table, on="workflow_yaml", how="left").drop("workflow_yaml")
@@ -97,9 +116,13 @@ def normalize_raw(t: RawTables, problems: Problems) -> pl.DataFrame:
         dict(zip(yaml_table["workflow_sha256"], yaml_table["workflow_yaml"], strict=True)),
         on_bad_yaml=bad_yaml,
     )
-    jobs = jobs.join(keys, on=["workflow_sha256", "job_name"], how="left").join(
-        yaml_table, on="workflow_sha256", how="left"
+    texts = Texts(
+        workflows=yaml_table.select("workflow_sha256", "workflow_yaml"),
+        jobs=keys.filter(pl.col("job_yaml").is_not_null()).select(
+            "workflow_sha256", "job_name", "job_yaml"
+        ),
     )
+    jobs = jobs.join(keys.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
 
     logs = t.logs.unique("job_id", keep="last", maintain_order=True)
     jobs = jobs.join(logs, on="job_id", how="left")
@@ -134,12 +157,10 @@ def normalize_raw(t: RawTables, problems: Problems) -> pl.DataFrame:
         "workflow_id",
         pl.col("workflow_path").fill_null(""),
         pl.coalesce("workflow_name", "workflow_record_name").alias("workflow_name"),
-        "workflow_yaml",
         "workflow_sha256",
         "job_id",
         "job_name",
         "job_key",
-        "job_yaml",
         "matrix",
         labels.alias("runner_labels"),
         pl.col("log_image").alias("runner_image"),
@@ -157,4 +178,4 @@ def normalize_raw(t: RawTables, problems: Problems) -> pl.DataFrame:
         .otherwise(pl.col("job_key_how"))
         .alias("job_key_how"),
     )
-    return with_runner_os(rows)
+    return with_runner_os(rows), texts

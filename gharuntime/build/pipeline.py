@@ -19,7 +19,7 @@ import polars as pl
 
 from gharuntime.build.card import render_card
 from gharuntime.build.filters import DEFAULT_CONCLUSIONS, apply_filters
-from gharuntime.build.normalize import normalize_raw
+from gharuntime.build.normalize import Texts, normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.history import history_durations
@@ -95,17 +95,23 @@ def finish_build(
     *,
     source: dict[str, Any],
     problems: Problems,
+    texts: Texts | None = None,
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     build: dict[str, Any] | None = None,
     progress: Progress | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
 ) -> BuildResult:
-    """Filter candidate rows, add history, and write the dataset folder at `out`."""
+    """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
+
+    Pass `candidates` without keeping a reference of your own: at millions of rows the build
+    frees each stage's frame as soon as the next one exists."""
     _note(progress, "filtering")
+    n_candidates = candidates.height
     rows, filter_counts = apply_filters(candidates, conclusions)
+    del candidates
     if rows.height == 0:
         raise BuildError(
-            f"no job is left after the filters ({candidates.height} candidates; removed: "
+            f"no job is left after the filters ({n_candidates} candidates; removed: "
             + ", ".join(f"{k} {v}" for k, v in filter_counts.items() if v)
             + "); nothing was written. Check the source, or keep more conclusions with "
             "--conclusions all"
@@ -116,18 +122,21 @@ def finish_build(
     }
     _note(progress, "history features")
     rows = rows.with_columns(history_durations(rows))
-    rows = rows.select([c.name for c in COLUMNS])
+    if texts is not None:
+        rows = texts.attach(rows)
     params = {
         **(build or {}),
         "conclusions": list(conclusions) if conclusions is not None else "all",
-        "candidates": candidates.height,
+        "candidates": n_candidates,
         "job_keys": job_keys,
         "problems": problems.as_dict(),
     }
     _note(progress, "writing the dataset")
+    final = [rows.select([c.name for c in COLUMNS])]
+    del rows
     try:
         manifest = write_dataset(
-            rows,
+            final.pop(),  # no reference kept here: write_dataset's sorted copy replaces it
             out,
             source=source,
             build=params,
@@ -158,8 +167,10 @@ def build_from_raw(
     except (RawStoreError, sqlite3.Error) as exc:
         raise BuildError(str(exc)) from exc
     problems = tables.problems
+    records, fetch_errors = tables.records, tables.fetch_errors
     _note(progress, "normalizing")
-    candidates = normalize_raw(tables, problems)
+    normalized = [normalize_raw(tables, problems)]
+    del tables  # the raw tables are no longer needed; free them before the filters run
     synthetic = any("simul" in str(s["meta"].get("source", "")).lower() for s in stores)
     src = {
         "kind": "simulated" if synthetic else "raw",
@@ -167,13 +178,15 @@ def build_from_raw(
         "stores": stores,
         **(source or {}),
     }
+    texts = normalized[0][1]
     return finish_build(
-        candidates,
+        normalized.pop()[0],  # passed on without a reference here, so it can be freed early
         out,
         source=src,
         problems=problems,
+        texts=texts,
         conclusions=conclusions,
-        build={"records": tables.records, "fetch_errors": tables.fetch_errors},
+        build={"records": records, "fetch_errors": fetch_errors},
         progress=progress,
         rows_per_file=rows_per_file,
     )
@@ -190,12 +203,13 @@ def build_from_ghalogs(
 ) -> BuildResult:
     """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional logs)."""
     try:
-        candidates, problems, info = read_ghalogs(dump, logs=logs, progress=progress)
+        read = [read_ghalogs(dump, logs=logs, progress=progress)]
     except SourceError as exc:
         raise BuildError(str(exc)) from exc
+    _, problems, info = read[0]
     source = {"kind": "ghalogs", "synthetic": False, **info}
     return finish_build(
-        candidates,
+        read.pop()[0],
         out,
         source=source,
         problems=problems,

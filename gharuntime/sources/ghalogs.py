@@ -41,6 +41,7 @@ from gharuntime.sources._columns import (
     SourceError,
     epoch_us,
     first_line,
+    pack_list,
 )
 from gharuntime.sources.raw import runner_from_log
 from gharuntime.workflow import strip_ref
@@ -152,7 +153,7 @@ def _repositories(path: Path, problems: Problems) -> pl.DataFrame:
                     repo.get("mainLanguage"),
                     _int(repo.get("stargazers")),
                     _int(repo.get("size")),
-                    [str(t) for t in topics] if isinstance(topics, list) else None,
+                    pack_list(topics),
                     bool(repo["isFork"]) if repo.get("isFork") is not None else None,
                     epoch_us(repo.get("createdAt")),
                     repo.get("defaultBranch"),
@@ -285,9 +286,9 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
                 path,
                 meta.get("name"),
                 job_name,
-                labels,
+                pack_list(labels),
                 f"{image} {version}" if image and version else image,
-                steps,
+                pack_list(steps),
                 created,
                 started,
                 completed,

@@ -21,7 +21,14 @@ import polars as pl
 
 from gharuntime.contract import RawKind, RawStoreLayout
 from gharuntime.rawstore import iter_records, listed_shards
-from gharuntime.sources._columns import ColumnBuffer, Problems, Progress, epoch_us, first_line
+from gharuntime.sources._columns import (
+    ColumnBuffer,
+    Problems,
+    Progress,
+    epoch_us,
+    first_line,
+    pack_list,
+)
 from gharuntime.workflow import strip_ref
 
 __all__ = ["RawTables", "count_records", "read_raw_stores", "runner_from_log"]
@@ -145,12 +152,6 @@ def _int(v: Any) -> int | None:
     return None if v is None or v == "" else int(v)
 
 
-def _labels(v: Any) -> list[str] | None:
-    if isinstance(v, list):
-        return [str(x) for x in v]
-    return None
-
-
 class _Reader:
     def __init__(self) -> None:
         self.repos = ColumnBuffer(REPOSITORY_SCHEMA, 10_000)
@@ -171,7 +172,7 @@ class _Reader:
                 b.get("language"),
                 _int(b.get("stargazers_count")),
                 _int(b.get("size")),
-                _labels(b.get("topics")),
+                pack_list(b.get("topics")),
                 b.get("fork"),
                 epoch_us(b.get("created_at")),
                 b.get("default_branch"),
@@ -216,8 +217,8 @@ class _Reader:
                 epoch_us(b.get("created_at")),
                 epoch_us(b.get("started_at")),
                 epoch_us(b.get("completed_at")),
-                _labels(b.get("labels")),
-                [str(s.get("name")) for s in steps] if isinstance(steps, list) else None,
+                pack_list(b.get("labels")),
+                pack_list([s.get("name") for s in steps]) if isinstance(steps, list) else None,
             )
         )
 
@@ -246,7 +247,7 @@ class _Reader:
         size = b.get("bytes")
         if size is None and isinstance(text, str) and b.get("status") == "ok":
             size = len(text.encode())
-        self.logs.append((_int(b["job_id"]), b.get("status"), _int(size), image, labels))
+        self.logs.append((_int(b["job_id"]), b.get("status"), _int(size), image, pack_list(labels)))
 
 
 def read_raw_stores(
