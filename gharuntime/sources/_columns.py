@@ -3,8 +3,10 @@ packed into polars chunks, so millions of records never sit in memory as dicts o
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -18,6 +20,7 @@ __all__ = [
     "SourceError",
     "epoch_us",
     "first_line",
+    "gc_paused",
     "pack_list",
 ]
 
@@ -81,6 +84,20 @@ def first_line(text: Any) -> str | None:
     if not isinstance(text, str):
         return None
     return text.split("\n", 1)[0]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while streaming: millions of small, acyclic JSON
+    objects otherwise trigger full collections that rescan every buffered row (a third of the
+    reading time at scale). Reference counting still frees everything as usual."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 LIST_SEP = "\x1f"

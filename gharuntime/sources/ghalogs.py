@@ -41,6 +41,7 @@ from gharuntime.sources._columns import (
     SourceError,
     epoch_us,
     first_line,
+    gc_paused,
     pack_list,
 )
 from gharuntime.sources.raw import runner_from_log
@@ -320,14 +321,17 @@ def read_ghalogs(
     repos = _repositories(repos_path, problems)
     buf = ColumnBuffer(ROW_SCHEMA)
     runs = 0
-    for number, doc in _lines(runs_path, "runs", problems):
-        try:
-            _run_rows(doc, buf, logs, problems)
-            runs += 1
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            problems.add("unreadable_run", f"runs.json.gz:{number}: {type(exc).__name__}: {exc}")
-        if progress is not None and number % every == 0:
-            progress("reading GHALogs runs", number, None)
+    with gc_paused():
+        for number, doc in _lines(runs_path, "runs", problems):
+            try:
+                _run_rows(doc, buf, logs, problems)
+                runs += 1
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                problems.add(
+                    "unreadable_run", f"runs.json.gz:{number}: {type(exc).__name__}: {exc}"
+                )
+            if progress is not None and number % every == 0:
+                progress("reading GHALogs runs", number, None)
     if progress is not None:
         progress("reading GHALogs runs", runs, runs)
     rows = buf.frame()

@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from gharuntime.sources._columns import (
     Progress,
     epoch_us,
     first_line,
+    gc_paused,
     pack_list,
 )
 from gharuntime.workflow import strip_ref
@@ -264,6 +265,30 @@ def read_raw_stores(
         kind = "truncated_shard" if "shard" in message else "unreadable_record"
         r.problems.add(kind, f"{where}: {message}")
 
+    with gc_paused():
+        n = _read_into(r, roots, on_error, progress, every, total)
+    return RawTables(
+        repositories=r.repos.frame(),
+        workflows=r.workflows.frame(),
+        runs=r.runs.frame(),
+        jobs=r.jobs.frame(),
+        workflow_files=r.files.frame(),
+        workflow_refs=r.refs.frame(),
+        logs=r.logs.frame(),
+        fetch_errors=dict(sorted(r.errors.items())),
+        records=n,
+        problems=r.problems,
+    )
+
+
+def _read_into(
+    r: _Reader,
+    roots: list[Path],
+    on_error: Callable[[str, str], None],
+    progress: Progress | None,
+    every: int,
+    total: int | None,
+) -> int:
     n = 0
     for rec in iter_records(roots, on_error=on_error):
         n += 1
@@ -298,15 +323,4 @@ def read_raw_stores(
             )
     if progress is not None:
         progress("reading raw records", n, total)
-    return RawTables(
-        repositories=r.repos.frame(),
-        workflows=r.workflows.frame(),
-        runs=r.runs.frame(),
-        jobs=r.jobs.frame(),
-        workflow_files=r.files.frame(),
-        workflow_refs=r.refs.frame(),
-        logs=r.logs.frame(),
-        fetch_errors=dict(sorted(r.errors.items())),
-        records=n,
-        problems=r.problems,
-    )
+    return n
