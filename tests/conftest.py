@@ -46,3 +46,20 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"reference data folder {SHARED} is absent (it sits beside the project in CI)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def sim_world():  # type: ignore[no-untyped-def]
+    """A tiny seeded simulated world (12 repositories)."""
+    from gharuntime.sim import World
+
+    return World(seed=7, scale="tiny")
+
+
+@pytest.fixture(scope="session")
+def sim_server(sim_world):  # type: ignore[no-untyped-def]
+    """The simulated GitHub serving `sim_world` on a free 127.0.0.1 port; `.url`, `.recorder`."""
+    from gharuntime.sim import serve
+
+    with serve(sim_world) as server:
+        yield server

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gharuntime.cli.build import build_command
+from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
 
@@ -25,6 +26,7 @@ def cli() -> None:
 
 cli.add_command(validate_command)
 cli.add_command(build_command)
+cli.add_command(simulate_command)
 
 
 def main() -> None:
