@@ -237,7 +237,7 @@ def main() -> None:
     proc = subprocess.run([*cmd], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1) or not proc.stdout.strip():
         print(proc.stderr[-3000:], file=sys.stderr)
         raise SystemExit(f"build failed with exit code {proc.returncode}")
     manifest = json.loads(proc.stdout)

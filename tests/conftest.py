@@ -6,13 +6,15 @@ import os
 import sys
 from pathlib import Path
 
-# `python -m pytest` puts the repository root first on sys.path, where gharuntime/ lacks the
-# packages setup.py maps into it (gharuntime.crawler, gharuntime.data_cards, ...). Import the
-# installed tree instead, as a user would.
+# `python -m pytest` at the checkout's root puts the root first on sys.path, and there
+# gharuntime/ lacks the packages setup.py maps into it (crawler/ -> gharuntime.crawler, ...).
+# Drop that entry so the installed (editable) gharuntime, which has them all, is imported.
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(os.path.abspath(p or ".")) != _ROOT]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
 import pytest  # noqa: E402
+
+pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
 
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402

@@ -86,13 +86,20 @@ def _provenance(source: Mapping[str, Any]) -> str:
     kind = source.get("kind")
     if source.get("synthetic"):
         stores = source.get("stores") or []
-        meta = "; ".join(str(s.get("meta", {}).get("source", "")) for s in stores)
+        details = "; ".join(
+            ", ".join(
+                f"{k.removeprefix('sim_')} {v}"
+                for k, v in sorted(s.get("meta", {}).items())
+                if k.startswith("sim_") or k == "seed"
+            )
+            for s in stores
+        )
         return (
-            "**This dataset is synthetic.** It was crawled from the project's simulated GitHub "
-            "(a seeded generator of repositories, workflows and job timings served over the "
-            f"GitHub REST API shape), not from github.com{f' ({meta})' if meta else ''}. Use it "
-            "to try the toolkit end to end and to test methods; its numbers say nothing about real "
-            "GitHub Actions jobs."
+            "**This dataset is synthetic.** Every repository, workflow, run and job timing comes "
+            "from the project's simulated GitHub (a seeded generator with a hidden cost model, "
+            "serving the GitHub REST API's shapes), not from github.com"
+            f"{f' ({details})' if details.strip('; ') else ''}. Use it to try the toolkit end to "
+            "end and to test methods; its numbers say nothing about real GitHub Actions jobs."
         )
     if kind == "ghalogs":
         return (

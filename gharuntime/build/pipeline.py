@@ -82,7 +82,11 @@ def _store_provenance(root: Path) -> dict[str, Any]:
     digest = hashlib.sha256("\n".join(f"{n}:{s}" for n, _, s in shards).encode()).hexdigest()
     return {
         "name": root.resolve().name,
-        "meta": {k: v for k, v in meta.items() if k in ("format", "source", "api_url", "seed")},
+        "meta": {
+            k: v
+            for k, v in meta.items()
+            if k in ("format", "source", "api_url", "seed") or k.startswith("sim_")
+        },
         "shards": len(shards),
         "records": sum(int(r) for _, r, _ in shards),
         "shards_sha256": digest,
