@@ -94,6 +94,8 @@ def _provenance(source: Mapping[str, Any]) -> str:
             )
             for s in stores
         )
+        if source.get("seed") is not None:
+            details = f"seed {source['seed']}, scale {source.get('scale')}, crawled over HTTP"
         return (
             "**This dataset is synthetic.** Every repository, workflow, run and job timing comes "
             "from the project's simulated GitHub (a seeded generator with a hidden cost model, "

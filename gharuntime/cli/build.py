@@ -117,6 +117,60 @@ def _summary(result: BuildResult, seconds: float) -> None:
     show_default=True,
     help="Rows per Parquet file.",
 )
+@click.option(
+    "--crawl-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="simulated/github: raw store the crawl writes and the build reads (default: OUT.raw "
+    "beside --out); rerunning with the same folder continues the crawl.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="simulated: world seed.")
+@click.option(
+    "--scale",
+    type=click.Choice(["tiny", "small", "medium", "paper"]),
+    default="tiny",
+    show_default=True,
+    help="simulated: world size (tiny 12 repositories ... paper 27,000).",
+)
+@click.option(
+    "--crawl-logs/--no-crawl-logs",
+    default=False,
+    help="simulated/github: also download each job's log (fills log_bytes).",
+)
+@click.option(
+    "--repos",
+    "repos_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="github: file of repositories to crawl, owner/name one a line.",
+)
+@click.option("--search", help="github: repository search query instead of --repos.")
+@click.option("--max-repos", type=click.IntRange(min=1), help="github: crawl at most N repos.")
+@click.option("--since", help="github: runs created from this date (default: 90 days ago).")
+@click.option("--until", help="github: runs created up to this date (default: now).")
+@click.option(
+    "--max-runs-per-workflow",
+    type=click.IntRange(1, 1000),
+    help="github: only the N most recent runs of each workflow.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="github: file of tokens, one a line (default: $GITHUB_TOKEN).",
+)
+@click.option(
+    "--api-url",
+    default="https://api.github.com",
+    show_default=True,
+    envvar="GITHUB_API_URL",
+    help="github: API root (GitHub Enterprise Server, or a simulated GitHub you run).",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 50),
+    default=6,
+    show_default=True,
+    help="github: retries of one request on 5xx, resets or malformed bodies.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
 def build_command(
     paths: tuple[Path, ...],
@@ -126,6 +180,19 @@ def build_command(
     out: Path,
     conclusions: str,
     rows_per_file: int,
+    crawl_dir: Path | None,
+    seed: int,
+    scale: str,
+    crawl_logs: bool,
+    repos_file: Path | None,
+    search: str | None,
+    max_repos: int | None,
+    since: str | None,
+    until: str | None,
+    max_runs_per_workflow: int | None,
+    token_file: Path | None,
+    api_url: str,
+    max_retries: int,
     as_json: bool,
 ) -> None:
     """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
@@ -136,21 +203,31 @@ def build_command(
     when the new one is complete and passes `gharuntime validate`.
 
     \b
+    Sources:
+      --raw DIR [DIR ...]         raw stores (crawl shards, `simulate dump`), read together
+      --source ghalogs DIR        the published GHALogs dump (runs.json.gz, repositories.json.gz)
+      --source simulated          serve the seeded simulated GitHub on 127.0.0.1, crawl it with
+                                  the real crawler, build (a synthetic dataset; says so)
+      --source github             crawl GitHub (--repos FILE or --search QUERY), then build
+    \b
     Examples:
+      gharuntime build --source simulated --seed 1 --scale small --out ./gharuntime-sim
       gharuntime build --raw ./crawl-a ./crawl-b --out ./gharuntime-dataset
       gharuntime build --source ghalogs ./ghalogs --logs ./ghalogs/logs --out ./ghalogs-dataset
+      GITHUB_TOKEN=... gharuntime build --source github --repos repos.txt --out ./gharuntime-gh
     \b
     Exit codes: 0 built; 1 built, but some input records could not be read (see the summary);
     2 bad usage or a source that cannot be built.
     """
     kind = source or "raw"
     roots = [*raw, *paths]
-    if kind in ("simulated", "github"):
+    if kind in ("simulated", "github") and roots:
+        raise click.UsageError(f"--source {kind} crawls first; it takes no PATHS or --raw")
+    if kind == "github" and (repos_file is None) == (search is None):
         raise click.UsageError(
-            f"--source {kind} needs the crawler (gharuntime.crawler), which this build of "
-            "gharuntime does not have yet; crawl to a raw store and pass it with --raw DIR"
+            "--source github needs exactly one of --repos FILE or --search QUERY"
         )
-    if not roots:
+    if kind not in ("simulated", "github") and not roots:
         raise click.UsageError(
             "give a source: --raw DIR [DIR ...] or --source ghalogs DIR (see --help)"
         )
@@ -172,24 +249,40 @@ def build_command(
             transient=True,
         ) as bar:
             report = _Bar(bar)
-            result = (
-                build_from_ghalogs(
-                    roots[0],
+            crawl_into = crawl_dir or out.with_name(out.name + ".raw")
+            if kind == "simulated":
+                from gharuntime.build.crawled import build_from_simulated
+
+                result = build_from_simulated(
                     out,
-                    logs=logs,
+                    crawl_into,
+                    seed=seed,
+                    scale=scale,
+                    logs=crawl_logs,
                     conclusions=keep,
                     progress=report,
-                    rows_per_file=rows_per_file,
                 )
-                if kind == "ghalogs"
-                else build_from_raw(
-                    roots,
+            elif kind == "github":
+                result = _build_github(
                     out,
-                    conclusions=keep,
-                    progress=report,
-                    rows_per_file=rows_per_file,
+                    crawl_into,
+                    keep,
+                    report,
+                    repos_file=repos_file,
+                    search=search,
+                    max_repos=max_repos,
+                    since=since,
+                    until=until,
+                    max_runs_per_workflow=max_runs_per_workflow,
+                    logs=crawl_logs,
+                    token_file=token_file,
+                    api_url=api_url,
+                    max_retries=max_retries,
                 )
-            )
+            else:
+                result = _build_local(
+                    kind, roots, out, logs, keep, report, rows_per_file=rows_per_file
+                )
     except BuildError as exc:
         err_console.print(f"[red]build failed[/red]: {exc}")
         err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
@@ -207,3 +300,72 @@ def build_command(
 
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
+
+
+def _build_local(
+    kind: str,
+    roots: list[Path],
+    out: Path,
+    logs: Path | None,
+    keep: tuple[str, ...] | None,
+    report: _Bar,
+    *,
+    rows_per_file: int,
+) -> BuildResult:
+    if kind == "ghalogs":
+        return build_from_ghalogs(
+            roots[0], out, logs=logs, conclusions=keep, progress=report, rows_per_file=rows_per_file
+        )
+    return build_from_raw(
+        roots, out, conclusions=keep, progress=report, rows_per_file=rows_per_file
+    )
+
+
+def _build_github(
+    out: Path,
+    raw: Path,
+    keep: tuple[str, ...] | None,
+    report: _Bar,
+    *,
+    repos_file: Path | None,
+    search: str | None,
+    max_repos: int | None,
+    since: str | None,
+    until: str | None,
+    max_runs_per_workflow: int | None,
+    logs: bool,
+    token_file: Path | None,
+    api_url: str,
+    max_retries: int,
+) -> BuildResult:
+    """Crawl with the crawler's own option handling (tokens, dates), then build."""
+    from gharuntime.build.crawled import build_from_crawl
+    from gharuntime.cli.crawl import _time, load_tokens
+    from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy
+    from gharuntime.crawler.crawl import CrawlOptions
+
+    repos = None
+    if repos_file is not None:
+        repos = [
+            line.split("#", 1)[0].strip()
+            for line in repos_file.read_text(encoding="utf-8").splitlines()
+            if line.split("#", 1)[0].strip()
+        ]
+    opts = CrawlOptions(
+        repos=repos,
+        search=search,
+        max_repos=max_repos,
+        since=_time(since, "--since"),
+        until=_time(until, "--until"),
+        max_runs_per_workflow=max_runs_per_workflow,
+        logs=logs,
+    )
+    tokens = load_tokens(token_file)
+    if not tokens:
+        err_console.print(
+            "[yellow]no token[/yellow]: unauthenticated requests get 60 an hour; pass "
+            "--token-file or set GITHUB_TOKEN"
+        )
+    policy = RetryPolicy(max_retries=max_retries)
+    client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())
+    return build_from_crawl(out, raw, opts, client, conclusions=keep, progress=report)
