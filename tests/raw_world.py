@@ -206,7 +206,7 @@ class RawWorld:
                 {
                     "job_id": job_id,
                     "status": log_status,
-                    "bytes": len(log.encode()) if log_status == "ok" else None,
+                    "bytes": len(log.encode()) if log_status in ("ok", "too_large") else None,
                     "text": log if log_status == "ok" else None,
                 },
             )

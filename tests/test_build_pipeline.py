@@ -179,6 +179,14 @@ def test_expired_log_leaves_log_bytes_null(shared_dir: Path, tmp_path: Path) -> 
     assert all_rows(tmp_path / "ds")["log_bytes"].to_list() == [None]
 
 
+def test_too_large_log_keeps_its_size(shared_dir: Path, tmp_path: Path) -> None:
+    w = RawWorld(shared_dir)
+    run = w.run(5, T0)
+    w.job(run, "lint", log="x" * 1234, log_status="too_large")
+    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    assert all_rows(tmp_path / "ds")["log_bytes"].to_list() == [1234]
+
+
 def test_job_without_created_at_takes_the_run_start(shared_dir: Path, tmp_path: Path) -> None:
     # GitHub's own job example has no created_at.
     w = RawWorld(shared_dir)

@@ -171,7 +171,9 @@ def normalize_raw(t: RawTables, problems: Problems) -> tuple[pl.DataFrame, Texts
         pl.col("conclusion").fill_null(""),
         ((pl.col("completed_at") - pl.col("started_at")) / 1e6).alias("duration_s"),
         ((pl.col("started_at") - created) / 1e6).alias("queue_s"),
-        pl.when(pl.col("log_status") == "ok").then(pl.col("log_bytes")).alias("log_bytes"),
+        pl.when(pl.col("log_status").is_in(["ok", "too_large"]))
+        .then(pl.col("log_bytes"))
+        .alias("log_bytes"),
         "status",
         pl.when(pl.col("workflow_sha256").is_null())
         .then(pl.lit("no_yaml"))
