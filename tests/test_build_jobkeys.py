@@ -86,9 +86,27 @@ def test_bad_yaml_is_reported_once_and_its_jobs_stay_unresolved() -> None:
         }
     )
     reported: list[str] = []
+
     keys = resolve_job_keys(
         pairs, {good: CI_YAML, bad: BAD_YAML}, on_bad_yaml=lambda sha, exc: reported.append(sha)
     )
     assert reported == [bad]
     how = dict(zip(keys["job_name"], keys["job_key_how"], strict=True))
     assert how == {"lint": "exact", "a": "bad_yaml", "b": "bad_yaml"}
+
+
+def test_worker_processes_resolve_exactly_as_one_process() -> None:
+    texts = {
+        yaml_sha256(t): t
+        for t in (CI_YAML, BAD_YAML, CI_YAML.replace("ruff check .", "ruff check src"))
+    }
+    names = ["lint", "build (x64)", "Test 3.12 on macos-latest", "call / deploy", "nope"]
+    pairs = pl.DataFrame(
+        [(sha, n) for sha in texts for n in names],
+        schema={"workflow_sha256": pl.String, "job_name": pl.String},
+        orient="row",
+    )
+    serial = resolve_job_keys(pairs, texts, workers=1)
+    parallel = resolve_job_keys(pairs, texts, workers=2, parallel_above=0)
+    assert parallel.equals(serial)
+    assert serial.height == 15

@@ -107,6 +107,7 @@ def build_from_simulated(
     logs: bool = False,
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> BuildResult:
     """Crawl the simulated GitHub into `raw`, then build the dataset at `out` from it."""
     result, info = crawl_simulated(raw, seed=seed, scale=scale, logs=logs, progress=progress)
@@ -114,7 +115,9 @@ def build_from_simulated(
     # The server's port and the crawl's shard boundaries change from call to call; the world
     # (seed, scale) and the record count do not, so only they describe the store.
     info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
-    return build_from_raw([raw], out, conclusions=conclusions, source=info, progress=progress)
+    return build_from_raw(
+        [raw], out, conclusions=conclusions, source=info, progress=progress, workers=workers
+    )
 
 
 def build_from_crawl(
@@ -125,6 +128,7 @@ def build_from_crawl(
     *,
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> BuildResult:
     """Crawl GitHub (or any API at the client's URL) into `raw`, then build from it."""
     result = _crawl(raw, opts, client, _events(progress, "crawling GitHub"))
@@ -135,4 +139,6 @@ def build_from_crawl(
         "until": result.until,
         "crawl_failures": len(result.failures),
     }
-    return build_from_raw([raw], out, conclusions=conclusions, source=source, progress=progress)
+    return build_from_raw(
+        [raw], out, conclusions=conclusions, source=source, progress=progress, workers=workers
+    )

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import re
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import polars as pl
@@ -134,45 +137,76 @@ KEY_SCHEMA = {
 }
 
 
-def resolve_job_keys(
-    pairs: pl.DataFrame,
-    yaml_by_sha: dict[str, str],
-    *,
-    on_bad_yaml: Callable[[str, WorkflowError], None] | None = None,
-) -> pl.DataFrame:
-    """For each distinct (workflow_sha256, job_name) of `pairs`, what the YAML says (KEY_SCHEMA).
+Row = tuple[object, ...]
 
-    A YAML that does not parse is passed to `on_bad_yaml(sha, error)` once, and its jobs stay
-    unresolved with `job_key_how` = 'bad_yaml'; a name that fits no key gets 'unresolved'.
-    """
-    indexes: dict[str, WorkflowIndex | None] = {}
-    rows: list[tuple[object, ...]] = []
-    for sha, name in pairs.select("workflow_sha256", "job_name").unique().sort(pl.all()).iter_rows():
-        if sha not in indexes:
-            try:
-                indexes[sha] = WorkflowIndex.parse(yaml_by_sha[sha])
-            except WorkflowError as exc:
-                indexes[sha] = None
-                if on_bad_yaml is not None:
-                    on_bad_yaml(sha, exc)
-        index = indexes[sha]
-        if index is None:
-            rows.append((sha, name, None, "bad_yaml", None, None, None, None))
-            continue
+PARALLEL_FILES = 2_000
+"""Above this many distinct workflow files, parsing runs in worker processes (YAML parsing is
+pure Python, ~1 ms a file, and a paper-scale crawl holds tens of thousands of files)."""
+
+
+def _resolve_file(sha: str, text: str, names: list[str]) -> tuple[list[Row], str | None]:
+    """Rows for every name of one workflow file, and the parse error (text) if it fails."""
+    try:
+        index = WorkflowIndex.parse(text)
+    except WorkflowError as exc:
+        return [(sha, n, None, "bad_yaml", None, None, None, None) for n in names], str(exc)
+    rows: list[Row] = []
+    for name in names:
         m = index.resolve(name)
         if m is None:
             rows.append((sha, name, None, "unresolved", None, None, None, None))
         else:
-            rows.append(
-                (
-                    sha,
-                    name,
-                    m.job_key,
-                    m.how,
-                    m.job_yaml,
-                    m.matrix,
-                    list(m.runner_labels) if m.runner_labels else None,
-                    list(m.needs),
-                )
-            )
+            labels = list(m.runner_labels) if m.runner_labels else None
+            rows.append((sha, name, m.job_key, m.how, m.job_yaml, m.matrix, labels, list(m.needs)))
+    return rows, None
+
+
+def _resolve_chunk(
+    work: list[tuple[str, str, list[str]]],
+) -> list[tuple[list[Row], str | None]]:
+    return [_resolve_file(*unit) for unit in work]
+
+
+def resolve_job_keys(
+    pairs: pl.DataFrame,
+    yaml_by_sha: dict[str, str],
+    *,
+    on_bad_yaml: Callable[[str, str], None] | None = None,
+    workers: int | None = None,
+    parallel_above: int = PARALLEL_FILES,
+) -> pl.DataFrame:
+    """For each distinct (workflow_sha256, job_name) of `pairs`, what the YAML says (KEY_SCHEMA).
+
+    A YAML that does not parse is passed to `on_bad_yaml(sha, message)` once, and its jobs stay
+    unresolved with `job_key_how` = 'bad_yaml'; a name that fits no key gets 'unresolved'.
+    Each file is parsed once and dropped before the next; with `workers` > 1 and many files,
+    in that many processes (spawned: the caller's main module must be import-safe, as the
+    `gharuntime` command is). A pool that cannot start or breaks falls back to this process.
+    """
+    grouped = (
+        pairs.select("workflow_sha256", "job_name")
+        .unique()
+        .group_by("workflow_sha256")
+        .agg(pl.col("job_name").sort())
+        .sort("workflow_sha256")
+    )
+    work = [(sha, yaml_by_sha[sha], names) for sha, names in grouped.iter_rows()]
+    n_workers = workers or 1
+    results: list[tuple[list[Row], str | None]] | None = None
+    if n_workers > 1 and len(work) > parallel_above:
+        size = max(200, len(work) // (n_workers * 8))
+        chunks = [work[i : i + size] for i in range(0, len(work), size)]
+        ctx = multiprocessing.get_context("spawn")  # polars' threads make fork unsafe
+        try:
+            with ProcessPoolExecutor(n_workers, mp_context=ctx) as pool:
+                results = [r for chunk in pool.map(_resolve_chunk, chunks) for r in chunk]
+        except (BrokenProcessPool, OSError, RuntimeError):
+            results = None
+    if results is None:
+        results = _resolve_chunk(work)
+    rows: list[Row] = []
+    for (sha, _, _), (file_rows, error) in zip(work, results, strict=True):
+        if error is not None and on_bad_yaml is not None:
+            on_bad_yaml(sha, error)
+        rows.extend(file_rows)
     return pl.DataFrame(rows, schema=KEY_SCHEMA, orient="row")

@@ -11,7 +11,7 @@ import polars as pl
 from gharuntime.build.jobkeys import resolve_job_keys, yaml_sha256
 from gharuntime.sources._columns import Problems
 from gharuntime.sources.raw import RawTables
-from gharuntime.workflow import WorkflowError, runner_os
+from gharuntime.workflow import runner_os
 
 __all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw", "to_datetime", "with_runner_os"]
 
@@ -65,7 +65,9 @@ class Texts:
         ).join(self.jobs, on=["workflow_sha256", "job_name"], how="left", maintain_order="left")
 
 
-def normalize_raw(t: RawTables, problems: Problems) -> tuple[pl.DataFrame, Texts]:
+def normalize_raw(
+    t: RawTables, problems: Problems, *, workers: int = 1
+) -> tuple[pl.DataFrame, Texts]:
     """Candidate job rows from a raw store (without the YAML texts, see Texts); records that
     cannot be placed are counted."""
     runs = t.runs.unique(["run_id", "run_attempt"], keep="last", maintain_order=True)
@@ -107,14 +109,15 @@ def normalize_raw(t: RawTables, problems: Problems) -> tuple[pl.DataFrame, Texts
         files, on=["repo_id", "workflow_path", "blob_sha"], how="left"
     )
 
-    def bad_yaml(sha: str, exc: WorkflowError) -> None:
-        problems.add("workflow_yaml_does_not_parse", f"workflow {sha[:12]}: {exc}")
+    def bad_yaml(sha: str, message: str) -> None:
+        problems.add("workflow_yaml_does_not_parse", f"workflow {sha[:12]}: {message}")
 
     keyed = jobs.filter(pl.col("workflow_sha256").is_not_null())
     keys = resolve_job_keys(
         keyed.select("workflow_sha256", "job_name"),
         dict(zip(yaml_table["workflow_sha256"], yaml_table["workflow_yaml"], strict=True)),
         on_bad_yaml=bad_yaml,
+        workers=workers,
     )
     texts = Texts(
         workflows=yaml_table.select("workflow_sha256", "workflow_yaml"),

@@ -161,8 +161,11 @@ def build_from_raw(
     source: dict[str, Any] | None = None,
     progress: Progress | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    workers: int = 1,
 ) -> BuildResult:
-    """Build from one or more raw stores (crawl shards or `simulate dump`), read together."""
+    """Build from one or more raw stores (crawl shards or `simulate dump`), read together.
+
+    `workers` > 1 parses workflow YAML in that many spawned processes (see resolve_job_keys)."""
     try:
         for root in roots:
             listed_shards(Path(root))  # a clear error naming the folder when it is not a store
@@ -173,7 +176,7 @@ def build_from_raw(
     problems = tables.problems
     records, fetch_errors = tables.records, tables.fetch_errors
     _note(progress, "normalizing")
-    normalized = [normalize_raw(tables, problems)]
+    normalized = [normalize_raw(tables, problems, workers=workers)]
     del tables  # the raw tables are no longer needed; free them before the filters run
     synthetic = any("simul" in str(s["meta"].get("source", "")).lower() for s in stores)
     src = {

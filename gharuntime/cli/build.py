@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -171,6 +172,13 @@ def _summary(result: BuildResult, seconds: float) -> None:
     show_default=True,
     help="github: retries of one request on 5xx, resets or malformed bodies.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=min(os.cpu_count() or 1, 4),
+    show_default="the CPU count, at most 4",
+    help="Processes that parse workflow YAML (the slowest part of a large build).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
 def build_command(
     paths: tuple[Path, ...],
@@ -193,6 +201,7 @@ def build_command(
     token_file: Path | None,
     api_url: str,
     max_retries: int,
+    workers: int,
     as_json: bool,
 ) -> None:
     """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
@@ -261,6 +270,7 @@ def build_command(
                     logs=crawl_logs,
                     conclusions=keep,
                     progress=report,
+                    workers=workers,
                 )
             elif kind == "github":
                 result = _build_github(
@@ -278,10 +288,18 @@ def build_command(
                     token_file=token_file,
                     api_url=api_url,
                     max_retries=max_retries,
+                    workers=workers,
                 )
             else:
                 result = _build_local(
-                    kind, roots, out, logs, keep, report, rows_per_file=rows_per_file
+                    kind,
+                    roots,
+                    out,
+                    logs,
+                    keep,
+                    report,
+                    rows_per_file=rows_per_file,
+                    workers=workers,
                 )
     except BuildError as exc:
         err_console.print(f"[red]build failed[/red]: {exc}")
@@ -311,6 +329,7 @@ def _build_local(
     report: _Bar,
     *,
     rows_per_file: int,
+    workers: int,
 ) -> BuildResult:
     if kind == "ghalogs":
         return build_from_ghalogs(
@@ -337,6 +356,7 @@ def _build_github(
     token_file: Path | None,
     api_url: str,
     max_retries: int,
+    workers: int,
 ) -> BuildResult:
     """Crawl with the crawler's own option handling (tokens, dates), then build."""
     from gharuntime.build.crawled import build_from_crawl
@@ -368,4 +388,6 @@ def _build_github(
         )
     policy = RetryPolicy(max_retries=max_retries)
     client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())
-    return build_from_crawl(out, raw, opts, client, conclusions=keep, progress=report)
+    return build_from_crawl(
+        out, raw, opts, client, conclusions=keep, progress=report, workers=workers
+    )
