@@ -18,6 +18,7 @@ import argparse
 import base64
 import gzip
 import json
+import os
 import random
 import resource
 import shutil
@@ -255,6 +256,9 @@ def main() -> None:
         "read_floor_s": round(floor_s, 1),
         "wall_over_read_floor": round(wall / floor_s, 2) if floor_s else None,
         "goal_met": wall < 600 and peak_kb / 1024**2 < 6,
+        # Other work on the machine slows the build; the load average says how much there was.
+        "load_avg_1m_after": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
         "exit_code": proc.returncode,
     }
     if not args.keep:
