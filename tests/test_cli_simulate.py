@@ -121,3 +121,14 @@ def test_serve_answers_over_http_until_stopped(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert "secret-token-1" not in err
+
+
+def test_serve_on_a_busy_port_is_a_usage_error() -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["simulate", "serve", "--port", str(port)])
+    assert result.exit_code == 2 and "pick another --port" in result.output

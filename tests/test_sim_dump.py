@@ -162,3 +162,13 @@ def test_two_workers_write_the_same_records_as_one(tmp_path: Path) -> None:
     one = Counter((r.kind, r.key) for r in iter_records([tmp_path / "one"]))
     two = Counter((r.kind, r.key) for r in iter_records([tmp_path / "two"]))
     assert one == two
+
+
+def test_cost_model_parameters_never_appear_in_records(dumped: tuple[World, Path]) -> None:
+    world, out = dumped
+    text = "\n".join(json.dumps(r.body) for r in iter_records([out]))
+    for name in ("speed", "drift", "flaky", "cache_hit", "profile"):
+        assert f'"{name}"' not in text
+    for m in world.metas():
+        for value in (m.profile.speed, m.profile.drift, m.profile.flaky, m.profile.cache_hit):
+            assert repr(value) not in text

@@ -6,6 +6,7 @@ import click
 
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
+from gharuntime.cli.eval import eval_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
@@ -28,6 +29,7 @@ def cli() -> None:
 cli.add_command(validate_command)
 cli.add_command(build_command)
 cli.add_command(crawl_command)
+cli.add_command(eval_command)
 cli.add_command(simulate_command)
 
 

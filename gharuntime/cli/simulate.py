@@ -262,9 +262,23 @@ def dump_command(
         TimeRemainingColumn,
     )
 
-    from gharuntime.sim.dump import DumpError, dump_world
+    from gharuntime.sim.dump import DumpError, check_out, dump_world
 
     world = make_world(seed, scale, repos, workflows_per_repo, runs_per_workflow, days)
+    try:
+        resumed = check_out(world, out, logs=logs)
+    except DumpError as exc:
+        err_console.print(f"[red]error[/red]: {exc}")
+        sys.exit(2)
+    except OSError as exc:
+        err_console.print(
+            f"[red]error[/red]: cannot write a raw store at {out}: {exc.strerror or exc}; pass a writable --out folder"
+        )
+        sys.exit(2)
+    if resumed:
+        err_console.print(
+            f"resuming: {resumed:,} of {world.scale.repos:,} repositories already in {out}"
+        )
     n_workers = workers or max(1, min(4, os.cpu_count() or 1))
     started = time.perf_counter()
     with Progress(

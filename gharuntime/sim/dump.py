@@ -23,7 +23,7 @@ from gharuntime.sim.logs import job_log
 from gharuntime.sim.payloads import Payloads
 from gharuntime.sim.world import DAY, END, LOG_RETENTION_DAYS, RepoWorld, Scale, World
 
-__all__ = ["DumpError", "DumpStats", "dump_world", "redact", "repo_records"]
+__all__ = ["DumpError", "DumpStats", "check_out", "dump_world", "redact", "repo_records"]
 
 _SECRET = re.compile(
     r"(gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|(?<=AWS_SECRET_ACCESS_KEY=)\S+|(?<=://)[^:/\s]+:[^@\s]+(?=@))"
@@ -116,6 +116,12 @@ def _meta(world: World, logs: bool) -> dict[str, str]:
         "sim_scale": f"{sc.repos}/{sc.workflows_per_repo}/{sc.runs_per_workflow}/{sc.days}",
         "sim_logs": "1" if logs else "0",
     }
+
+
+def check_out(world: World, out: Path, *, logs: bool = False) -> int:
+    """How many repositories of `world` are already dumped in `out` (0 for a new folder);
+    raises DumpError for a folder that holds something else."""
+    return len(_check_out(out, _meta(world, logs)))
 
 
 def _check_out(out: Path, meta: dict[str, str]) -> set[int]:
