@@ -174,6 +174,7 @@ def resolve_job_keys(
     on_bad_yaml: Callable[[str, str], None] | None = None,
     workers: int | None = None,
     parallel_above: int = PARALLEL_FILES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
     """For each distinct (workflow_sha256, job_name) of `pairs`, what the YAML says (KEY_SCHEMA).
 
@@ -192,18 +193,26 @@ def resolve_job_keys(
     )
     work = [(sha, yaml_by_sha[sha], names) for sha, names in grouped.iter_rows()]
     n_workers = workers or 1
+    size = max(200, len(work) // (max(n_workers, 1) * 8))
+    chunks = [work[i : i + size] for i in range(0, len(work), size)]
     results: list[tuple[list[Row], str | None]] | None = None
     if n_workers > 1 and len(work) > parallel_above:
-        size = max(200, len(work) // (n_workers * 8))
-        chunks = [work[i : i + size] for i in range(0, len(work), size)]
         ctx = multiprocessing.get_context("spawn")  # polars' threads make fork unsafe
         try:
             with ProcessPoolExecutor(n_workers, mp_context=ctx) as pool:
-                results = [r for chunk in pool.map(_resolve_chunk, chunks) for r in chunk]
+                results = []
+                for chunk in pool.map(_resolve_chunk, chunks):
+                    results.extend(chunk)
+                    if progress is not None:
+                        progress(len(results), len(work))
         except (BrokenProcessPool, OSError, RuntimeError):
             results = None
     if results is None:
-        results = _resolve_chunk(work)
+        results = []
+        for unit in chunks:
+            results.extend(_resolve_chunk(unit))
+            if progress is not None:
+                progress(len(results), len(work))
     rows: list[Row] = []
     for (sha, _, _), (file_rows, error) in zip(work, results, strict=True):
         if error is not None and on_bad_yaml is not None:

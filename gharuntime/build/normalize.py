@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from gharuntime.build.jobkeys import resolve_job_keys, yaml_sha256
-from gharuntime.sources._columns import Problems
+from gharuntime.sources._columns import Problems, Progress
 from gharuntime.sources.raw import RawTables
 from gharuntime.workflow import runner_os
 
@@ -66,7 +66,7 @@ class Texts:
 
 
 def normalize_raw(
-    t: RawTables, problems: Problems, *, workers: int = 1
+    t: RawTables, problems: Problems, *, workers: int = 1, progress: Progress | None = None
 ) -> tuple[pl.DataFrame, Texts]:
     """Candidate job rows from a raw store (without the YAML texts, see Texts); records that
     cannot be placed are counted."""
@@ -118,6 +118,9 @@ def normalize_raw(
         dict(zip(yaml_table["workflow_sha256"], yaml_table["workflow_yaml"], strict=True)),
         on_bad_yaml=bad_yaml,
         workers=workers,
+        progress=(lambda done, total: progress("resolving job keys", done, total))
+        if progress is not None
+        else None,
     )
     texts = Texts(
         workflows=yaml_table.select("workflow_sha256", "workflow_yaml"),

@@ -176,7 +176,7 @@ def build_from_raw(
     problems = tables.problems
     records, fetch_errors = tables.records, tables.fetch_errors
     _note(progress, "normalizing")
-    normalized = [normalize_raw(tables, problems, workers=workers)]
+    normalized = [normalize_raw(tables, problems, workers=workers, progress=progress)]
     del tables  # the raw tables are no longer needed; free them before the filters run
     synthetic = any("simul" in str(s["meta"].get("source", "")).lower() for s in stores)
     src = {
