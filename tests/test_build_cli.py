@@ -74,3 +74,26 @@ def test_ghalogs_source_takes_one_folder(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "exactly one dump folder" in result.output
+
+
+def test_out_that_is_not_a_dataset_is_refused_before_any_work(
+    two_stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    keep = tmp_path / "my-files"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("precious")
+    result = CliRunner().invoke(cli, ["build", "--raw", str(two_stores[0]), "--out", str(keep)])
+    assert result.exit_code == 2
+    assert "is not a dataset folder" in result.output
+    assert [p.name for p in keep.iterdir()] == ["notes.txt"]
+
+
+def test_rebuild_over_an_earlier_dataset_replaces_it(
+    two_stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "ds"
+    for store in two_stores:
+        result = CliRunner().invoke(cli, ["build", "--raw", str(store), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    assert validate_folder(out) == []
+    assert "1 jobs" in result.output  # the second store alone holds one job

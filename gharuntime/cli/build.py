@@ -247,6 +247,14 @@ def build_command(
     if logs is not None and kind != "ghalogs":
         raise click.UsageError("--logs is for --source ghalogs only")
     keep = _conclusions(conclusions)
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())
+    ):
+        raise click.BadParameter(
+            f"{out} exists and is not a dataset folder; choose another --out (an earlier "
+            "dataset there would be replaced, anything else is never touched)",
+            param_hint="--out",
+        )
     started = time.monotonic()
     try:
         with Progress(
