@@ -17,6 +17,7 @@ from gharuntime.build.filters import DEFAULT_CONCLUSIONS
 from gharuntime.build.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.sim.world import SCALES
 
 __all__ = ["build_command"]
 
@@ -128,7 +129,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="simulated: world seed.")
 @click.option(
     "--scale",
-    type=click.Choice(["tiny", "small", "medium", "paper"]),
+    type=click.Choice(sorted(SCALES)),
     default="tiny",
     show_default=True,
     help="simulated: world size (tiny 12 repositories ... paper 27,000).",
