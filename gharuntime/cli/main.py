@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from gharuntime.cli.baseline import baseline_command
+from gharuntime.cli.predict import predict_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
 
@@ -23,6 +25,8 @@ def cli() -> None:
 
 
 cli.add_command(validate_command)
+cli.add_command(baseline_command)
+cli.add_command(predict_command)
 
 
 def main() -> None:
