@@ -46,7 +46,7 @@ def test_sidecar_names_method_track_inputs_and_dataset_revision(
     assert meta["method"] == "last-run"
     assert meta["track"] == "history"
     assert meta["inputs"] == ["history_duration_s", "repo_id", "workflow_path", "job_name"]
-    assert meta["dataset"]["revision"] == sha256_file(fixture_dataset / "manifest.json")
+    assert meta["dataset_revision"] == sha256_file(fixture_dataset / "manifest.json")
     assert (meta["config"], meta["split"], meta["seed"]) == ("temporal", "test", 7)
 
 
