@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gharuntime.cli.baseline import baseline_command
+from gharuntime.cli.eval import eval_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
@@ -25,8 +26,12 @@ def cli() -> None:
 
 
 cli.add_command(validate_command)
+<<<<<<< HEAD
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
+=======
+cli.add_command(eval_command)
+>>>>>>> eval
 
 
 def main() -> None:

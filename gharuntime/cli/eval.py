@@ -1,0 +1,264 @@
+"""`gharuntime eval SUBMISSION --dataset DIR`: check a submission and score it."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.contract import CONFIGS, SPLITS, TRACKS
+from gharuntime.dataset import DatasetError
+from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
+from gharuntime.eval.evaluate import InvalidSubmission
+from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.report import render_tables, write_result
+
+__all__ = ["eval_command"]
+
+_SHOW_PER_KIND = 20
+
+
+@contextmanager
+def _progress() -> Iterator[Any]:
+    """A progress callback (stage, done, total) drawn as rich bars on stderr."""
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bars.add_task(stage, total=max(total, 1))
+        bars.update(tasks[stage], completed=done, total=max(total, 1))
+
+    with bars:
+        yield report
+
+
+def _print_problems(problems: ProblemLog, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"valid": False, **problems.to_json()}, indent=2))
+    shown: dict[str, int] = {}
+    for p in problems.kept:
+        shown[p.kind] = shown.get(p.kind, 0) + 1
+        if shown[p.kind] <= _SHOW_PER_KIND:
+            err_console.print(f"[red]{p.kind}[/red] {p}", markup=True, highlight=False)
+    for kind, count in problems.counts.items():
+        if count > _SHOW_PER_KIND:
+            err_console.print(f"… and {count - _SHOW_PER_KIND:,} more {kind} problem(s)")
+    summary = ", ".join(f"{n:,} {k}" for k, n in problems.counts.items())
+    err_console.print(
+        f"[bold red]invalid submission[/bold red]: {problems.total:,} problem(s) ({summary}); "
+        "no result written",
+        markup=True,
+    )
+
+
+def _gold_problems(result: dict[str, Any]) -> list[str]:
+    """Ways the ground truth failed to score perfectly (empty when the self-check passes)."""
+    perfect = {"mae": 0.0, "median_ape": 0.0, "rmsle": 0.0, "within_2x": 1.0}
+    perfect_if_defined = {"spearman": 1.0, "r2_log": 1.0}
+    out = []
+    for target, metrics in result["metrics"].items():
+        for name, want in {**perfect, **perfect_if_defined}.items():
+            got = metrics[name]["value"]
+            if got is None and name in perfect_if_defined:
+                continue
+            if got is None or not math.isclose(got, want, abs_tol=1e-9):
+                out.append(f"{target} {name}: {got} (a perfect prediction gives {want})")
+    return out
+
+
+@click.command("eval")
+@click.argument(
+    "submission", required=False, type=click.Path(path_type=Path, dir_okay=False, exists=False)
+)
+@click.option(
+    "--dataset",
+    "-d",
+    required=True,
+    metavar="DIR|HUB_ID[@REVISION]",
+    help="The dataset folder the predictions are for (a Hub id is accepted once Hub download "
+    "lands).",
+)
+@click.option(
+    "--config",
+    type=click.Choice(list(CONFIGS)),
+    help=f"Dataset config [default: the metadata's, else {DEFAULT_CONFIG}].",
+)
+@click.option(
+    "--split",
+    type=click.Choice(list(SPLITS)),
+    help=f"Split scored [default: the metadata's, else {DEFAULT_SPLIT}].",
+)
+@click.option(
+    "--track",
+    type=click.Choice(list(TRACKS)),
+    help="Track the method competes in (decides the targets; --gold default: multi).",
+)
+@click.option("--method", help="Method name (overrides the metadata file's).")
+@click.option("--method-version", help="Method version.")
+@click.option(
+    "--inputs", help="Comma-separated input columns the method read, e.g. repo,job_name,matrix."
+)
+@click.option(
+    "--dataset-revision",
+    help="The dataset revision the predictions were made on; must match the dataset's "
+    "(for a folder: the sha256 of its manifest.json).",
+)
+@click.option("--seed", "method_seed", type=int, help="The method's own training seed.")
+@click.option(
+    "--meta",
+    "meta_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Metadata file [default: SUBMISSION with .meta.json in place of .jsonl].",
+)
+@click.option(
+    "--vs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A second submission to compare with, on the same resamples (A − B).",
+)
+@click.option(
+    "--gold",
+    is_flag=True,
+    help="Self-check: score the ground truth (must be perfect) against the constant "
+    "training median. Takes no SUBMISSION.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Score records without a prediction as failures (prediction 0, never within 2×) "
+    "instead of refusing the submission.",
+)
+@click.option("--resamples", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+@click.option("--bootstrap-seed", type=int, default=0, show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the result JSON here (atomically).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result JSON (or the problems) on stdout instead of tables.",
+)
+def eval_command(
+    submission: Path | None,
+    dataset: str,
+    config: str | None,
+    split: str | None,
+    track: str | None,
+    method: str | None,
+    method_version: str | None,
+    inputs: str | None,
+    dataset_revision: str | None,
+    method_seed: int | None,
+    meta_path: Path | None,
+    vs: Path | None,
+    gold: bool,
+    allow_partial: bool,
+    resamples: int,
+    bootstrap_seed: int,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Check a submission and score it, with 95% intervals from a repository bootstrap.
+
+    A submission is JSON Lines, one object per record of the split:
+    {"id": "123", "duration_s": 84.0} (the multi track adds queue_s and log_bytes).
+    Its metadata (method, method_version, track, inputs, dataset_revision, config, split,
+    seed) comes from SUBMISSION's sidecar, preds.meta.json beside preds.jsonl, and from the
+    options, which win. Every problem is reported, with its line, before anything is scored.
+
+    \b
+    Metrics per target: MAE, median APE, RMSLE, Spearman ρ, R² (log1p), within 2×; overall and
+    by runner OS, duration decile and whether training saw the repository.
+
+    \b
+    Exit codes: 0 scored, 1 the --gold self-check failed, 2 invalid submission or usage.
+    Examples:
+      gharuntime eval preds.jsonl --dataset ./ds --track config --out result.json
+      gharuntime eval a.jsonl --vs b.jsonl --dataset ./ds --track config
+      gharuntime eval --gold --dataset ./ds --config temporal --split test
+    """
+    if gold == (submission is not None):
+        raise click.UsageError(
+            "give a SUBMISSION to score, or --gold for the self-check (not both)"
+        )
+    if gold and vs is not None:
+        raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    try:
+        with _progress() as progress:
+            if gold:
+                result = evaluate_gold(
+                    dataset,
+                    track=track or "multi",
+                    config=config or DEFAULT_CONFIG,
+                    split=split or DEFAULT_SPLIT,
+                    seed=bootstrap_seed,
+                    resamples=resamples,
+                    progress=progress,
+                )
+            else:
+                assert submission is not None
+                options = {
+                    "method": method,
+                    "method_version": method_version,
+                    "track": track,
+                    "inputs": tuple(i.strip() for i in inputs.split(",") if i.strip())
+                    if inputs is not None
+                    else None,
+                    "dataset_revision": dataset_revision,
+                    "config": config,
+                    "split": split,
+                    "seed": method_seed,
+                }
+                result = evaluate_file(
+                    submission,
+                    dataset,
+                    options=options,
+                    vs=vs,
+                    meta_path=meta_path,
+                    allow_partial=allow_partial,
+                    seed=bootstrap_seed,
+                    resamples=resamples,
+                    progress=progress,
+                )
+    except DatasetError as exc:
+        err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)
+        sys.exit(2)
+    except InvalidSubmission as exc:
+        _print_problems(exc.problems, as_json)
+        sys.exit(2)
+    if out is not None:
+        write_result(result, out)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        for table in render_tables(result):
+            out_console.print(table)
+    if out is not None:
+        err_console.print(f"result written to {out}")
+    if gold:
+        failures = _gold_problems(result)
+        for line in failures:
+            err_console.print(f"[red]self-check failed[/red]: {line}", markup=True)
+        if failures:
+            sys.exit(1)
+        err_console.print(
+            "[green]self-check passed[/green]: the ground truth scores perfectly", markup=True
+        )

@@ -1,0 +1,48 @@
+"""`gharuntime eval`: validate a submission and score it, with repository-bootstrap intervals.
+
+from gharuntime.eval import evaluate_file
+result = evaluate_file("preds.jsonl", "out/dataset", track="config")  # the result document
+"""
+
+from gharuntime.eval.api import evaluate_file, evaluate_gold
+from gharuntime.eval.bootstrap import Bootstrap
+from gharuntime.eval.evaluate import (
+    InvalidSubmission,
+    Method,
+    Scores,
+    gold_methods,
+    prepare_submission,
+    resolve_meta,
+    score,
+)
+from gharuntime.eval.meta import MethodMeta
+from gharuntime.eval.metrics import METRICS, Metric
+from gharuntime.eval.problems import Problem, ProblemLog
+from gharuntime.eval.report import RESULT_VERSION, render_tables, result_json, write_result
+from gharuntime.eval.truth import DatasetRef, Truth, load_truth, resolve_dataset
+
+__all__ = [
+    "METRICS",
+    "RESULT_VERSION",
+    "Bootstrap",
+    "DatasetRef",
+    "InvalidSubmission",
+    "Method",
+    "MethodMeta",
+    "Metric",
+    "Problem",
+    "ProblemLog",
+    "Scores",
+    "Truth",
+    "evaluate_file",
+    "evaluate_gold",
+    "gold_methods",
+    "load_truth",
+    "prepare_submission",
+    "render_tables",
+    "resolve_dataset",
+    "resolve_meta",
+    "result_json",
+    "score",
+    "write_result",
+]

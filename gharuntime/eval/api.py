@@ -1,0 +1,109 @@
+"""One call from files to a result document: what `gharuntime eval` does, for code that wants
+the same (the baselines, the leaderboard)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from gharuntime.eval.evaluate import (
+    InvalidSubmission,
+    Method,
+    Progress,
+    gold_methods,
+    prepare_submission,
+    resolve_meta,
+    score,
+)
+from gharuntime.eval.meta import MethodMeta, check_meta
+from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.report import result_json
+from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
+
+__all__ = ["DEFAULT_CONFIG", "DEFAULT_SPLIT", "evaluate_file", "evaluate_gold"]
+
+DEFAULT_CONFIG: Final = "temporal"
+DEFAULT_SPLIT: Final = "test"
+
+
+def _dataset(dataset: DatasetRef | Path | str) -> DatasetRef:
+    return dataset if isinstance(dataset, DatasetRef) else resolve_dataset(str(dataset))
+
+
+def evaluate_file(
+    submission: Path | str,
+    dataset: DatasetRef | Path | str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    vs: Path | str | None = None,
+    meta_path: Path | None = None,
+    allow_partial: bool = False,
+    seed: int = 0,
+    resamples: int = 1000,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Check and score `submission` (and `vs`, on the same resamples) against `dataset`.
+
+    `options` are metadata fields (method, track, config, split, inputs, ...) that fill in or
+    override the sidecar. Raises InvalidSubmission listing every problem of both files, or
+    gharuntime.dataset.DatasetError when the dataset cannot be read.
+    """
+    paths = [Path(submission)] + ([Path(vs)] if vs is not None else [])
+    logs = [ProblemLog() for _ in paths]
+    meta = resolve_meta(paths[0], dict(options or {}), logs[0], meta_path)
+    config = meta.config or DEFAULT_CONFIG
+    split = meta.split or DEFAULT_SPLIT
+    truth = load_truth(_dataset(dataset), config, split)
+    metas = [meta]
+    if vs is not None:
+        agree = {"track": meta.track, "config": config, "split": split}
+        metas.append(resolve_meta(paths[1], agree, logs[1]))
+    methods: list[Method] = []
+    for path, m, log in zip(paths, metas, logs, strict=True):
+        with contextlib.suppress(InvalidSubmission):  # its problems are in `log`
+            methods.append(
+                prepare_submission(
+                    path, m, truth, log, allow_partial=allow_partial, progress=progress
+                )
+            )
+    if any(logs):
+        combined = ProblemLog()
+        for log in logs:
+            combined.extend(log)
+        raise InvalidSubmission(combined)
+    track = meta.track
+    assert track is not None  # resolve_meta reported a missing track
+    return result_json(
+        score(truth, track, methods, seed=seed, resamples=resamples, progress=progress)
+    )
+
+
+def evaluate_gold(
+    dataset: DatasetRef | Path | str,
+    *,
+    track: str = "multi",
+    config: str = DEFAULT_CONFIG,
+    split: str = DEFAULT_SPLIT,
+    seed: int = 0,
+    resamples: int = 1000,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The self-check: the ground truth (scores must be perfect) compared with the constant
+    training median."""
+    truth = load_truth(_dataset(dataset), config, split)
+    check = ProblemLog()
+    check_meta(MethodMeta(track=track), check, "--track")
+    if check:
+        raise InvalidSubmission(check)
+    return result_json(
+        score(
+            truth,
+            track,
+            gold_methods(truth, track),
+            seed=seed,
+            resamples=resamples,
+            progress=progress,
+        )
+    )

@@ -1,0 +1,254 @@
+"""Evaluation end to end: check a submission (metadata, track, every line), align it with the
+truth, and score it, with the same repository resamples for every method."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from gharuntime.contract import PRIMARY_TARGET, TRACKS
+from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, run_cells
+from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
+from gharuntime.eval.metrics import SortOrders, row_terms
+from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.submission import read_submission
+from gharuntime.eval.truth import Truth
+
+__all__ = [
+    "BREAKDOWNS",
+    "InvalidSubmission",
+    "Method",
+    "Scores",
+    "TargetScores",
+    "gold_methods",
+    "groups",
+    "prepare_submission",
+    "resolve_meta",
+    "score",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+Progress = Callable[[str, int, int], None]
+
+BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training")
+_OS_ORDER: Final = ("Linux", "Windows", "macOS")
+
+
+class InvalidSubmission(Exception):
+    """A submission that cannot be scored; `problems` says every reason."""
+
+    def __init__(self, problems: ProblemLog) -> None:
+        super().__init__(f"{problems.total} problem(s) in the submission")
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Method:
+    """One set of predictions, aligned with the truth's rows, and where it came from."""
+
+    name: str
+    meta: MethodMeta
+    predictions: dict[str, FloatArray]  # target -> per row; NaN where missing
+    present: BoolArray
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_meta(
+    submission: Path,
+    options: Mapping[str, Any],
+    log: ProblemLog,
+    meta_path: Path | None = None,
+) -> MethodMeta:
+    """The submission's metadata: its sidecar (or `meta_path`) overlaid with `options`."""
+    where = str(submission)
+    sidecar_path = meta_path or sidecar_for(submission)
+    sidecar = read_sidecar(sidecar_path, log) if sidecar_path else {}
+    meta = merge_meta(sidecar, options, log, where)
+    check_meta(meta, log, where)
+    return meta
+
+
+def prepare_submission(
+    submission: Path,
+    meta: MethodMeta,
+    truth: Truth,
+    log: ProblemLog,
+    *,
+    allow_partial: bool = False,
+    progress: Progress | None = None,
+) -> Method:
+    """Read and check `submission` against `truth`; raises InvalidSubmission with every
+    problem (including any already in `log`)."""
+    where = str(submission)
+    if meta.config is not None and meta.config != truth.config:
+        log.add("metadata", where, f"made for config {meta.config!r}, scored on {truth.config!r}")
+    if meta.split is not None and meta.split != truth.split:
+        log.add("metadata", where, f"made for split {meta.split!r}, scored on {truth.split!r}")
+    if meta.dataset_revision is not None and meta.dataset_revision != truth.revision:
+        log.add(
+            "revision_mismatch",
+            where,
+            f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.id} is at "
+            f"revision {truth.revision!r} (the sha256 of its manifest.json); predict on that "
+            "revision or pass the dataset it was made for",
+        )
+    if meta.track not in TRACKS:
+        raise InvalidSubmission(log)
+    if not submission.is_file():
+        log.add("unreadable", where, "no such file")
+        raise InvalidSubmission(log)
+    targets = TRACKS[meta.track].targets
+    parsed = read_submission(
+        submission,
+        truth.index(),
+        truth.rows,
+        targets,
+        meta.track,
+        log,
+        allow_partial=allow_partial,
+        progress=(lambda d, t: progress("reading " + submission.name, d, t)) if progress else None,
+    )
+    if log:
+        raise InvalidSubmission(log)
+    return Method(
+        name=meta.method or submission.name,
+        meta=meta,
+        predictions=parsed.predictions,
+        present=parsed.present,
+        source={
+            "path": str(submission),
+            "sha256": parsed.sha256,
+            "lines": parsed.lines,
+            "records": parsed.records,
+            "missing": parsed.missing,
+            "allow_partial": allow_partial,
+        },
+    )
+
+
+def gold_methods(truth: Truth, track: str) -> list[Method]:
+    """The self-check pair: the ground truth itself, and the training median of each target
+    predicted for every record."""
+    targets = TRACKS[track].targets
+    present = np.ones(truth.rows, dtype=bool)
+    base = MethodMeta(track=track, config=truth.config, split=truth.split, inputs=())
+    gold = Method(
+        name="ground truth",
+        meta=replace(base, method="ground-truth"),
+        predictions={t: np.nan_to_num(truth.targets[t], nan=0.0) for t in targets},
+        present=present,
+        source={"kind": "gold"},
+    )
+    median = Method(
+        name="constant training median",
+        meta=replace(base, method="constant-train-median"),
+        predictions={t: np.full(truth.rows, truth.train_median[t]) for t in targets},
+        present=present,
+        source={"kind": "constant", "values": {t: truth.train_median[t] for t in targets}},
+    )
+    return [gold, median]
+
+
+def groups(truth: Truth) -> dict[str, dict[str, BoolArray]]:
+    """Row masks of every breakdown group, in display order; empty groups left out."""
+    os_labels = np.asarray(truth.runner_os, dtype=object)
+    present_os = set(truth.runner_os)
+    order = [o for o in _OS_ORDER if o in present_os] + sorted(present_os - {*_OS_ORDER, "unknown"})
+    if "unknown" in present_os:
+        order.append("unknown")
+    y = truth.targets[PRIMARY_TARGET]
+    decile = np.searchsorted(truth.decile_edges(), y, side="right")
+    out: dict[str, dict[str, BoolArray]] = {
+        "runner_os": {o: os_labels == o for o in order},
+        "duration_decile": {f"D{d + 1}": (decile == d) & np.isfinite(y) for d in range(10)},
+        "repo_seen_in_training": {"seen": truth.seen, "unseen": ~truth.seen},
+    }
+    return {k: {g: m for g, m in v.items() if m.any()} for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class TargetScores:
+    """One method's scores on one target: overall and per breakdown group."""
+
+    overall: CellResult
+    breakdowns: dict[str, dict[str, CellResult]]
+    without_truth: int  # rows whose truth is null (not scored on this target)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Scores of every method, from one shared set of resamples."""
+
+    truth: Truth
+    track: str
+    bootstrap: Bootstrap
+    methods: list[Method]
+    targets: list[dict[str, TargetScores]]  # per method: target -> scores
+
+
+def score(
+    truth: Truth,
+    track: str,
+    methods: Sequence[Method],
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    progress: Progress | None = None,
+) -> Scores:
+    """Point estimates and bootstrap resamples of every metric for every method, target and
+    breakdown group, all from the same resamples."""
+    boot = Bootstrap.for_repositories(seed, resamples, truth.repo_ids)
+    masks = groups(truth)
+    targets = TRACKS[track].targets
+    cells: list[Cell] = []
+    layout: list[dict[str, tuple[int, dict[str, dict[str, int]], int]]] = []
+    for method in methods:
+        failed = ~method.present
+        per_target: dict[str, tuple[int, dict[str, dict[str, int]], int]] = {}
+        for t in targets:
+            y = truth.targets[t]
+            p = method.predictions[t]
+            has_truth = np.isfinite(y)
+            orders = SortOrders.of(y, p, failed)
+
+            def cell(
+                mask: BoolArray,
+                y: FloatArray = y,
+                p: FloatArray = p,
+                failed: BoolArray = failed,
+                orders: SortOrders = orders,
+            ) -> int:
+                rows = np.flatnonzero(mask)
+                terms = row_terms(y[rows], p[rows], failed[rows], orders.subset(rows, truth.rows))
+                cells.append(Cell(terms, truth.cluster[rows], boot.clusters))
+                return len(cells) - 1
+
+            overall = cell(has_truth)
+            by_group = {
+                name: {g: cell(m & has_truth) for g, m in gs.items()} for name, gs in masks.items()
+            }
+            per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)))
+        layout.append(per_target)
+    results = run_cells(
+        boot, cells, progress=(lambda d, t: progress("bootstrap", d, t)) if progress else None
+    )
+    scored = [
+        {
+            t: TargetScores(
+                overall=results[overall],
+                breakdowns={
+                    name: {g: results[i] for g, i in gs.items()} for name, gs in by_group.items()
+                },
+                without_truth=without,
+            )
+            for t, (overall, by_group, without) in per_target.items()
+        }
+        for per_target in layout
+    ]
+    return Scores(truth=truth, track=track, bootstrap=boot, methods=list(methods), targets=scored)

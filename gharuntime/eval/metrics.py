@@ -1,0 +1,226 @@
+"""The metrics `gharuntime eval` reports, defined once.
+
+Every metric except the median APE is a function of per-repository sums (sufficient
+statistics), so a cluster bootstrap only needs `weights @ sums` per resample; the median APE
+needs a weighted quantile (see `gharuntime.eval.bootstrap`).
+
+Conventions, so that zeros never divide:
+- APE = |p - y| / max(y, 1): the denominator is clipped at 1 unit (1 s, 1 byte).
+- within-2x: max(p', y') / min(p', y') <= 2 with p' = max(p, 1), y' = max(y, 1): a 0.4 s
+  prediction for a 0 s job is within 2x.
+- RMSLE and R² use log1p, so zeros are fine.
+- A *failure* (a record with no prediction, scored only under --allow-partial) is scored as the
+  prediction 0 for MAE, APE, RMSLE, R² and Spearman (it ranks lowest), and is always counted
+  outside 2x, whatever the truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "METRICS",
+    "METRIC_BY_NAME",
+    "STAT_COLUMNS",
+    "Metric",
+    "RowTerms",
+    "SortOrders",
+    "average_ranks",
+    "metrics_from_sums",
+    "row_terms",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reported metric."""
+
+    name: str
+    label: str
+    unit: str  # "target" = the target's own unit (s or bytes)
+    higher_is_better: bool
+    meaning: str
+
+
+METRICS: Final[tuple[Metric, ...]] = (
+    Metric("mae", "MAE", "target", False, "Mean absolute error, in the target's unit."),
+    Metric(
+        "median_ape",
+        "median APE",
+        "fraction",
+        False,
+        "Median absolute percentage error |p - y| / max(y, 1), as a fraction (0.25 = 25%).",
+    ),
+    Metric(
+        "rmsle",
+        "RMSLE",
+        "log",
+        False,
+        "Root mean squared error of log1p(p) - log1p(y).",
+    ),
+    Metric(
+        "spearman",
+        "Spearman ρ",
+        "correlation",
+        True,
+        "Rank correlation of predictions and truth (average ranks for ties); undefined (null) "
+        "when either side is constant.",
+    ),
+    Metric(
+        "r2_log",
+        "R² (log1p)",
+        "fraction",
+        True,
+        "1 - SS_res / SS_tot on the log1p scale; undefined (null) when the truth is constant.",
+    ),
+    Metric(
+        "within_2x",
+        "within 2×",
+        "fraction",
+        True,
+        "Share of records with max(p', y') / min(p', y') <= 2, p' = max(p, 1), y' = max(y, 1); "
+        "failures never count.",
+    ),
+)
+METRIC_BY_NAME: Final = {m.name: m for m in METRICS}
+
+STAT_COLUMNS: Final = (
+    "n",
+    "abs_err",
+    "sq_log_err",
+    "within",
+    "rank_p",
+    "rank_y",
+    "rank_p2",
+    "rank_y2",
+    "rank_py",
+    "log_y",
+    "log_y2",
+)
+"""Per-row terms whose (weighted) sums give every metric but the median APE."""
+
+
+def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
+    """1-based ranks with ties sharing their average rank (as scipy's rankdata 'average').
+
+    `order`, when given, is an argsort of `x` (saves the sort)."""
+    n = x.shape[0]
+    if order is None:
+        order = np.argsort(x, kind="stable")
+    xs = x[order]
+    new = np.empty(n, dtype=bool)
+    if n:
+        new[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], n)
+    average = (starts + ends - 1) / 2.0 + 1.0
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = average[group]
+    return ranks
+
+
+@dataclass(frozen=True)
+class RowTerms:
+    """Per-row terms of one target over a set of rows."""
+
+    stats: FloatArray  # (rows, len(STAT_COLUMNS))
+    ape: FloatArray  # (rows,)
+    ape_order: IntArray  # argsort of ape
+
+
+@dataclass(frozen=True)
+class SortOrders:
+    """Argsorts of the (failure-adjusted) prediction, the truth and the APE over all rows, so
+    that subsets (breakdown groups) get theirs without sorting again."""
+
+    p: IntArray
+    y: IntArray
+    ape: IntArray
+
+    @classmethod
+    def of(cls, y: FloatArray, p: FloatArray, failed: BoolArray) -> SortOrders:
+        p = np.where(failed, 0.0, p)
+        ape = np.abs(p - y) / np.maximum(y, 1.0)
+        return cls(*(np.argsort(v, kind="stable") for v in (p, y, ape)))
+
+    def subset(self, rows: IntArray, total: int) -> SortOrders:
+        """The orders restricted to `rows` (ascending row indices), as indices into `rows`."""
+        member = np.zeros(total, dtype=bool)
+        member[rows] = True
+        local = np.cumsum(member, dtype=np.intp) - 1
+
+        def restrict(order: IntArray) -> IntArray:
+            return local[order[member[order]]]
+
+        return SortOrders(restrict(self.p), restrict(self.y), restrict(self.ape))
+
+
+def row_terms(
+    y: FloatArray, p: FloatArray, failed: BoolArray, orders: SortOrders | None = None
+) -> RowTerms:
+    """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask.
+
+    Ranks and log1p values are centred on their means over these rows, which keeps the sums
+    that the bootstrap subtracts from one another small and exact enough in float64.
+    """
+    n = y.shape[0]
+    p = np.where(failed, 0.0, p)
+    err = p - y
+    ly = np.log1p(y)
+    lp = np.log1p(p)
+    hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+    lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+    within = (hi <= 2.0 * lo) & ~failed
+    centre = (n + 1) / 2.0
+    rp = average_ranks(p, orders.p if orders else None) - centre
+    ry = average_ranks(y, orders.y if orders else None) - centre
+    lyc = ly - (ly.mean() if n else 0.0)
+    stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
+    stats[:, 0] = 1.0
+    stats[:, 1] = np.abs(err)
+    stats[:, 2] = (lp - ly) ** 2
+    stats[:, 3] = within
+    stats[:, 4] = rp
+    stats[:, 5] = ry
+    stats[:, 6] = rp * rp
+    stats[:, 7] = ry * ry
+    stats[:, 8] = rp * ry
+    stats[:, 9] = lyc
+    stats[:, 10] = lyc * lyc
+    ape = np.abs(err) / np.maximum(y, 1.0)
+    ape_order = orders.ape if orders else np.argsort(ape, kind="stable")
+    return RowTerms(stats=stats, ape=ape, ape_order=ape_order)
+
+
+def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:
+    """Every sum-based metric from (..., len(STAT_COLUMNS)) sums; NaN where undefined."""
+    s = {name: sums[..., i] for i, name in enumerate(STAT_COLUMNS)}
+    n = s["n"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = n * s["rank_py"] - s["rank_p"] * s["rank_y"]
+        var_p = n * s["rank_p2"] - s["rank_p"] ** 2
+        var_y = n * s["rank_y2"] - s["rank_y"] ** 2
+        tiny = 1e-9 * np.maximum(n * n * n, 1.0)  # ranks are whole or half numbers
+        defined = (var_p > tiny) & (var_y > tiny)
+        spearman = np.where(defined, cov / np.sqrt(np.where(defined, var_p * var_y, 1.0)), np.nan)
+        ss_tot = s["log_y2"] - s["log_y"] ** 2 / n
+        r2 = np.where(ss_tot > 1e-12 * np.maximum(n, 1.0), 1.0 - s["sq_log_err"] / ss_tot, np.nan)
+        out = {
+            "mae": s["abs_err"] / n,
+            "rmsle": np.sqrt(s["sq_log_err"] / n),
+            "spearman": np.clip(spearman, -1.0, 1.0),
+            "r2_log": r2,
+            "within_2x": s["within"] / n,
+        }
+    empty = n <= 0
+    return {k: np.where(empty, np.nan, v) for k, v in out.items()}

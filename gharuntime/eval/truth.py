@@ -1,0 +1,177 @@
+"""The ground truth eval scores against: one split of one config of a dataset, its repositories
+(the bootstrap's clusters), the breakdown labels, and what training saw."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from gharuntime.contract import DATASET_LAYOUT, PRIMARY_TARGET, TARGETS
+from gharuntime.dataset import DatasetError, read_manifest, sha256_file, split_paths
+
+__all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+HUB_ID: Final = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+"""A Hugging Face Hub dataset id with an optional revision: owner/name[@revision]."""
+
+_TRUTH_COLUMNS: Final = ["id", "repo_id", "runner_os", *TARGETS]
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """Where the dataset comes from: a local folder (`root`), or a Hub id and revision."""
+
+    id: str
+    kind: str  # "local" or "hub"
+    root: Path | None = None
+    revision: str | None = None
+
+
+def resolve_dataset(spec: str) -> DatasetRef:
+    """A local folder, or a Hub id; raises DatasetError saying what to do instead."""
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise DatasetError(f"{spec}: not a folder; --dataset takes a dataset folder")
+        return DatasetRef(id=str(path.resolve()), kind="local", root=path.resolve())
+    match = HUB_ID.match(spec)
+    if match:
+        raise DatasetError(
+            f"{spec!r} is not a local folder, and reads as a Hugging Face Hub id "
+            f"({match['repo']}"
+            + (f" at revision {match['revision']}" if match["revision"] else "")
+            + "), but downloading from the Hub is not available in this gharuntime yet. "
+            "Pass a local dataset folder instead, e.g. --dataset ./gharuntime-dataset "
+            "(`python -m gharuntime.fixture ./gharuntime-dataset` writes a small one)."
+        )
+    raise DatasetError(f"{spec}: no such folder; --dataset takes a dataset folder")
+
+
+@dataclass(frozen=True)
+class Truth:
+    """One split's ground truth, row-aligned, with everything the breakdowns need."""
+
+    dataset: DatasetRef
+    config: str
+    split: str
+    manifest_sha256: str | None
+    schema_version: str | None
+    ids: list[str]
+    repo_id: IntArray  # per row
+    repo_ids: IntArray  # sorted unique
+    cluster: IntArray  # per row: index into repo_ids
+    runner_os: list[str]  # per row; "unknown" where null
+    targets: dict[str, FloatArray]  # NaN where the truth is null
+    seen: BoolArray  # per row: the repository has rows in the config's train split
+    train_median: dict[str, float]  # per target, NaN where training has none
+
+    @property
+    def rows(self) -> int:
+        return len(self.ids)
+
+    def index(self) -> dict[str, int]:
+        """id -> row."""
+        return {rid: i for i, rid in enumerate(self.ids)}
+
+    @property
+    def revision(self) -> str | None:
+        """The dataset revision a submission must name: the manifest's sha256 for a folder."""
+        return self.dataset.revision or self.manifest_sha256
+
+    @classmethod
+    def from_frames(
+        cls,
+        split_rows: pl.DataFrame,
+        train_rows: pl.DataFrame,
+        *,
+        dataset: DatasetRef,
+        config: str,
+        split: str,
+        manifest_sha256: str | None = None,
+        schema_version: str | None = None,
+    ) -> Truth:
+        """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
+        (repo_id and targets)."""
+        repo_id = split_rows["repo_id"].to_numpy().astype(np.int64)
+        repo_ids, cluster = np.unique(repo_id, return_inverse=True)
+        train_repos = train_rows["repo_id"].unique().to_numpy().astype(np.int64)
+        targets = {
+            t: split_rows[t].cast(pl.Float64).fill_null(float("nan")).to_numpy() for t in TARGETS
+        }
+        medians: dict[str, float] = {}
+        for t in TARGETS:
+            value: Any = train_rows[t].cast(pl.Float64).drop_nulls().median()
+            medians[t] = float(value) if value is not None else float("nan")
+        return cls(
+            dataset=dataset,
+            config=config,
+            split=split,
+            manifest_sha256=manifest_sha256,
+            schema_version=schema_version,
+            ids=split_rows["id"].to_list(),
+            repo_id=repo_id,
+            repo_ids=repo_ids.astype(np.int64),
+            cluster=cluster.astype(np.int64).reshape(-1),
+            runner_os=split_rows["runner_os"].fill_null("unknown").to_list(),
+            targets=targets,
+            seen=np.isin(repo_id, train_repos),
+            train_median=medians,
+        )
+
+    def decile_edges(self) -> FloatArray:
+        """Cut points of the primary target's deciles over this split."""
+        y = self.targets[PRIMARY_TARGET]
+        y = y[np.isfinite(y)]
+        if y.shape[0] == 0:
+            return np.empty(0)
+        return np.asarray(np.quantile(y, np.arange(1, 10) / 10.0), dtype=np.float64)
+
+
+def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
+    """The truth of one split of a local dataset folder, after checking that the split's files
+    are the ones the manifest lists (so the manifest's hash names what was scored)."""
+    if dataset.root is None:
+        raise DatasetError(f"{dataset.id}: only local dataset folders can be read yet")
+    root = dataset.root
+    manifest = read_manifest(root)
+    entries = {f["path"]: f for f in manifest.get("files", []) if isinstance(f, dict)}
+    paths = {s: split_paths(root, config, s) for s in (split, "train")}
+    if not paths[split]:
+        raise DatasetError(f"{root}: the manifest lists no files for config {config} split {split}")
+    for path in {*paths[split], *paths["train"]}:
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file():
+            raise DatasetError(f"{path}: missing; run `gharuntime validate {root}`")
+        if sha256_file(path) != entries.get(rel, {}).get("sha256"):
+            raise DatasetError(
+                f"{path}: does not match the sha256 in the manifest; the folder was changed "
+                f"after it was built (run `gharuntime validate {root}`)"
+            )
+    try:
+        split_rows = pl.read_parquet(paths[split], columns=_TRUTH_COLUMNS)
+        train_rows = (
+            pl.read_parquet(paths["train"], columns=["repo_id", *TARGETS])
+            if paths["train"]
+            else pl.DataFrame(schema={"repo_id": pl.Int64, **{t: pl.Float64 for t in TARGETS}})
+        )
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise DatasetError(f"{root}: cannot read the {config}/{split} split: {exc}") from exc
+    return Truth.from_frames(
+        split_rows,
+        train_rows,
+        dataset=dataset,
+        config=config,
+        split=split,
+        manifest_sha256=sha256_file(root / DATASET_LAYOUT.manifest),
+        schema_version=str(manifest.get("schema_version")),
+    )
