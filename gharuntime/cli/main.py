@@ -26,12 +26,9 @@ def cli() -> None:
 
 
 cli.add_command(validate_command)
-<<<<<<< HEAD
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
-=======
 cli.add_command(eval_command)
->>>>>>> eval
 
 
 def main() -> None:
