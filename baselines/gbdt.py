@@ -16,9 +16,9 @@ import lightgbm as lgb
 import numpy as np
 import polars as pl
 import xgboost as xgb
+
 from gharuntime.baselines.features import FeatureSpec, extract, feature_inputs, fit_spec
 from gharuntime.baselines.method import Method, MethodError, as_float
-
 from gharuntime.contract import TRACKS
 
 __all__ = ["GBDT", "LightGBM", "XGBoost"]

@@ -17,7 +17,6 @@ from typing import Any
 
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.registry import METHODS
-
 from gharuntime.version import __version__
 
 __all__ = ["IMPORTANCES_FILE", "MODEL_FILE", "MODEL_FORMAT", "load_model", "save_model"]

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from gharuntime.baselines.method import Method, MethodError, as_float
 
+from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import HISTORY_COLUMN, PRIMARY_TARGET
 
 __all__ = ["GROUP_LEVELS", "GroupMedian", "LastRun", "Median"]

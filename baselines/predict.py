@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from gharuntime.baselines.method import Method
 
+from gharuntime.baselines.method import Method
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
 from gharuntime.workflow import (
     ExpandedJob,

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import save_model
 from gharuntime.baselines.registry import make_method
-
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import load, read_manifest, sha256_file
 from gharuntime.version import __version__

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import polars as pl
 import pytest
+
 from gharuntime.baselines.features import (
     extract,
     feature_inputs,
@@ -14,7 +15,6 @@ from gharuntime.baselines.features import (
     job_spec_of,
     shell_tokens,
 )
-
 from gharuntime.contract import HISTORY_COLUMN
 from gharuntime.fixture import fixture_jobs
 

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+
 from gharuntime.baselines.method import ForbiddenInputError, Method, MethodError, restrict
 from gharuntime.baselines.registry import make_method
-
 from gharuntime.contract import HISTORY_COLUMN, input_columns
 from gharuntime.fixture import fixture_jobs
 

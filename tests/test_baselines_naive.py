@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from gharuntime.baselines.naive import GroupMedian, LastRun, Median
 
+from gharuntime.baselines.naive import GroupMedian, LastRun, Median
 from gharuntime.fixture import fixture_jobs
 
 

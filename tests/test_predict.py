@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from gharuntime.baselines.predict import JobPrediction, critical_path, repo_meta_from_json
 from gharuntime.baselines.run import run_baseline
-
 from gharuntime.cli.main import cli
 
 WORKFLOW = """name: Release checks
