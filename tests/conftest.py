@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
-import pytest
+# `python -m pytest` puts the repository root first on sys.path, where gharuntime/ lacks the
+# packages setup.py maps into it (gharuntime.crawler, gharuntime.data_cards, ...). Import the
+# installed tree instead, as a user would.
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(os.path.abspath(p or ".")) != _ROOT]
 
-from gharuntime.dataset import write_dataset
-from gharuntime.fixture import fixture_jobs
+import pytest  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+from gharuntime.dataset import write_dataset  # noqa: E402
+from gharuntime.fixture import fixture_jobs  # noqa: E402
+
+# GHARUNTIME_SHARED points at the reference folder when the checkout does not sit beside it
+# (e.g. a git worktree elsewhere).
+SHARED = Path(
+    os.environ.get("GHARUNTIME_SHARED") or Path(__file__).resolve().parents[1].parent / "shared"
+)
 
 
 @pytest.fixture(scope="session")

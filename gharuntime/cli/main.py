@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gharuntime.cli.baseline import baseline_command
+from gharuntime.cli.build import build_command
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.validate import validate_command
@@ -29,6 +30,7 @@ cli.add_command(validate_command)
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
 cli.add_command(eval_command)
+cli.add_command(build_command)
 
 
 def main() -> None:
