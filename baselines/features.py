@@ -20,6 +20,7 @@ import re
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,8 +32,11 @@ from gharuntime.workflow import JobSpec, Workflow, WorkflowError, expand_matrix,
 
 __all__ = [
     "CONFIG_FEATURE_INPUTS",
+    "ENCODING_INPUTS",
+    "ENCODING_LEVELS",
     "FeatureSpec",
     "Features",
+    "TargetEncoder",
     "extract",
     "feature_inputs",
     "fit_spec",
@@ -481,3 +485,86 @@ def extract(
     names = spec.names()
     assert matrix.shape[1] == len(names), (matrix.shape, len(names))
     return Features(matrix=matrix, names=names)
+
+
+ENCODING_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("repo_id", "workflow_path", "job_name"),
+    ("repo_id", "workflow_path"),
+    ("repo_id",),
+)
+"""Groups whose training targets the encoder summarises, most specific first."""
+ENCODING_INPUTS: tuple[str, ...] = ("repo_id", "workflow_path", "job_name")
+
+
+class TargetEncoder:
+    """Mean log1p target and row count of the job's group in the training split (what
+    group-median knows), as features. Training rows get out-of-fold values (each row's own
+    target never reaches its features); other rows get the statistics of all training rows.
+    Groups unseen in training are NaN, which the trees route on their own."""
+
+    def __init__(self, folds: int = 5, seed: int = 0) -> None:
+        self.folds = folds
+        self.seed = seed
+        self.tables: list[pl.DataFrame] = []
+
+    @staticmethod
+    def names() -> list[str]:
+        out = []
+        for level in ENCODING_LEVELS:
+            tag = "job" if len(level) == 3 else "workflow" if len(level) == 2 else "repo"
+            out.extend([f"enc_{tag}_mean", f"enc_{tag}_n"])
+        return out
+
+    def fit_transform(self, keys: pl.DataFrame, y_log: np.ndarray) -> np.ndarray:
+        """Out-of-fold encodings of the training rows; keeps full-data tables for transform."""
+        rng = np.random.default_rng(self.seed)
+        frame = keys.select(ENCODING_INPUTS).with_columns(
+            pl.Series("__y", y_log, dtype=pl.Float64),
+            pl.Series("__fold", rng.integers(0, self.folds, size=keys.height), dtype=pl.Int64),
+        )
+        self.tables = []
+        cols = []
+        for level in ENCODING_LEVELS:
+            lv = list(level)
+            total = frame.group_by(lv).agg(pl.col("__y").sum().alias("s"), pl.len().alias("n"))
+            self.tables.append(total.with_columns((pl.col("s") / pl.col("n")).alias("mean")))
+            per_fold = frame.group_by([*lv, "__fold"]).agg(
+                pl.col("__y").sum().alias("sf"), pl.len().alias("nf")
+            )
+            joined = (
+                frame.with_row_index("__i")
+                .join(total, on=lv, how="left", nulls_equal=True)
+                .join(per_fold, on=[*lv, "__fold"], how="left", nulls_equal=True)
+                .sort("__i")
+            )
+            n_out = (joined["n"] - joined["nf"]).cast(pl.Float64).to_numpy()
+            s_out = (joined["s"] - joined["sf"]).to_numpy()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(n_out > 0, s_out / np.where(n_out > 0, n_out, 1.0), np.nan)
+            cols.extend([mean, n_out])
+        return np.column_stack(cols).astype(np.float32)
+
+    def transform(self, keys: pl.DataFrame) -> np.ndarray:
+        frame = keys.select(ENCODING_INPUTS).with_row_index("__i")
+        cols = []
+        for level, table in zip(ENCODING_LEVELS, self.tables, strict=True):
+            joined = frame.join(
+                table.select(*level, "mean", "n"), on=list(level), how="left", nulls_equal=True
+            ).sort("__i")
+            cols.append(joined["mean"].cast(pl.Float64).fill_null(math.nan).to_numpy())
+            cols.append(joined["n"].cast(pl.Float64).fill_null(0.0).to_numpy())
+        return np.column_stack(cols).astype(np.float32)
+
+    def save(self, folder: Path, prefix: str) -> list[str]:
+        files = []
+        for i, table in enumerate(self.tables):
+            name = f"{prefix}-encoding-{i}.parquet"
+            table.write_parquet(folder / name)
+            files.append(name)
+        return files
+
+    @classmethod
+    def load(cls, folder: Path, files: list[str]) -> TargetEncoder:
+        enc = cls()
+        enc.tables = [pl.read_parquet(folder / f) for f in files]
+        return enc

@@ -17,7 +17,14 @@ import numpy as np
 import polars as pl
 import xgboost as xgb
 
-from gharuntime.baselines.features import FeatureSpec, extract, feature_inputs, fit_spec
+from gharuntime.baselines.features import (
+    ENCODING_INPUTS,
+    FeatureSpec,
+    TargetEncoder,
+    extract,
+    feature_inputs,
+    fit_spec,
+)
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import TRACKS
 
@@ -41,7 +48,6 @@ class GBDT(Method):
     model_suffix: ClassVar[str] = ""
 
     def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
-        super().__init__(track, seed=seed)
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
             raise MethodError(
@@ -49,19 +55,36 @@ class GBDT(Method):
                 f"known: {', '.join(sorted(self.defaults))}"
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
+        super().__init__(track, seed=seed)
         self.spec: FeatureSpec | None = None
         self.boosters: dict[str, Any] = {}
+        self.encoders: dict[str, TargetEncoder] = {}
         self.best_iterations: dict[str, int] = {}
 
     def reads(self, track: str) -> tuple[str, ...]:
-        return feature_inputs(TRACKS[track].uses_history)
+        base = feature_inputs(TRACKS[track].uses_history)
+        if self.params["target_encoding"]:
+            return (*base, *(c for c in ENCODING_INPUTS if c not in base))
+        return base
+
+    def feature_names(self) -> list[str]:
+        assert self.spec is not None
+        extra = TargetEncoder.names() if self.params["target_encoding"] else []
+        return [self.spec.readable(n) for n in self.spec.names()] + extra
+
+    def _with_encoding(self, target: str, x: np.ndarray, frame: pl.DataFrame) -> np.ndarray:
+        enc = self.encoders.get(target)
+        if enc is None:
+            return x
+        return np.hstack([x, enc.transform(frame.select(ENCODING_INPUTS))])
 
     def config(self) -> dict[str, Any]:
         return dict(self.params)
 
     def _features(self, frame: pl.DataFrame, progress: Progress | None = None) -> np.ndarray:
         assert self.spec is not None
-        feats = extract(frame.select(self.inputs), self.spec, progress=progress)
+        columns = feature_inputs(self.spec.uses_history)
+        feats = extract(frame.select(columns), self.spec, progress=progress)
         return np.asarray(feats.matrix.toarray(), dtype=np.float32)
 
     def fit(
@@ -71,7 +94,8 @@ class GBDT(Method):
         progress: Progress | None = None,
     ) -> None:
         train, validation = self._fit_frames(train, validation)
-        self.spec = fit_spec(train.select(self.inputs), TRACKS[self.track].uses_history)
+        uses_history = TRACKS[self.track].uses_history
+        self.spec = fit_spec(train.select(feature_inputs(uses_history)), uses_history)
         x_train = self._features(train, progress)
         has_val = validation is not None and validation.height > 0
         x_val = self._features(validation, progress) if has_val and validation is not None else None
@@ -79,14 +103,20 @@ class GBDT(Method):
             y, ok = _log_target(train[target])
             if not ok.any():
                 raise MethodError(f"{self.name}: no training row has a value for {target}")
+            x = x_train[ok]
+            if self.params["target_encoding"]:
+                enc = TargetEncoder(seed=self.seed)
+                x = np.hstack([x, enc.fit_transform(train.filter(pl.Series(ok)), y[ok])])
+                self.encoders[target] = enc
             val = None
             if x_val is not None and validation is not None:
                 yv, okv = _log_target(validation[target])
                 if okv.any():
-                    val = (x_val[okv], yv[okv])
+                    xv = self._with_encoding(target, x_val, validation)
+                    val = (xv[okv], yv[okv])
             if progress:
                 progress(f"training {self.name} for {target} on {int(ok.sum())} rows")
-            booster, best = self._train(x_train[ok], y[ok], val)
+            booster, best = self._train(x, y[ok], val)
             self.boosters[target] = booster
             self.best_iterations[target] = best
 
@@ -96,17 +126,16 @@ class GBDT(Method):
         x = self._features(inputs)
         out = {}
         for target in self.targets:
-            raw = self._predict(self.boosters[target], x)
+            raw = self._predict(self.boosters[target], self._with_encoding(target, x, inputs))
             out[target] = np.clip(np.expm1(np.asarray(raw, dtype=np.float64)), 0.0, None)
         return out
 
     def importances(self) -> dict[str, list[tuple[str, float]]]:
-        assert self.spec is not None
-        names = self.spec.names()
+        names = self.feature_names()
         out = {}
         for target, booster in self.boosters.items():
             gains = self._gains(booster, len(names))
-            pairs = [(self.spec.readable(n), float(g)) for n, g in zip(names, gains, strict=True)]
+            pairs = [(n, float(g)) for n, g in zip(names, gains, strict=True)]
             out[target] = sorted(pairs, key=lambda p: (-p[1], p[0]))
         return out
 
@@ -119,7 +148,8 @@ class GBDT(Method):
             files[target] = name
         return {
             "features": self.spec.to_json(),
-            "feature_names": self.spec.names(),
+            "feature_names": self.feature_names(),
+            "encodings": {t: enc.save(folder, t) for t, enc in self.encoders.items()},
             "model_files": files,
             "best_iterations": self.best_iterations,
         }
@@ -129,7 +159,8 @@ class GBDT(Method):
         m = cls(meta["track"], seed=meta.get("seed", 0), **meta.get("config", {}))
         state = meta["state"]
         m.spec = FeatureSpec.from_json(state["features"])
-        if m.spec.names() != state["feature_names"]:
+        m.encoders = {t: TargetEncoder.load(folder, f) for t, f in state["encodings"].items()}
+        if m.feature_names() != state["feature_names"]:
             raise MethodError(f"{folder}: feature names do not match this version's extractor")
         for target, name in state["model_files"].items():
             m.boosters[target] = cls._load(folder / name)
@@ -171,6 +202,7 @@ class LightGBM(GBDT):
         "feature_fraction": 0.8,
         "bagging_fraction": 0.8,
         "lambda_l2": 1.0,
+        "target_encoding": True,
     }
 
     def _train(
@@ -241,6 +273,7 @@ class XGBoost(GBDT):
         "subsample": 0.8,
         "colsample_bytree": 0.8,
         "reg_lambda": 1.0,
+        "target_encoding": True,
     }
 
     def _train(

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from gharuntime.baselines.features import (
+    TargetEncoder,
     extract,
     feature_inputs,
     fit_spec,
@@ -152,3 +153,40 @@ def test_features_are_the_same_for_the_same_rows() -> None:
     a = extract(jobs, spec).matrix.toarray()
     b = extract(jobs, spec).matrix.toarray()
     np.testing.assert_array_equal(a, b)
+
+
+def _keys(groups: list[tuple[int, str, str]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "repo_id": [g[0] for g in groups],
+            "workflow_path": [g[1] for g in groups],
+            "job_name": [g[2] for g in groups],
+        }
+    )
+
+
+def test_target_encoding_of_a_training_row_never_sees_its_own_target() -> None:
+    keys = _keys([(1, "ci.yml", "test")] + [(2, "ci.yml", "lint")] * 50)
+    y = np.array([9.0] + [1.0] * 50)
+    enc = TargetEncoder(folds=5, seed=0)
+    oof = enc.fit_transform(keys, y)
+    names = TargetEncoder.names()
+    job_mean, job_n = names.index("enc_job_mean"), names.index("enc_job_n")
+    assert np.isnan(oof[0, job_mean]) and oof[0, job_n] == 0  # alone in its group
+    assert np.allclose(oof[1:, job_mean], 1.0)
+    assert (oof[1:, job_n] < 50).all()  # its own fold left out
+
+
+def test_target_encoding_of_new_rows_uses_all_training_rows_and_nan_for_unseen() -> None:
+    keys = _keys([(1, "ci.yml", "test"), (1, "ci.yml", "test"), (1, "ci.yml", "lint")])
+    enc = TargetEncoder(folds=2, seed=0)
+    enc.fit_transform(keys, np.array([2.0, 4.0, 6.0]))
+    out = enc.transform(
+        _keys([(1, "ci.yml", "test"), (1, "other.yml", "x"), (7, "ci.yml", "test")])
+    )
+    names = TargetEncoder.names()
+    assert out[0, names.index("enc_job_mean")] == 3.0
+    assert out[0, names.index("enc_repo_mean")] == 4.0
+    assert np.isnan(out[1, names.index("enc_workflow_mean")])
+    assert out[1, names.index("enc_repo_n")] == 3
+    assert np.isnan(out[2, names.index("enc_repo_mean")])

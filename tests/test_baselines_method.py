@@ -96,3 +96,8 @@ def test_unknown_hyperparameter_is_refused() -> None:
 def test_naive_method_takes_no_hyperparameters() -> None:
     with pytest.raises(MethodError, match="takes no parameters"):
         make_method("median", "config", params={"n_estimators": 3})
+
+
+def test_gbdt_without_target_encoding_reads_no_identity_columns() -> None:
+    inputs = make_method("lightgbm", "config", params={"target_encoding": False}).inputs
+    assert not {"repo_id", "workflow_path", "job_name"} & set(inputs)
