@@ -14,6 +14,8 @@ sys.path[:] = [p for p in sys.path if Path(os.path.abspath(p or ".")) != _ROOT]
 
 import pytest  # noqa: E402
 
+pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
+
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402
 
@@ -46,3 +48,20 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"reference data folder {SHARED} is absent (it sits beside the project in CI)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def sim_world():  # type: ignore[no-untyped-def]
+    """A tiny seeded simulated world (12 repositories)."""
+    from gharuntime.sim import World
+
+    return World(seed=7, scale="tiny")
+
+
+@pytest.fixture(scope="session")
+def sim_server(sim_world):  # type: ignore[no-untyped-def]
+    """The simulated GitHub serving `sim_world` on a free 127.0.0.1 port; `.url`, `.recorder`."""
+    from gharuntime.sim import serve
+
+    with serve(sim_world) as server:
+        yield server

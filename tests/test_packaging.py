@@ -43,6 +43,7 @@ from gharuntime.fixture import main
 assert main([{str(tmp_path / "ds")!r}]) == 0
 print("ok")
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    # cwd: away from the checkout, whose gharuntime/ lacks the mapped packages (crawler/, ...).
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")

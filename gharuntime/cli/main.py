@@ -6,8 +6,10 @@ import click
 
 from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
+from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.predict import predict_command
+from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
 
@@ -31,6 +33,8 @@ cli.add_command(baseline_command)
 cli.add_command(predict_command)
 cli.add_command(eval_command)
 cli.add_command(build_command)
+cli.add_command(crawl_command)
+cli.add_command(simulate_command)
 
 
 def main() -> None:

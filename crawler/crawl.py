@@ -1,0 +1,809 @@
+"""What to fetch, in what order: the crawl engine.
+
+Units of work, each marked done with the shard holding its records (see store.py):
+- repository: GET the repository (following a rename's 301) and its workflows;
+- window: one `created` window of the completed-run listing (split in halves while the listing
+  says more than the 1,000 results GitHub returns for a filtered query);
+- run: the jobs of every attempt of one run (one `filter=all` listing), plus the run object of
+  each earlier attempt;
+- refs: up to 100 (path, head SHA) pairs of one repository, resolved to blob oids by one GraphQL
+  query; blob: one REST contents request per distinct oid, so YAML is fetched once per content;
+- log: one job's log (with --logs).
+
+Worker threads only talk HTTP; the calling thread owns the store and applies each result, so
+every database write happens in one thread and in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from requests.utils import parse_header_links
+
+from gharuntime.contract import RawKind
+from gharuntime.crawler import endpoints as ep
+from gharuntime.crawler.client import BadCredentials, GitHubClient, RequestFailed, Response
+from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
+from gharuntime.crawler.redact import redact
+from gharuntime.crawler.store import CrawlStore, Sql
+from gharuntime.workflow import strip_ref
+
+__all__ = [
+    "LISTING_CAP",
+    "CrawlOptions",
+    "CrawlResult",
+    "Crawler",
+    "crawl",
+    "default_window",
+    "format_time",
+    "in_shard",
+    "parse_time",
+    "select_repositories",
+    "split_window",
+]
+
+LISTING_CAP = 1000  # GitHub returns at most this many results for a filtered listing
+PER_PAGE = 100
+GRAPHQL_BATCH = 100
+
+
+@dataclass
+class CrawlOptions:
+    """What to crawl. `yaml_strategy="per-run"` is the naive reference used by the benchmark."""
+
+    repos: list[str] | None = None
+    search: str | None = None
+    max_repos: int | None = None
+    since: str | None = None  # "YYYY-MM-DDTHH:MM:SSZ"; None: the stored or default window
+    until: str | None = None
+    max_runs_per_workflow: int | None = None
+    logs: bool = False
+    log_cap_bytes: int = 20_000_000
+    shard: tuple[int, int] | None = None  # (k, n), k in 1..n
+    concurrency: int = 4
+    yaml_strategy: str = "blob-oid"
+    flush_records: int = 2000
+    flush_seconds: float = 5.0
+    window_days: int = 90
+
+
+@dataclass
+class CrawlResult:
+    """What a crawl did."""
+
+    crawl_id: int
+    since: str
+    until: str
+    repositories: int
+    stats: CrawlStats
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = False
+
+
+def format_time(t: datetime) -> str:
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO date or date-time (a bare date means midnight UTC) as an aware UTC datetime."""
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc)
+
+
+def default_window(days: int = 90, now: datetime | None = None) -> tuple[str, str]:
+    """The last `days` days up to now (GitHub deletes logs after 90)."""
+    end = (now or datetime.now(timezone.utc)).replace(microsecond=0)
+    return format_time(end - timedelta(days=days)), format_time(end)
+
+
+def split_window(since: str, until: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """Two halves of an inclusive `created` window, or None if it is too short to split.
+
+    The halves share their middle second (`a..m` and `m..b`): a listing's bounds are inclusive
+    and times may carry fractions of a second, so abutting halves (`m+1..b`) could drop a run
+    created between m and m+1. A run listed twice is stored once (runs dedup on id and attempt).
+    """
+    a, b = parse_time(since), parse_time(until)
+    span = int((b - a).total_seconds())
+    if span < 2:
+        return None
+    mid = format_time(a + timedelta(seconds=span // 2))
+    return (since, mid), (mid, until)
+
+
+def in_shard(full_name: str, shard: tuple[int, int] | None) -> bool:
+    """Whether a repository belongs to shard k of n (a stable hash of the lowercased name)."""
+    if shard is None:
+        return True
+    k, n = shard
+    digest = hashlib.sha256(full_name.strip().lower().encode()).digest()
+    return int.from_bytes(digest[:8], "big") % n == k - 1
+
+
+def _pages(
+    client: GitHubClient, path: str, params: dict[str, Any], **kw: Any
+) -> Iterator[Response]:
+    """The pages of a listing, following `Link: rel="next"`."""
+    resp = client.get(path, params, **kw)
+    yield resp
+    while resp.status == 200:
+        nxt = _next_link(resp)
+        if nxt is None:
+            return
+        resp = client.get(nxt, **kw)
+        yield resp
+
+
+def _next_link(resp: Response) -> str | None:
+    link = resp.headers.get("Link")
+    if not link:
+        return None
+    for item in parse_header_links(link):
+        if item.get("rel") == "next" and item.get("url"):
+            return item["url"]
+    return None
+
+
+def select_repositories(client: GitHubClient, opts: CrawlOptions) -> list[str]:
+    """The repositories to crawl: `--repos` or `--search`, capped by `--max-repos`, then sharded."""
+    names: list[str] = []
+    if opts.repos is not None:
+        for name in opts.repos:
+            if name not in names:
+                names.append(name)
+    elif opts.search:
+        for resp in _pages(client, "/search/repositories", {"q": opts.search, "per_page": 100}):
+            if resp.status != 200 or not isinstance(resp.body, dict):
+                raise RequestFailed(
+                    f"search failed with HTTP {resp.status}: {_message(resp)}",
+                    where="/search/repositories",
+                    status=resp.status,
+                    reason="search",
+                )
+            for item in resp.body.get("items", []):
+                if item["full_name"] not in names:
+                    names.append(item["full_name"])
+            if opts.max_repos is not None and len(names) >= opts.max_repos:
+                break
+    if opts.max_repos is not None:
+        names = names[: opts.max_repos]
+    return [n for n in names if in_shard(n, opts.shard)]
+
+
+def _message(resp: Response) -> str:
+    if isinstance(resp.body, dict) and "message" in resp.body:
+        return str(resp.body["message"])
+    return f"HTTP {resp.status}"
+
+
+# -- what workers hand back ---------------------------------------------------------------------
+@dataclass
+class _Failure:
+    what: str
+    where: str
+    status: int | None
+    message: str
+
+
+Apply = Callable[[Any], None]
+
+
+class Crawler:
+    """Runs one crawl into a store. Not reusable; call `run()` once."""
+
+    def __init__(
+        self,
+        client: GitHubClient,
+        store: CrawlStore,
+        opts: CrawlOptions,
+        *,
+        on_event: EventSink = ignore_events,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.opts = opts
+        self.stats = client.stats
+        self.on_event = on_event
+        self._queue: deque[tuple[Callable[[], Any], Apply]] = deque()
+        self._refs_in_flight: set[tuple[int, str, str]] = set()
+        self._blobs_in_flight: set[tuple[int, str, str]] = set()
+        self._failures: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+        self._repo_cache: dict[int, tuple[str, list[int]]] = {}
+        self.crawl_id = 0
+        self.since = self.until = ""
+
+    # -- driver -------------------------------------------------------------------------------
+    def run(self) -> CrawlResult:
+        default = default_window(self.opts.window_days)
+        self.crawl_id, self.since, self.until, selection = self.store.crawl_for(
+            self.opts.since, self.opts.until, default
+        )
+        if selection is None or self.opts.repos is not None:
+            # A --repos file is read afresh (lines may be added); a search is fixed at its first
+            # answer, since it answers differently tomorrow.
+            selection = select_repositories(self.client, self.opts)
+            self.store.save_selection(
+                self.crawl_id,
+                selection,
+                {"max_runs_per_workflow": self.opts.max_runs_per_workflow, "logs": self.opts.logs},
+            )
+        self.on_event(
+            CrawlEvent(
+                "plan",
+                {"repositories": len(selection), "since": self.since, "until": self.until},
+            )
+        )
+        self._plan(selection)
+        with ThreadPoolExecutor(max_workers=max(1, self.opts.concurrency)) as pool:
+            in_flight: dict[Future[Any], Apply] = {}
+            try:
+                while self._queue or in_flight:
+                    while self._queue and len(in_flight) < 2 * max(1, self.opts.concurrency):
+                        work, apply = self._queue.popleft()
+                        in_flight[pool.submit(work)] = apply
+                    done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        apply = in_flight.pop(fut)
+                        apply(fut.result())
+                    self._maybe_flush()
+            except BaseException:
+                for fut in in_flight:
+                    fut.cancel()
+                self._queue.clear()
+                self.store.flush()  # what is applied is complete: keep it
+                raise
+        self.store.flush()
+        finished = not self._failures
+        if finished:
+            self.store.finish(self.crawl_id)
+        return CrawlResult(
+            self.crawl_id,
+            self.since,
+            self.until,
+            len(selection),
+            self.stats,
+            self._failures,
+            finished,
+        )
+
+    def _maybe_flush(self) -> None:
+        if (
+            self.store.pending >= self.opts.flush_records
+            or time.monotonic() - self._last_flush >= self.opts.flush_seconds
+        ):
+            self.store.flush()
+            self._last_flush = time.monotonic()
+            self.on_event(CrawlEvent("stored", dict(self.stats.records)))
+
+    def _push(self, work: Callable[[], Any], apply: Apply, *, front: bool = True) -> None:
+        if front:
+            self._queue.appendleft((work, apply))
+        else:
+            self._queue.append((work, apply))
+
+    def _fail(self, f: _Failure, kind_key: str) -> None:
+        """Report a unit that could not be fetched: an error record, a problem event."""
+        body = {"what": f.what, "where": f.where, "status": f.status, "message": f.message}
+        self.store.add(RawKind.ERROR, kind_key, body, None)
+        self.stats.count_failure(f.what)
+        self.stats.count_records(RawKind.ERROR.value)
+        self._failures.append(body)
+        self.on_event(CrawlEvent("problem", body))
+
+    def _guard(self, what: str, where: str, work: Callable[[], Any]) -> Callable[[], Any]:
+        """Run `work`, turning a RequestFailed into a _Failure the main thread records."""
+
+        def run() -> Any:
+            try:
+                return work()
+            except BadCredentials:
+                raise
+            except RequestFailed as exc:
+                return _Failure(what, where, exc.status, str(exc))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                # Valid JSON of the wrong shape: report it rather than stop the crawl.
+                return _Failure(
+                    what, where, None, f"unexpected response ({type(exc).__name__}: {exc})"
+                )
+
+        return run
+
+    # -- planning: from the database, what is left ----------------------------------------------
+    def _plan(self, selection: list[str]) -> None:
+        q = self.store.query
+        done = {
+            name: (state, rid)
+            for name, state, rid in q(
+                "SELECT name, state, repo_id FROM repos WHERE crawl_id=?", (self.crawl_id,)
+            )
+        }
+        for name in selection:
+            if name in done:
+                state, rid = done[name]
+                self.stats.count_repository(state)
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "done"}))
+                if state == "ok":
+                    self._plan_windows(int(rid))
+            else:
+                self._push(*self._repo_task(name), front=False)
+        for run_id, attempt, rid in q(
+            "SELECT run_id, attempt, repo_id FROM run_units WHERE done=0 ORDER BY run_id"
+        ):
+            self._push(*self._run_task(int(rid), int(run_id), int(attempt)))
+        pairs: dict[int, list[tuple[str, str]]] = {}
+        for rid, path, sha in q(
+            "SELECT DISTINCT u.repo_id, u.path, u.head_sha FROM run_units u WHERE NOT EXISTS "
+            "(SELECT 1 FROM refs r WHERE r.repo_id=u.repo_id AND r.path=u.path AND r.head_sha=u.head_sha)"
+        ):
+            pairs.setdefault(int(rid), []).append((path, sha))
+        for rid, items in pairs.items():
+            self._queue_refs(rid, items)
+        for rid, path, blob, sha in q(
+            "SELECT r.repo_id, r.path, r.blob_sha, MIN(r.head_sha) FROM refs r WHERE r.blob_sha IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.repo_id=r.repo_id AND b.path=r.path "
+            "AND b.blob_sha=r.blob_sha) GROUP BY r.repo_id, r.path, r.blob_sha"
+        ):
+            self._queue_blob(int(rid), path, blob, sha)
+        if self.opts.logs:
+            for job_id, rid, conclusion in q(
+                "SELECT job_id, repo_id, conclusion FROM logs WHERE state IS NULL"
+            ):
+                self._push(*self._log_task(int(rid), int(job_id), conclusion))
+
+    def _full_name(self, repo_id: int) -> str:
+        row = self.store.query("SELECT full_name FROM repo_info WHERE repo_id=?", (repo_id,))
+        return str(row[0][0])
+
+    def _workflow_ids(self, repo_id: int) -> list[int]:
+        row = self.store.query("SELECT workflows FROM repo_info WHERE repo_id=?", (repo_id,))
+        return [int(x) for x in json.loads(row[0][0])]
+
+    def _plan_windows(self, repo_id: int) -> None:
+        workflows = self._workflow_ids(repo_id)
+        if not workflows:
+            return
+        targets = workflows if self.opts.max_runs_per_workflow else [0]
+        for wf in targets:
+            self._expand_window(repo_id, wf, self.since, self.until)
+
+    def _expand_window(self, repo_id: int, wf: int, since: str, until: str) -> None:
+        row = self.store.query(
+            "SELECT state FROM windows WHERE crawl_id=? AND repo_id=? AND workflow_id=? AND since=? AND until=?",
+            (self.crawl_id, repo_id, wf, since, until),
+        )
+        state = row[0][0] if row else None
+        if state == "done":
+            return
+        if state == "split":
+            halves = split_window(since, until)
+            if halves is not None:
+                for s, u in reversed(halves):
+                    self._expand_window(repo_id, wf, s, u)
+                return
+        self._push(*self._window_task(repo_id, wf, since, until))
+
+    # -- repository -----------------------------------------------------------------------------
+    def _repo_task(self, name: str) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+
+        def work() -> Any:
+            r = client.get(ep.repository(name), use_etag=True)
+            if r.status != 200 or not isinstance(r.body, dict):
+                return ("missing", r.status, _message(r))
+            full_name = str(r.body["full_name"])
+            items: list[Any] = []
+            actions_status = 200
+            for page in _pages(
+                client, ep.workflows(full_name), {"per_page": PER_PAGE}, use_etag=True
+            ):
+                if page.status != 200 or not isinstance(page.body, dict):
+                    actions_status = page.status
+                    break
+                items.extend(page.body.get("workflows", []))
+            return ("ok", r, items, actions_status)
+
+        def apply(result: Any) -> None:
+            if isinstance(result, _Failure):
+                self._fail(result, f"repository:{name}")
+                self.stats.count_repository("failed")
+                return
+            if result[0] == "missing":
+                _, status, message = result
+                self._fail(
+                    _Failure(
+                        "repository",
+                        name,
+                        status,
+                        f"{message}: the repository does not exist, is private, or the token cannot see it; skipped",
+                    ),
+                    f"repository:{name}",
+                )
+                self.store.mark(
+                    [
+                        (
+                            "INSERT OR REPLACE INTO repos VALUES (?, ?, 'missing', NULL)",
+                            (self.crawl_id, name),
+                        )
+                    ]
+                )
+                self.stats.count_repository("missing")
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "missing"}))
+                return
+            _, r, items, actions_status = result
+            body = r.body
+            rid = int(body["id"])
+            full_name = str(body["full_name"])
+            self.store.add(RawKind.REPOSITORY, str(rid), body, rid)
+            sql: list[Sql] = []
+            if full_name.lower() != name.lower():
+                sql.append(("INSERT OR REPLACE INTO renames VALUES (?, ?)", (name, full_name)))
+                self.on_event(
+                    CrawlEvent("repository", {"name": name, "state": "renamed", "to": full_name})
+                )
+                self.stats.count_repository("renamed")
+            wf_ids: list[int] = []
+            for wf in items:
+                wf_ids.append(int(wf["id"]))
+                self.store.add(RawKind.WORKFLOW, str(wf["id"]), wf, rid)
+            state = "ok"
+            if actions_status != 200:
+                state = "actions_unavailable"
+                self._fail(
+                    _Failure(
+                        "workflows",
+                        full_name,
+                        actions_status,
+                        "GitHub Actions is disabled or unavailable for this repository; skipped",
+                    ),
+                    f"workflows:{full_name}",
+                )
+                wf_ids = []
+            if body.get("archived"):
+                self.stats.count_repository("archived")
+            if not wf_ids and state == "ok":
+                self.stats.count_repository("no_workflows")
+            sql += [
+                (
+                    "INSERT OR REPLACE INTO repo_info VALUES (?, ?, ?)",
+                    (rid, full_name, json.dumps(wf_ids)),
+                ),
+                (
+                    "INSERT OR REPLACE INTO repos VALUES (?, ?, ?, ?)",
+                    (self.crawl_id, name, state, rid),
+                ),
+            ]
+            for url, (etag, cached) in (
+                self.client.etags.dirty() if self.client.etags else {}
+            ).items():
+                sql.append(
+                    (
+                        "INSERT OR REPLACE INTO etags VALUES (?, ?, ?)",
+                        (url, etag, json.dumps(cached)),
+                    )
+                )
+            self.store.mark(sql)
+            # The rows above commit with the next flush; windows read them back from memory.
+            self._repo_cache[rid] = (full_name, wf_ids)
+            self.stats.count_repository("ok" if state == "ok" else state)
+            self.on_event(CrawlEvent("repository", {"name": name, "state": state}))
+            if state == "ok" and wf_ids:
+                targets = wf_ids if self.opts.max_runs_per_workflow else [0]
+                for wf in targets:
+                    self._push(*self._window_task(rid, wf, self.since, self.until))
+
+        return self._guard("repository", name, work), apply
+
+    def _name(self, repo_id: int) -> str:
+        cached = self._repo_cache.get(repo_id)
+        return cached[0] if cached else self._full_name(repo_id)
+
+    # -- run listing windows ---------------------------------------------------------------------
+    def _window_task(
+        self, repo_id: int, wf: int, since: str, until: str
+    ) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+        full_name = self._name(repo_id)
+        limit = self.opts.max_runs_per_workflow
+        path = ep.workflow_runs(full_name, wf) if wf else ep.run_listing(full_name)
+        params = {
+            "status": "completed",
+            "created": f"{since}..{until}",
+            "per_page": min(limit, PER_PAGE) if limit else PER_PAGE,
+        }
+        where = f"{full_name} runs {since}..{until}" + (f" workflow {wf}" if wf else "")
+
+        def work() -> Any:
+            runs: dict[tuple[int, int], Any] = {}
+            for i, page in enumerate(_pages(client, path, params)):
+                if page.status != 200 or not isinstance(page.body, dict):
+                    return _Failure("runs", where, page.status, _message(page))
+                if (
+                    i == 0
+                    and limit is None
+                    and int(page.body.get("total_count", 0)) > LISTING_CAP
+                    and split_window(since, until) is not None
+                ):
+                    return "split"
+                for run in page.body.get("workflow_runs", []):
+                    if run.get("status") != "completed":
+                        continue
+                    key = (int(run["id"]), int(run.get("run_attempt") or 1))
+                    runs.setdefault(key, run)  # pages may repeat items
+                    if limit and len(runs) >= limit:
+                        return list(runs.values())
+            return list(runs.values())
+
+        def apply(result: Any) -> None:
+            unit = (self.crawl_id, repo_id, wf, since, until)
+            if isinstance(result, _Failure):
+                self._fail(result, f"runs:{repo_id}:{wf}:{since}..{until}")
+                return
+            if result == "split":
+                halves = split_window(since, until)
+                assert halves is not None
+                self.store.mark(
+                    [("INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?, 'split')", unit)]
+                )
+                for s, u in reversed(halves):
+                    self._push(*self._window_task(repo_id, wf, s, u))
+                return
+            sql: list[Sql] = [
+                ("INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?, 'done')", unit)
+            ]
+            new_pairs: list[tuple[str, str]] = []
+            for run in result:
+                run_id, attempt = int(run["id"]), int(run.get("run_attempt") or 1)
+                if not self.store.add(RawKind.RUN, f"{run_id}:{attempt}", run, repo_id):
+                    continue
+                self.stats.count_records(RawKind.RUN.value)
+                path_, _ = strip_ref(str(run.get("path") or ""))
+                sha = str(run.get("head_sha") or "")
+                sql.append(
+                    (
+                        "INSERT OR IGNORE INTO run_units VALUES (?, ?, ?, ?, ?, 0)",
+                        (run_id, attempt, repo_id, sha, path_),
+                    )
+                )
+                self._push(*self._run_task(repo_id, run_id, attempt))
+                if path_ and sha:
+                    new_pairs.append((path_, sha))
+            self.store.mark(sql)
+            self._queue_refs(repo_id, new_pairs)
+
+        return self._guard("runs", where, work), apply
+
+    # -- jobs of a run ----------------------------------------------------------------------------
+    def _run_task(self, repo_id: int, run_id: int, attempt: int) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+        full_name = self._name(repo_id)
+        earlier = [n for n in range(1, attempt) if not self.store.has(RawKind.RUN, f"{run_id}:{n}")]
+        where = f"{full_name} run {run_id} attempt {attempt}"
+
+        def work() -> Any:
+            jobs: dict[int, Any] = {}
+            params = {"filter": "all", "per_page": PER_PAGE}
+            for page in _pages(client, ep.run_jobs(full_name, run_id), params):
+                if page.status != 200 or not isinstance(page.body, dict):
+                    return _Failure("jobs", where, page.status, _message(page))
+                for job in page.body.get("jobs", []):
+                    jobs.setdefault(int(job["id"]), job)
+            seen = {int(j.get("run_attempt") or 1) for j in jobs.values()}
+            for n in range(1, attempt + 1):
+                if n in seen:
+                    continue
+                # A server that ignores filter=all: ask the attempt itself.
+                for page in _pages(
+                    client, ep.attempt_jobs(full_name, run_id, n), {"per_page": PER_PAGE}
+                ):
+                    if page.status != 200 or not isinstance(page.body, dict):
+                        break
+                    for job in page.body.get("jobs", []):
+                        jobs.setdefault(int(job["id"]), job)
+            runs: list[Any] = []
+            for n in earlier:
+                r = client.get(ep.run_attempt(full_name, run_id, n))
+                if r.status == 200 and isinstance(r.body, dict):
+                    runs.append(r.body)
+                else:
+                    return _Failure("run_attempt", f"{where}: attempt {n}", r.status, _message(r))
+            return jobs, runs
+
+        def apply(result: Any) -> None:
+            if isinstance(result, _Failure):
+                self._fail(result, f"jobs:{run_id}:{attempt}")
+                return
+            jobs, runs = result
+            sql: list[Sql] = [
+                ("UPDATE run_units SET done=1 WHERE run_id=? AND attempt=?", (run_id, attempt))
+            ]
+            for run in runs:
+                key = f"{run['id']}:{run.get('run_attempt') or 1}"
+                if self.store.add(RawKind.RUN, key, run, repo_id):
+                    self.stats.count_records(RawKind.RUN.value)
+            for job_id, job in sorted(jobs.items()):
+                if not self.store.add(RawKind.JOB, str(job_id), job, repo_id):
+                    continue
+                self.stats.count_records(RawKind.JOB.value)
+                if self.opts.logs:
+                    conclusion = job.get("conclusion")
+                    sql.append(
+                        (
+                            "INSERT OR IGNORE INTO logs VALUES (?, ?, ?, NULL)",
+                            (job_id, repo_id, conclusion),
+                        )
+                    )
+                    self._push(*self._log_task(repo_id, job_id, conclusion))
+            self.store.mark(sql)
+
+        return self._guard("jobs", where, work), apply
+
+    # -- workflow YAML ----------------------------------------------------------------------------
+    def _queue_refs(self, repo_id: int, pairs: list[tuple[str, str]]) -> None:
+        fresh: list[tuple[str, str]] = []
+        for path, sha in pairs:
+            key = (repo_id, path, sha)
+            if self.opts.yaml_strategy != "per-run":
+                if key in self._refs_in_flight or self.store.has(
+                    RawKind.WORKFLOW_REF, f"{repo_id}:{path}:{sha}"
+                ):
+                    continue
+                self._refs_in_flight.add(key)
+            fresh.append((path, sha))
+        for i in range(0, len(fresh), GRAPHQL_BATCH):
+            self._push(*self._refs_task(repo_id, fresh[i : i + GRAPHQL_BATCH]))
+
+    def _refs_task(
+        self, repo_id: int, pairs: list[tuple[str, str]]
+    ) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+        full_name = self._name(repo_id)
+        owner, _, name = full_name.partition("/")
+        where = f"{full_name} workflow refs ({len(pairs)})"
+        naive = self.opts.yaml_strategy == "per-run"
+
+        def work() -> Any:
+            if naive:
+                # The reference strategy: the file at every run's head SHA.
+                found: list[tuple[str, str, Any]] = []
+                for path, sha in pairs:
+                    r = client.get(ep.contents(full_name, path), {"ref": sha})
+                    found.append((path, sha, r.body if r.status == 200 else None))
+                return found
+            data = client.graphql(
+                ep.graphql_blob_query(owner, name, [f"{sha}:{path}" for path, sha in pairs])
+            )
+            repo = data.get("repository") or {}
+            oids: list[tuple[str, str, str | None]] = []
+            for i, (path, sha) in enumerate(pairs):
+                obj = repo.get(f"a{i}")
+                oid = obj.get("oid") if isinstance(obj, dict) else None
+                oids.append((path, sha, str(oid) if oid else None))
+            return oids
+
+        def apply(result: Any) -> None:
+            for path, sha in pairs:
+                self._refs_in_flight.discard((repo_id, path, sha))
+            if isinstance(result, _Failure):
+                self._fail(result, f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
+                return
+            sql: list[Sql] = []
+            for path, sha, got in result:
+                if naive:
+                    blob = str(got["sha"]) if isinstance(got, dict) and "sha" in got else None
+                    if blob and self.store.add(
+                        RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", got, repo_id
+                    ):
+                        self.stats.count_records(RawKind.WORKFLOW_FILE.value)
+                        sql.append(
+                            ("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))
+                        )
+                else:
+                    blob = got
+                ref = {"repo_id": repo_id, "path": path, "head_sha": sha, "blob_sha": blob}
+                if self.store.add(RawKind.WORKFLOW_REF, f"{repo_id}:{path}:{sha}", ref, repo_id):
+                    self.stats.count_records(RawKind.WORKFLOW_REF.value)
+                sql.append(
+                    ("INSERT OR IGNORE INTO refs VALUES (?, ?, ?, ?)", (repo_id, path, sha, blob))
+                )
+                if blob and not naive:
+                    self._queue_blob(repo_id, path, blob, sha)
+            self.store.mark(sql)
+
+        return self._guard("workflow_refs", where, work), apply
+
+    def _queue_blob(self, repo_id: int, path: str, blob: str, sha: str) -> None:
+        key = (repo_id, path, blob)
+        if key in self._blobs_in_flight or self.store.has(
+            RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}"
+        ):
+            return
+        self._blobs_in_flight.add(key)
+        self._push(*self._blob_task(repo_id, path, blob, sha))
+
+    def _blob_task(
+        self, repo_id: int, path: str, blob: str, sha: str
+    ) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+        full_name = self._name(repo_id)
+        where = f"{full_name}/{path}@{sha}"
+
+        def work() -> Any:
+            r = client.get(ep.contents(full_name, path), {"ref": sha})
+            if r.status != 200 or not isinstance(r.body, dict) or "content" not in r.body:
+                return _Failure("workflow_file", where, r.status, _message(r))
+            return r.body
+
+        def apply(result: Any) -> None:
+            self._blobs_in_flight.discard((repo_id, path, blob))
+            if isinstance(result, _Failure):
+                self._fail(result, f"workflow_file:{repo_id}:{path}:{blob}")
+                return
+            if self.store.add(RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", result, repo_id):
+                self.stats.count_records(RawKind.WORKFLOW_FILE.value)
+            self.store.mark(
+                [("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))]
+            )
+
+        return self._guard("workflow_file", where, work), apply
+
+    # -- logs -------------------------------------------------------------------------------------
+    def _log_task(
+        self, repo_id: int, job_id: int, conclusion: str | None
+    ) -> tuple[Callable[[], Any], Apply]:
+        client = self.client
+        full_name = self._name(repo_id)
+        cap = self.opts.log_cap_bytes
+        where = f"{full_name} job {job_id} log"
+
+        def work() -> Any:
+            got = client.download_log(ep.job_logs(full_name, job_id), cap)
+            status = got.status
+            if status == "expired" and conclusion == "skipped":
+                status = "missing"  # a skipped job never had a log
+            text = redact(got.text) if got.text is not None else None
+            return {"job_id": job_id, "status": status, "bytes": got.bytes, "text": text}
+
+        def apply(result: Any) -> None:
+            if isinstance(result, _Failure):
+                self._fail(result, f"log:{job_id}")
+                return
+            if self.store.add(RawKind.LOG, str(job_id), result, repo_id):
+                self.stats.count_records(RawKind.LOG.value)
+            self.store.mark(
+                [("UPDATE logs SET state=? WHERE job_id=?", (result["status"], job_id))]
+            )
+
+        return self._guard("log", where, work), apply
+
+
+def crawl(
+    out: Path,
+    opts: CrawlOptions,
+    client: GitHubClient,
+    *,
+    on_event: EventSink = ignore_events,
+) -> CrawlResult:
+    """Crawl into the raw store at `out`, continuing whatever an earlier run left unfinished."""
+    store = CrawlStore(out, api_url=client.api_url)
+    if store.kill.point == "request":
+        client.on_response = lambda: store.kill.tick("request")
+    try:
+        if client.etags is not None:
+            for url, entry in store.load_etags().items():
+                client.etags.put(url, *entry)
+            client.etags.dirty()
+        return Crawler(client, store, opts, on_event=on_event).run()
+    finally:
+        store.close()

@@ -1,0 +1,386 @@
+"""`gharuntime crawl`: collect runs, jobs, workflow YAML and logs from GitHub into a raw store."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.crawler.client import (
+    BadCredentials,
+    CrawlError,
+    EtagCache,
+    GitHubClient,
+    RequestFailed,
+    RetryPolicy,
+    Token,
+)
+from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
+from gharuntime.crawler.progress import CrawlEvent, CrawlStats
+
+__all__ = ["crawl_command", "load_tokens"]
+
+
+def load_tokens(token_file: Path | None) -> list[Token]:
+    """Tokens from a file (one a line; blank lines and # comments skipped) or GITHUB_TOKEN."""
+    tokens: list[Token] = []
+    if token_file is not None:
+        try:
+            lines = token_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise click.BadParameter(
+                f"cannot read {token_file}: {exc.strerror}", param_hint="--token-file"
+            ) from None
+        for number, line in enumerate(lines, start=1):
+            secret = line.strip()
+            if secret and not secret.startswith("#"):
+                tokens.append(
+                    Token(secret, f"token {len(tokens) + 1} (--token-file line {number})")
+                )
+        if not tokens:
+            raise click.BadParameter(f"{token_file} holds no token", param_hint="--token-file")
+    elif os.environ.get("GITHUB_TOKEN", "").strip():
+        tokens.append(Token(os.environ["GITHUB_TOKEN"].strip(), "GITHUB_TOKEN"))
+    return tokens
+
+
+def _shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        k, n = (int(x) for x in value.split("/"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not K/N (e.g. 1/4)", param_hint="--shard") from None
+    if not 1 <= k <= n:
+        raise click.BadParameter(f"{value}: K must be between 1 and N", param_hint="--shard")
+    return k, n
+
+
+def _time(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return format_time(parse_time(value))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM:SSZ)",
+            param_hint=name,
+        ) from None
+
+
+class _Display:
+    """Renders crawl events as a live progress display on stderr."""
+
+    def __init__(self, stats: CrawlStats, quota: Any) -> None:
+        self.stats = stats
+        self.quota = quota
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[repos]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[line]}"),
+            console=err_console,
+            transient=False,
+        )
+        self.task = self.progress.add_task("crawling", total=None, line="", repos="")
+        self._last = 0.0
+        self.waiting = ""
+        self.total = 0
+
+    def __call__(self, event: CrawlEvent) -> None:
+        d = event.data
+        if event.kind == "plan":
+            self.progress.update(self.task, total=d["repositories"])
+            self.total = d["repositories"]
+            err_console.print(
+                f"crawling {d['repositories']} repositories, runs created {d['since']} .. {d['until']}"
+            )
+        elif event.kind == "repository" and d.get("state") != "renamed":
+            self.progress.advance(self.task)
+        elif event.kind == "repository":
+            err_console.print(f"[yellow]renamed[/yellow] {d['name']} -> {d['to']} (followed)")
+        elif event.kind == "problem":
+            err_console.print(f"[red]problem[/red] {d['what']} {d['where']}: {d['message']}")
+        elif event.kind == "wait":
+            self.waiting = f" [yellow]waiting {d['seconds']:.0f}s: {d['reason']}[/yellow]"
+            self._refresh(force=True)
+            return
+        self._refresh()
+
+    def _refresh(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        r = self.stats.records
+        quota = self.quota()
+        line = (
+            f"runs {r.get('run', 0)}  jobs {r.get('job', 0)}  requests {self.stats.total_requests}"
+            + (f"  quota left {quota}" if quota is not None else "")
+            + (f"  retries {sum(self.stats.retries.values())}" if self.stats.retries else "")
+            + self.waiting
+        )
+        self.waiting = ""
+        done = int(self.progress.tasks[0].completed)
+        self.progress.update(self.task, line=line, repos=f"{done}/{self.total} repos")
+
+
+def _summary(result: CrawlResult, elapsed: float) -> None:
+    s = result.stats.as_dict()
+    table = Table(
+        title=f"crawl {result.crawl_id}: {result.since} .. {result.until}", show_header=False
+    )
+    table.add_row("wall time", f"{elapsed:.1f} s")
+    table.add_row(
+        "repositories", ", ".join(f"{k} {v}" for k, v in s["repositories"].items()) or "0"
+    )
+    table.add_row("requests", str(s["requests"]))
+    for endpoint, n in s["requests_by_endpoint"].items():
+        table.add_row(f"  {endpoint}", str(n))
+    table.add_row("304 not modified", str(s["not_modified"]))
+    table.add_row("retries", ", ".join(f"{k} {v}" for k, v in s["retries"].items()) or "0")
+    table.add_row("waited", f"{s['waited_s']:.1f} s")
+    table.add_row("records stored", ", ".join(f"{k} {v}" for k, v in s["records"].items()) or "0")
+    table.add_row("failures", ", ".join(f"{k} {v}" for k, v in s["failures"].items()) or "none")
+    err_console.print(table)
+
+
+@click.command("crawl")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Raw store folder to write (created; an existing one is continued).",
+)
+@click.option(
+    "--repos",
+    "repos_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="File of repositories, owner/name one a line (# comments allowed).",
+)
+@click.option(
+    "--search", "search", help="GitHub repository search, e.g. 'stars:>100 pushed:>2025-06-01'."
+)
+@click.option(
+    "--max-repos", type=click.IntRange(min=1), help="Crawl at most this many repositories."
+)
+@click.option(
+    "--since",
+    help="Runs created from this date (default: 90 days before the first run of this crawl).",
+)
+@click.option(
+    "--until", help="Runs created up to this date (default: now, fixed when the crawl starts)."
+)
+@click.option(
+    "--max-runs-per-workflow",
+    type=click.IntRange(1, 1000),
+    help="Only the N most recent completed runs of each workflow (GHALogs used 5).",
+)
+@click.option("--logs/--no-logs", default=False, help="Also download each job's log (redacted).")
+@click.option(
+    "--log-cap",
+    "log_cap_mb",
+    type=click.FloatRange(min=0.001),
+    default=20.0,
+    show_default=True,
+    help="Largest log kept, in MB; bigger ones are stored as too_large with their size.",
+)
+@click.option(
+    "--shard", "shard", metavar="K/N", help="Crawl only shard K of N (stable hash of owner/name)."
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="File of tokens, one a line (default: $GITHUB_TOKEN). Tokens of one account share a quota.",
+)
+@click.option(
+    "--api-url",
+    default="https://api.github.com",
+    show_default=True,
+    envvar="GITHUB_API_URL",
+    help="API root: GitHub Enterprise Server (https://HOST/api/v3) or a simulated GitHub.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 32),
+    default=4,
+    show_default=True,
+    help="Requests in flight at once.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the end summary as JSON on stdout.")
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 50),
+    default=6,
+    show_default=True,
+    help="Retries of one request on 5xx, resets, truncated or malformed bodies.",
+)
+@click.option(
+    "--backoff",
+    "backoff",
+    type=(float, float),
+    default=(1.0, 60.0),
+    show_default=True,
+    metavar="BASE CAP",
+    help="Jittered exponential backoff: first delay and cap, in seconds.",
+)
+@click.option(
+    "--secondary-wait",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait on a secondary rate limit that gives no Retry-After.",
+)
+@click.option(
+    "--yaml-strategy",
+    type=click.Choice(["blob-oid", "per-run"]),
+    default="blob-oid",
+    hidden=True,
+    help="per-run: the naive reference (YAML fetched for every run); benchmarks only.",
+)
+@click.option(
+    "--flush-records",
+    type=click.IntRange(min=1),
+    default=2000,
+    hidden=True,
+    help="Records per shard (a shard is also written every 5 s).",
+)
+def crawl_command(
+    out: Path,
+    repos_file: Path | None,
+    search: str | None,
+    max_repos: int | None,
+    since: str | None,
+    until: str | None,
+    max_runs_per_workflow: int | None,
+    logs: bool,
+    log_cap_mb: float,
+    shard: str | None,
+    token_file: Path | None,
+    api_url: str,
+    concurrency: int,
+    as_json: bool,
+    max_retries: int,
+    backoff: tuple[float, float],
+    secondary_wait: float,
+    yaml_strategy: str,
+    flush_records: int,
+) -> None:
+    """Collect GitHub Actions runs, jobs, workflow YAML and logs into a raw store.
+
+    For each repository: its metadata, its workflows, the completed runs created in the window
+    (--since/--until, by default the last 90 days), the jobs of every run attempt, the workflow
+    YAML at each run's head commit (fetched once per distinct file content) and, with --logs,
+    each job's log. Interrupt it or kill it at any moment: the same command continues where it
+    stopped, storing nothing twice. `gharuntime build` reads the store.
+
+    \b
+    Exit codes: 0 done, 1 done but some things could not be fetched (see the summary),
+    2 usage error or bad token.
+    Examples:
+      GITHUB_TOKEN=... gharuntime crawl --repos repos.txt --out raw/ --max-runs-per-workflow 5
+      gharuntime crawl --search 'stars:>100 pushed:>2025-06-01' --max-repos 500 \\
+          --token-file tokens.txt --shard 1/4 --logs --out raw-1/
+      gharuntime crawl --api-url http://127.0.0.1:8765 --repos repos.txt --out raw/
+    """
+    if (repos_file is None) == (search is None):
+        raise click.UsageError("give exactly one of --repos FILE or --search QUERY")
+    repos: list[str] | None = None
+    if repos_file is not None:
+        repos = []
+        for number, line in enumerate(repos_file.read_text(encoding="utf-8").splitlines(), 1):
+            name = line.split("#", 1)[0].strip()
+            if not name:
+                continue
+            if name.count("/") != 1 or not all(name.split("/")):
+                raise click.BadParameter(
+                    f"{repos_file}:{number}: {name!r} is not owner/name", param_hint="--repos"
+                )
+            repos.append(name)
+    opts = CrawlOptions(
+        repos=repos,
+        search=search,
+        max_repos=max_repos,
+        since=_time(since, "--since"),
+        until=_time(until, "--until"),
+        max_runs_per_workflow=max_runs_per_workflow,
+        logs=logs,
+        log_cap_bytes=int(log_cap_mb * 1_000_000),
+        shard=_shard(shard),
+        concurrency=concurrency,
+        yaml_strategy=yaml_strategy,
+        flush_records=flush_records,
+    )
+    tokens = load_tokens(token_file)
+    if not tokens:
+        err_console.print(
+            "[yellow]no token[/yellow]: unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN"
+        )
+    stats = CrawlStats()
+    policy = RetryPolicy(
+        max_retries=max_retries,
+        backoff_base=backoff[0],
+        backoff_cap=backoff[1],
+        secondary_wait=secondary_wait,
+    )
+    client = GitHubClient(api_url, tokens, policy=policy, stats=stats, etags=EtagCache())
+    display = _Display(stats, client.pool.remaining)
+    client.on_event = display
+    started = time.monotonic()
+    try:
+        with display.progress:
+            client.identify()
+            result = crawl(out, opts, client, on_event=display)
+    except BadCredentials as exc:
+        err_console.print(f"[red]error[/red]: {client.scrub(str(exc))}")
+        sys.exit(2)
+    except RequestFailed as exc:
+        hint = " Is --api-url right, and is the server up?" if exc.reason == "connection" else ""
+        err_console.print(
+            f"[red]error[/red]: {client.scrub(str(exc))} ({client.scrub(client.url(exc.where))}).{hint}\n"
+            "Rerun the same command to continue."
+        )
+        sys.exit(1)
+    except CrawlError as exc:
+        err_console.print(
+            f"[red]error[/red]: {client.scrub(str(exc))}\nRerun the same command to continue."
+        )
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted; what was fetched is stored. Rerun the same command to continue."
+        )
+        sys.exit(130)
+    _summary(result, time.monotonic() - started)
+    if as_json:
+        out_console.print_json(
+            json.dumps(
+                {
+                    "crawl_id": result.crawl_id,
+                    "since": result.since,
+                    "until": result.until,
+                    "repositories": result.repositories,
+                    "finished": result.finished,
+                    **result.stats.as_dict(),
+                    "problems": result.failures,
+                }
+            )
+        )
+    if result.failures:
+        err_console.print(
+            f"{len(result.failures)} thing(s) could not be fetched (stored as error records); "
+            "rerun the same command to retry them."
+        )
+        sys.exit(1)
+    err_console.print(f"[green]done[/green]: raw store {out}")

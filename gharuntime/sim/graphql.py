@@ -1,0 +1,71 @@
+"""The one GraphQL shape the crawler sends: blob ids of a workflow file at many commits, as
+aliased `repository(owner, name) { object(expression: "SHA:PATH") { ... on Blob { oid } } }`
+fields. A small scanner, not a GraphQL implementation: anything else is an error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["GraphQLError", "answer"]
+
+_TOKEN = re.compile(
+    r"""(?:(?P<alias>[A-Za-z_]\w*)\s*:\s*)?(?:
+        repository\s*\(\s*owner\s*:\s*"(?P<owner>[^"]*)"\s*,\s*name\s*:\s*"(?P<name>[^"]*)"\s*\)
+      | object\s*\(\s*expression\s*:\s*"(?P<expr>[^"]*)"\s*\)
+    )""",
+    re.X,
+)
+
+
+class GraphQLError(ValueError):
+    """A query this server does not understand."""
+
+
+def answer(query: str, blob: Callable[[str, str, str], tuple[bool, str | None]]) -> dict[str, Any]:
+    """`blob(full_name, sha, path)` → (repository visible, blob oid or None). Returns the
+    response body {"data": ..., "errors": [...]}."""
+    data: dict[str, Any] = {}
+    errors: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    repo_name = ""
+    found = False
+    for m in _TOKEN.finditer(query):
+        if m.group("owner") is not None:
+            found = True
+            alias = m.group("alias") or "repository"
+            repo_name = f"{m.group('owner')}/{m.group('name')}"
+            visible, _ = blob(repo_name, "", "")
+            if not visible:
+                data[alias] = None
+                errors.append(
+                    {
+                        "type": "NOT_FOUND",
+                        "path": [alias],
+                        "message": f"Could not resolve to a Repository with the name '{repo_name}'.",
+                    }
+                )
+                current = None
+                repo_name = ""
+                continue
+            current = data.setdefault(alias, {})
+        else:
+            if not repo_name:
+                if current is None and found:
+                    continue  # inside a repository that was not found
+                raise GraphQLError("object(expression:) outside repository(owner:, name:)")
+            sha, sep, path = m.group("expr").partition(":")
+            if not sep:
+                raise GraphQLError(f"expression {m.group('expr')!r} is not SHA:PATH")
+            _, oid = blob(repo_name, sha, path)
+            assert current is not None
+            current[m.group("alias") or "object"] = {"oid": oid} if oid else None
+    if not found:
+        raise GraphQLError(
+            "only repository(owner:, name:) { object(expression:) } queries are served"
+        )
+    body: dict[str, Any] = {"data": data}
+    if errors:
+        body["errors"] = errors
+    return body

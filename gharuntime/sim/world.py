@@ -1,0 +1,1008 @@
+"""The simulated world: repositories, their commits and workflow files, runs, attempts, jobs and
+steps, deterministic from a seed and a scale and generated lazily one repository at a time.
+
+A repository's whole history comes from `random.Random(f"{seed}:repo:{index}")`, so any
+repository can be rebuilt on demand in any order, and the 27,000-repository world of the paper
+never sits in memory. Ids encode the repository index, so a run or job id leads straight back to
+the repository that holds it. Time is anchored at `END` (the world's "now"): runs still going at
+END are in progress, and logs older than LOG_RETENTION_DAYS before END are expired.
+"""
+
+from __future__ import annotations
+
+import bisect
+import calendar
+import functools
+import hashlib
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gharuntime.expressions import UnknownExpression, evaluate
+from gharuntime.sim.costs import RepoProfile, plan_steps, queue_seconds, run_steps
+from gharuntime.sim.workflows import LANGUAGES, draft_workflows, render_yaml
+from gharuntime.workflow import (
+    ExpandedJob,
+    Workflow,
+    WorkflowError,
+    expand_jobs,
+    parse_workflow,
+    runner_os,
+)
+
+__all__ = [
+    "END",
+    "LOG_RETENTION_DAYS",
+    "SCALES",
+    "Attempt",
+    "Commit",
+    "Job",
+    "RepoMeta",
+    "RepoWorld",
+    "Run",
+    "Scale",
+    "Step",
+    "WorkflowFile",
+    "World",
+    "blob_sha",
+    "iso",
+    "parse_iso",
+]
+
+END = calendar.timegm((2026, 11, 1, 0, 0, 0))
+"""The world's "now" (2026-11-01T00:00:00Z) as a Unix time: fixed, so output is deterministic."""
+LOG_RETENTION_DAYS = 90
+DAY = 86400
+
+REPO_ID_BASE = 100_000
+WORKFLOW_ID_BASE = 1_000_000_000
+RUN_ID_BASE = 10_000_000_000
+RUN_ID_STRIDE = 100_000
+JOB_ID_BASE = 30_000_000_000
+JOB_ID_STRIDE = 1_000_000
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big a world is: repositories, mean workflows per repository, mean runs per workflow,
+    and the days of history before END."""
+
+    repos: int
+    workflows_per_repo: float = 2.5
+    runs_per_workflow: float = 8.6
+    days: int = 120
+
+
+SCALES: dict[str, Scale] = {
+    "tiny": Scale(12, 2.5, 6.0, 120),
+    "small": Scale(150, 2.5, 8.6, 120),
+    "medium": Scale(2000, 2.5, 8.6, 120),
+    "paper": Scale(27000, 2.5, 8.6, 120),  # ≈ 580,000 runs
+}
+
+
+def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
+    """ISO 8601 the way GitHub writes it: `Z` in UTC, `±HH:MM` (with milliseconds) otherwise."""
+    t = int(ts) + offset_min * 60
+    y, mo, d, h, mi, s = _gm(t)
+    base = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+    if millis:
+        base += ".000"
+    if offset_min == 0:
+        return base + "Z"
+    sign = "-" if offset_min < 0 else "+"
+    return f"{base}{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
+
+
+@functools.lru_cache(maxsize=65536)
+def _days(day: int) -> tuple[int, int, int]:
+    import time
+
+    g = time.gmtime(day * DAY)
+    return g.tm_year, g.tm_mon, g.tm_mday
+
+
+def _gm(t: int) -> tuple[int, int, int, int, int, int]:
+    day, rest = divmod(t, DAY)
+    y, mo, d = _days(day)
+    return y, mo, d, rest // 3600, rest % 3600 // 60, rest % 60
+
+
+def parse_iso(text: str) -> float:
+    """Unix time of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS(Z|±HH:MM)`."""
+    from datetime import datetime, timezone
+
+    text = text.strip()
+    if len(text) == 10:
+        text += "T00:00:00Z"
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def blob_sha(text: str) -> str:
+    """git's blob id of a file's content."""
+    data = text.encode()
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+def _sha(*parts: object) -> str:
+    return hashlib.sha1(":".join(map(str, parts)).encode()).hexdigest()
+
+
+_ADJ = (
+    "quick",
+    "lazy",
+    "brave",
+    "calm",
+    "eager",
+    "fancy",
+    "happy",
+    "jolly",
+    "kind",
+    "lucky",
+    "mighty",
+    "noble",
+    "proud",
+    "silly",
+    "witty",
+    "zesty",
+    "rapid",
+    "shiny",
+    "tiny",
+    "vast",
+)
+_NOUN = (
+    "otter",
+    "falcon",
+    "badger",
+    "comet",
+    "engine",
+    "forge",
+    "garden",
+    "harbor",
+    "island",
+    "lantern",
+    "meadow",
+    "nebula",
+    "orbit",
+    "pixel",
+    "quartz",
+    "river",
+    "summit",
+    "tensor",
+    "vertex",
+    "widget",
+)
+_SUFFIX = ("py", "js", "rs", "go", "core", "kit", "lab", "hub", "cli", "lib", "app", "sdk")
+_TOPICS = (
+    "cli",
+    "api",
+    "web",
+    "machine-learning",
+    "devops",
+    "database",
+    "testing",
+    "docker",
+    "kubernetes",
+    "library",
+    "framework",
+    "parser",
+    "compiler",
+    "game",
+    "security",
+)
+_LANG_WEIGHTS = (
+    ("Python", 26),
+    ("JavaScript", 14),
+    ("TypeScript", 16),
+    ("Go", 10),
+    ("Rust", 8),
+    ("Java", 9),
+    ("Ruby", 4),
+    ("C++", 6),
+    ("PHP", 3),
+    ("C#", 4),
+)
+_MESSAGES = (
+    "Fix typo in README",
+    "Bump dependencies",
+    "Add tests for parser",
+    "Refactor config loading",
+    "Fix flaky test",
+    "Update CI",
+    "Improve error messages",
+    "Add caching",
+    "Release v{v}",
+    "Merge pull request #{pr} from {owner}/{branch}",
+    "Handle empty input",
+    "Speed up build",
+    "Docs: clarify install steps",
+)
+_BRANCHES = (
+    "feature/cache",
+    "fix/parser",
+    "dependabot/pip/requests-2.32.0",
+    "refactor/core",
+    "docs/readme",
+    "feat/cli",
+    "fix/windows-paths",
+)
+_STEP_TZ = (-480, -420, 60, 330)
+
+
+@dataclass(frozen=True, slots=True)
+class RepoMeta:
+    """A repository's listing data (cheap: no runs)."""
+
+    index: int
+    id: int
+    owner: str
+    name: str
+    language: str
+    stars: int
+    size_kb: int
+    forks: int
+    open_issues: int
+    topics: tuple[str, ...]
+    default_branch: str
+    created_at: int
+    pushed_at: int
+    fork: bool
+    archived: bool
+    actions_disabled: bool
+    private: bool
+    old_name: str | None  # renamed: the old full name answers 301
+    license: str | None
+    description: str
+    path_ref: bool  # quirk: runs' `path` ends in `@branch`
+    step_tz: int  # quirk: step times in this UTC offset (minutes), 0 for UTC
+    profile: RepoProfile
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+@dataclass(slots=True)
+class Commit:
+    index: int
+    sha: str
+    tree: str
+    time: int
+    branch: str
+    message: str
+    author: str
+    changed: tuple[str, ...]  # workflow paths this commit changed
+
+
+@dataclass(slots=True)
+class WorkflowFile:
+    """A workflow file and its versions: (commit index, text, blob sha), oldest first."""
+
+    id: int
+    path: str
+    name: str
+    kind: str
+    state: str
+    versions: list[tuple[int, str, str]]
+    created_at: int
+    updated_at: int
+
+    def version_at(self, commit_index: int) -> tuple[int, str, str] | None:
+        pos = bisect.bisect_right([v[0] for v in self.versions], commit_index) - 1
+        return self.versions[pos] if pos >= 0 else None
+
+
+@dataclass(slots=True)
+class Step:
+    name: str
+    number: int
+    status: str
+    conclusion: str | None
+    started: float | None
+    completed: float | None
+    lines: int
+    category: str
+
+
+@dataclass(slots=True)
+class Job:
+    id: int
+    run_id: int
+    run_attempt: int
+    key: str
+    name: str
+    labels: tuple[str, ...]
+    created: float
+    started: float
+    completed: float
+    status: str
+    conclusion: str | None
+    steps: list[Step]
+    runner_id: int | None
+    runner_name: str | None
+    runner_group_id: int | None
+    runner_group_name: str | None
+
+    @property
+    def log_lines(self) -> int:
+        return sum(s.lines for s in self.steps)
+
+
+@dataclass(slots=True)
+class Attempt:
+    number: int
+    started: float
+    updated: float
+    status: str
+    conclusion: str | None
+    jobs: list[Job]
+
+
+@dataclass(slots=True)
+class Run:
+    id: int
+    number: int
+    workflow: WorkflowFile
+    event: str
+    branch: str
+    commit: Commit
+    created: float
+    attempts: list[Attempt]
+    pr_number: int | None
+    path: str  # as served: may end in @ref
+
+    @property
+    def latest(self) -> Attempt:
+        return self.attempts[-1]
+
+
+@dataclass
+class RepoWorld:
+    """Everything about one repository."""
+
+    meta: RepoMeta
+    commits: list[Commit]
+    workflows: list[WorkflowFile]
+    runs: list[Run]  # oldest first
+    _commit_by_sha: dict[str, Commit] = field(default_factory=dict, repr=False)
+    _run_by_id: dict[int, Run] = field(default_factory=dict, repr=False)
+    _job_by_id: dict[int, tuple[Run, Attempt, Job]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._commit_by_sha = {c.sha: c for c in self.commits}
+        self._run_by_id = {r.id: r for r in self.runs}
+        for run in self.runs:
+            for att in run.attempts:
+                for job in att.jobs:
+                    self._job_by_id[job.id] = (run, att, job)
+
+    def commit(self, sha_or_branch: str) -> Commit | None:
+        """A commit by sha, or the head of a branch at END."""
+        found = self._commit_by_sha.get(sha_or_branch)
+        if found is not None:
+            return found
+        for c in reversed(self.commits):
+            if c.branch == sha_or_branch:
+                return c
+        return None
+
+    def run(self, run_id: int) -> Run | None:
+        return self._run_by_id.get(run_id)
+
+    def job(self, job_id: int) -> tuple[Run, Attempt, Job] | None:
+        return self._job_by_id.get(job_id)
+
+    def file_at(self, path: str, ref: str) -> tuple[str, str] | None:
+        """(text, blob sha) of a workflow file at a commit sha or branch, None when absent."""
+        commit = self.commit(ref)
+        if commit is None:
+            return None
+        for wf in self.workflows:
+            if wf.path == path:
+                v = wf.version_at(commit.index)
+                return (v[1], v[2]) if v else None
+        return None
+
+    def workflow(self, id_or_file: str) -> WorkflowFile | None:
+        for wf in self.workflows:
+            if str(wf.id) == id_or_file or wf.path.rsplit("/", 1)[-1] == id_or_file:
+                return wf
+        return None
+
+
+class World:
+    """A seeded world of `scale` repositories, built lazily and cached a few hundred at a time."""
+
+    def __init__(
+        self, seed: int = 0, scale: str | Scale = "tiny", *, cache_repos: int = 256
+    ) -> None:
+        self.seed = seed
+        self.scale = SCALES[scale] if isinstance(scale, str) else scale
+        self.end = END
+        self._names: dict[str, tuple[int, bool]] | None = None
+        self.repo = functools.lru_cache(maxsize=cache_repos)(self._build_repo)
+        self.meta = functools.lru_cache(maxsize=max(cache_repos, 4096))(self._build_meta)
+
+    # ----- repositories ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.scale.repos
+
+    def _build_meta(self, index: int) -> RepoMeta:
+        if not 0 <= index < self.scale.repos:
+            raise IndexError(index)
+        rng = random.Random(f"{self.seed}:meta:{index}")
+        # an owner holds three repositories; disjoint suffixes keep their names apart
+        group = random.Random(f"{self.seed}:owner:{index // 3}")
+        owner = f"{group.choice(_ADJ)}-{group.choice(_NOUN)}{index // 3}"
+        name = f"{rng.choice(_NOUN)}-{_SUFFIX[index % 3 * 4 + rng.randrange(4)]}"
+        language = rng.choices([x for x, _ in _LANG_WEIGHTS], [w for _, w in _LANG_WEIGHTS])[0]
+        stars = int(min(400_000, 10 ** rng.uniform(1.3, 4.6) * rng.lognormvariate(0, 0.3)))
+        size_kb = int(min(2_000_000, max(40, rng.lognormvariate(math.log(20000), 1.1))))
+        created = END - int(rng.uniform(200, 4500) * DAY)
+        # rarer kinds of repository; the first few indices always show one of each, so even a
+        # tiny world has a renamed, a private, an archived and an Actions-disabled repository
+        k = (index + self.seed) % 1000
+        archived = index == 6 or k % 23 == 5
+        pushed = (
+            END - int(rng.uniform(0, 30) * DAY)
+            if not archived
+            else END - int(rng.uniform(40, 80) * DAY)
+        )
+        old_name = f"{owner}/{name}-old" if index == 4 or k % 97 == 4 else None
+        profile = RepoProfile(
+            language=language,
+            size_kb=size_kb,
+            speed=rng.lognormvariate(0.0, 0.45),
+            drift=rng.gauss(0.1, 0.15),
+            flaky=min(0.4, rng.betavariate(1.2, 14)),
+            cache_hit=rng.uniform(0.6, 0.97),
+        )
+        return RepoMeta(
+            index=index,
+            id=REPO_ID_BASE + index,
+            owner=owner,
+            name=name,
+            language=language,
+            stars=stars,
+            size_kb=size_kb,
+            forks=int(stars * rng.uniform(0.02, 0.2)),
+            open_issues=rng.randrange(0, 300),
+            topics=tuple(sorted(rng.sample(_TOPICS, rng.randrange(0, 4)))),
+            default_branch="main" if rng.random() < 0.8 else "master",
+            created_at=created,
+            pushed_at=pushed,
+            fork=rng.random() < 0.03,
+            archived=archived,
+            actions_disabled=index == 8 or k % 41 == 9,
+            private=(index == 5 or k % 193 == 11) and old_name is None,
+            old_name=old_name,
+            license=rng.choice(("mit", "apache-2.0", "bsd-3-clause", "gpl-3.0", None)),
+            description=f"A {rng.choice(_ADJ)} {language} {rng.choice(_TOPICS)} project",
+            path_ref=k % 6 == 1,
+            step_tz=_STEP_TZ[k % 4] if k % 7 == 3 else 0,
+            profile=profile,
+        )
+
+    def metas(self) -> Iterator[RepoMeta]:
+        for i in range(self.scale.repos):
+            yield self.meta(i)
+
+    def lookup(self, full_name: str) -> tuple[int, bool] | None:
+        """(index, renamed) for an `owner/name` (case-insensitive), None when unknown."""
+        if self._names is None:
+            names: dict[str, tuple[int, bool]] = {}
+            for m in self.metas():
+                names[m.full_name.lower()] = (m.index, False)
+                if m.old_name:
+                    names[m.old_name.lower()] = (m.index, True)
+            self._names = names
+        return self._names.get(full_name.lower())
+
+    def index_of_id(self, kind: str, ident: int) -> int | None:
+        """Repository index encoded in a repository, run or job id."""
+        base, stride = {
+            "repo": (REPO_ID_BASE, 1),
+            "run": (RUN_ID_BASE, RUN_ID_STRIDE),
+            "job": (JOB_ID_BASE, JOB_ID_STRIDE),
+        }[kind]
+        i = (ident - base) // stride
+        return i if 0 <= i < self.scale.repos and ident >= base else None
+
+    def repos(self) -> Iterator[RepoWorld]:
+        """Every repository, built one at a time (not cached)."""
+        for i in range(self.scale.repos):
+            yield self._build_repo(i)
+
+    def completed_runs(
+        self, since: float | None = None, until: float | None = None
+    ) -> Iterator[tuple[RepoWorld, Run]]:
+        """Ground truth for tests: runs whose latest attempt completed, created in [since, until)."""
+        for rw in self.repos():
+            if rw.meta.private:
+                continue
+            for run in rw.runs:
+                if run.latest.status != "completed":
+                    continue
+                if since is not None and run.created < since:
+                    continue
+                if until is not None and run.created >= until:
+                    continue
+                yield rw, run
+
+    # ----- one repository's history ----------------------------------------------------
+    def _build_repo(self, index: int) -> RepoWorld:
+        meta = self.meta(index)
+        rng = random.Random(f"{self.seed}:repo:{index}")
+        sc = self.scale
+        start = END - sc.days * DAY
+        n_wf = (
+            0
+            if meta.actions_disabled
+            else max(1, min(5, round(rng.gauss(sc.workflows_per_repo, 0.9))))
+        )
+        drafts = draft_workflows(
+            rng, meta.language, meta.default_branch, n_wf, rng.choice((0, 1, 2, 3))
+        )
+        # commits: one initial commit with every workflow, then a history over the span
+        last = meta.pushed_at if meta.archived else END
+        n_commits = max(3, int(sc.runs_per_workflow * max(1, n_wf) * rng.uniform(0.5, 1.0)))
+        times = sorted(int(rng.uniform(start, last)) for _ in range(n_commits))
+        commits: list[Commit] = []
+        first = Commit(
+            0,
+            _sha(self.seed, index, "c", 0),
+            _sha(self.seed, index, "t", 0),
+            start - rng.randrange(DAY, 30 * DAY),
+            meta.default_branch,
+            "Initial commit",
+            "alice",
+            (),
+        )
+        commits.append(first)
+        for ci, t in enumerate(times, start=1):
+            branch = meta.default_branch if rng.random() < 0.6 else rng.choice(_BRANCHES)
+            msg = rng.choice(_MESSAGES).format(
+                v=f"1.{ci}.0", pr=100 + ci, owner=meta.owner, branch=branch
+            )
+            commits.append(
+                Commit(
+                    ci,
+                    _sha(self.seed, index, "c", ci),
+                    _sha(self.seed, index, "t", ci),
+                    t,
+                    branch,
+                    msg,
+                    rng.choice(("alice", "bob", "carol", "dave", "dependabot[bot]")),
+                    (),
+                )
+            )
+        default_idx = [c.index for c in commits if c.branch == meta.default_branch]
+        workflows: list[WorkflowFile] = []
+        for w, draft in enumerate(drafts):
+            change_at = sorted(
+                rng.sample(default_idx[1:], min(len(default_idx) - 1, len(draft.versions) - 1))
+            )
+            versions: list[tuple[int, str, str]] = []
+            for ci, spec in zip([0, *change_at], draft.versions, strict=False):
+                text = render_yaml(spec)
+                versions.append((ci, text, blob_sha(text)))
+                if ci:
+                    c = commits[ci]
+                    c.changed = (*c.changed, draft.path)
+                    c.message = f"ci: update {draft.path.rsplit('/', 1)[-1]}"
+            state = "active" if rng.random() > 0.04 else "disabled_manually"
+            workflows.append(
+                WorkflowFile(
+                    WORKFLOW_ID_BASE + index * 1000 + w,
+                    draft.path,
+                    draft.name,
+                    draft.kind,
+                    state,
+                    versions,
+                    commits[0].time,
+                    commits[versions[-1][0]].time,
+                )
+            )
+        first.changed = tuple(wf.path for wf in workflows)
+        runs = self._runs(rng, meta, commits, workflows, start, last)
+        return RepoWorld(meta, commits, workflows, runs)
+
+    def _runs(
+        self,
+        rng: random.Random,
+        meta: RepoMeta,
+        commits: list[Commit],
+        workflows: list[WorkflowFile],
+        start: int,
+        last: int,
+    ) -> list[Run]:
+        sc = self.scale
+        commit_times = [c.time for c in commits]
+        plans: list[tuple[float, WorkflowFile, str, Commit]] = []
+        parsed: dict[tuple[str, int], Workflow | None] = {}
+        for wf in workflows:
+            if wf.kind == "reusable":
+                continue
+            n = max(1, round(sc.runs_per_workflow * rng.lognormvariate(-0.125, 0.5)))
+            if wf.state != "active":
+                n = max(1, n // 3)
+            events = _events(self._parsed(wf, commits[wf.versions[0][0]], parsed))
+            for _ in range(n):
+                day = rng.uniform(start, last) // DAY * DAY
+                hour = min(23, max(0, int(rng.gauss(14, 4.5))))
+                created = day + hour * 3600 + rng.uniform(0, 3600)
+                created = int(min(created, last - 1))
+                event = rng.choice(events) if events else "push"
+                pos = max(0, bisect.bisect_right(commit_times, created) - 1)
+                commit = commits[pos]
+                if event == "pull_request":
+                    for c in reversed(commits[: pos + 1]):
+                        if c.branch != meta.default_branch:
+                            commit = c
+                            break
+                    else:
+                        event = "push"
+                if event != "pull_request":
+                    for c in reversed(commits[: pos + 1]):
+                        if c.branch == meta.default_branch:
+                            commit = c
+                            break
+                plans.append((created, wf, event, commit))
+        if plans and not meta.archived and rng.random() < 0.25:
+            # a run that is still going at END: listed, but not yet completed
+            _, wf, event, _ = plans[rng.randrange(len(plans))]
+            created = END - rng.randrange(30, 1200)
+            commit = next(c for c in reversed(commits) if c.branch == meta.default_branch)
+            plans.append((created, wf, "push" if event == "pull_request" else event, commit))
+        plans.sort(key=lambda p: (p[0], p[1].id))
+        counters: dict[int, int] = {}
+        runs: list[Run] = []
+        next_job = [0]
+        for k, (created, wf, event, commit) in enumerate(plans[:RUN_ID_STRIDE]):
+            counters[wf.id] = counters.get(wf.id, rng.randrange(0, 400)) + 1
+            branch = commit.branch
+            run_id = RUN_ID_BASE + meta.index * RUN_ID_STRIDE + k
+            path = wf.path + (f"@{branch}" if meta.path_ref else "")
+            pr = 1000 + commit.index if event == "pull_request" else None
+            run = Run(run_id, counters[wf.id], wf, event, branch, commit, created, [], pr, path)
+            self._attempts(rng, meta, run, workflows, parsed, next_job, start)
+            runs.append(run)
+        return runs
+
+    def _parsed(
+        self, wf: WorkflowFile, commit: Commit, parsed: dict[tuple[str, int], Workflow | None]
+    ) -> Workflow | None:
+        v = wf.version_at(commit.index)
+        if v is None:
+            return None
+        key = (wf.path, v[0])
+        if key not in parsed:
+            try:
+                parsed[key] = parse_workflow(v[1], wf.path)
+            except WorkflowError:
+                parsed[key] = None
+        return parsed[key]
+
+    def _attempts(
+        self,
+        rng: random.Random,
+        meta: RepoMeta,
+        run: Run,
+        workflows: list[WorkflowFile],
+        parsed: dict[tuple[str, int], Workflow | None],
+        next_job: list[int],
+        start: int,
+    ) -> None:
+        wf = self._parsed(run.workflow, run.commit, parsed)
+        by_path = {w.path: w for w in workflows}
+
+        def resolve(uses: str) -> Workflow | None:
+            target = by_path.get(uses.removeprefix("./"))
+            return self._parsed(target, run.commit, parsed) if target else None
+
+        expanded = expand_jobs(wf, resolve) if wf else []
+        begin = run.created
+        number = 1
+        while True:
+            att = self._attempt(rng, meta, run, number, begin, expanded, resolve, next_job, start)
+            run.attempts.append(att)
+            if (
+                att.conclusion not in ("failure", "cancelled", "timed_out")
+                or number >= 3
+                or rng.random() > 0.3
+            ):
+                break
+            number += 1
+            begin = att.updated + rng.uniform(60, 4 * 3600)
+            if begin >= END:
+                break
+
+    def _attempt(
+        self,
+        rng: random.Random,
+        meta: RepoMeta,
+        run: Run,
+        number: int,
+        begin: float,
+        expanded: list[ExpandedJob],
+        resolve: Any,
+        next_job: list[int],
+        start: int,
+    ) -> Attempt:
+        ref = (
+            f"refs/heads/{run.branch}"
+            if run.event != "pull_request"
+            else f"refs/pull/{run.pr_number}/merge"
+        )
+        github = {
+            "event_name": run.event,
+            "ref": ref,
+            "ref_name": run.branch,
+            "repository": meta.full_name,
+            "actor": run.commit.author,
+        }
+        skip_all = rng.random() < 0.02
+        cancel_at = begin + rng.uniform(20, 900) if rng.random() < 0.03 else None
+        time_frac = (begin - start) / max(1.0, END - start)
+        hour = int(begin % DAY // 3600)
+        done: dict[str, list[Job]] = {}
+        jobs: list[Job] = []
+        width: dict[str, int] = {}
+        for ej in expanded:
+            width[ej.key] = width.get(ej.key, 0) + 1
+        callee_cache: dict[str, Workflow | None] = {}
+        tolerated: set[int] = set()
+        for ej in expanded:
+            spec = ej.spec
+            inner = None
+            if ej.callee_key is not None and spec.uses:
+                if spec.uses not in callee_cache:
+                    callee_cache[spec.uses] = resolve(spec.uses)
+                callee = callee_cache[spec.uses]
+                inner = callee.jobs.get(ej.callee_key) if callee else None
+            unit = f"{ej.key}/{ej.callee_key}" if ej.callee_key else ej.key
+            needs = [j for n in spec.needs for j in done.get(n, [])]
+            if inner is not None:
+                needs += [j for n in inner.needs for j in done.get(f"{ej.key}/{n}", [])]
+            ready = max([begin + rng.uniform(1, 4), *(j.completed for j in needs)])
+            condition = (inner.condition if inner is not None else None) or spec.condition
+            skip = skip_all or any(
+                j.conclusion not in ("success", "skipped")
+                and j.id not in tolerated
+                and "always()" not in str(condition)
+                for j in needs
+            )
+            skip = skip or any(j.conclusion == "skipped" for j in needs)
+            if not skip and condition:
+                try:
+                    skip = not evaluate(
+                        condition.replace("${{", "").replace("}}", ""),
+                        {"github": github, "matrix": ej.matrix or {}, "inputs": {}},
+                    )
+                except UnknownExpression:
+                    skip = False
+            labels = ej.runner_labels or ("ubuntu-latest",)
+            job_id = JOB_ID_BASE + meta.index * JOB_ID_STRIDE + next_job[0]
+            next_job[0] += 1
+            if cancel_at is not None and ready >= cancel_at:
+                job = Job(
+                    job_id,
+                    run.id,
+                    number,
+                    unit,
+                    ej.name,
+                    labels,
+                    ready,
+                    ready,
+                    ready,
+                    "completed",
+                    "cancelled",
+                    [],
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            elif skip:
+                job = Job(
+                    job_id,
+                    run.id,
+                    number,
+                    unit,
+                    ej.name,
+                    labels,
+                    ready,
+                    ready,
+                    ready,
+                    "completed",
+                    "skipped",
+                    [],
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            else:
+                job = self._job(
+                    rng,
+                    meta,
+                    run,
+                    number,
+                    job_id,
+                    unit,
+                    ej,
+                    inner,
+                    labels,
+                    ready,
+                    hour,
+                    width[ej.key],
+                    time_frac,
+                    cancel_at,
+                )
+            coe = spec.continue_on_error is True or str(spec.continue_on_error).lower() == "true"
+            if coe and job.conclusion == "failure":
+                tolerated.add(job.id)
+            done.setdefault(unit, []).append(job)
+            if inner is not None:
+                done.setdefault(ej.key, []).append(job)
+            jobs.append(job)
+        # what GitHub shows at END: unfinished work is in progress or queued
+        for job in jobs:
+            if job.completed > END:
+                job.status = "in_progress" if job.started <= END else "queued"
+                job.conclusion = None
+                for s in job.steps:
+                    if s.completed is not None and s.completed > END:
+                        s.status, s.conclusion = (
+                            (
+                                "in_progress"
+                                if s.started is not None and s.started <= END
+                                else "queued"
+                            ),
+                            None,
+                        )
+                        s.completed = None
+                        if s.status == "queued":
+                            s.started = None
+        updated = max([begin + 2, *(j.completed for j in jobs)])
+        if any(j.status != "completed" for j in jobs):
+            return Attempt(number, begin, min(updated, END), "in_progress", None, jobs)
+        fatal = {j.conclusion for j in jobs} - {"success", "skipped"}
+        fatal_jobs = [
+            j for j in jobs if j.conclusion not in ("success", "skipped") and j.id not in tolerated
+        ]
+        if not jobs or all(j.conclusion == "skipped" for j in jobs):
+            conclusion = "skipped"
+        elif cancel_at is not None and "cancelled" in fatal:
+            conclusion = "cancelled"
+        elif any(j.conclusion == "timed_out" for j in fatal_jobs):
+            conclusion = "timed_out"
+        elif fatal_jobs:
+            conclusion = (
+                "failure" if any(j.conclusion == "failure" for j in fatal_jobs) else "cancelled"
+            )
+        else:
+            conclusion = "success"
+        return Attempt(number, begin, updated, "completed", conclusion, jobs)
+
+    def _job(
+        self,
+        rng: random.Random,
+        meta: RepoMeta,
+        run: Run,
+        number: int,
+        job_id: int,
+        unit: str,
+        ej: ExpandedJob,
+        inner: Any,
+        labels: tuple[str, ...],
+        ready: float,
+        hour: int,
+        width: int,
+        time_frac: float,
+        cancel_at: float | None,
+    ) -> Job:
+        spec = inner if inner is not None else ej.spec
+        os_name = runner_os(labels) or "Linux"
+        steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+        timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
+        text = " ".join(str(s.get("uses", "")) + " " + str(s.get("with", "")) for s in spec.steps)
+        emulated = 0
+        platforms = 1
+        if "build-push" in text:
+            m = (
+                [p for p in text.split("platforms': '")[1].split("'")[0].split(",")]
+                if "platforms': '" in text
+                else ["linux/amd64"]
+            )
+            platforms = len(m)
+            emulated = sum(1 for p in m if "amd64" not in p) if "setup-qemu" in text else 0
+        queue = queue_seconds(rng, labels, os_name, hour, width)
+        started = ready + queue
+        cancel_after = None if cancel_at is None else max(0.0, cancel_at - started)
+        outcomes, state = run_steps(
+            rng,
+            steps,
+            meta.profile,
+            labels,
+            os_name,
+            time_frac=time_frac,
+            timeout_s=timeout * 60.0,
+            emulated=emulated,
+            docker_platforms=platforms,
+            must_fail=False,
+            cancel_after=cancel_after,
+        )
+        t = started
+        out_steps: list[Step] = []
+        for n, (ps, oc) in enumerate(zip(steps, outcomes, strict=True), start=1):
+            if oc.conclusion == "skipped":
+                out_steps.append(Step(ps.name, n, "completed", "skipped", t, t, 0, ps.category))
+                continue
+            out_steps.append(
+                Step(
+                    ps.name, n, "completed", oc.conclusion, t, t + oc.seconds, oc.lines, ps.category
+                )
+            )
+            t += oc.seconds
+        conclusion = {
+            "success": "success",
+            "failure": "failure",
+            "cancelled": "cancelled",
+            "timed_out": "timed_out",
+        }[state]
+        low = [x.lower() for x in labels]
+        if "self-hosted" in low:
+            runner = (
+                rng.randrange(1, 40),
+                f"{meta.owner}-runner-{rng.randrange(1, 9)}",
+                1,
+                "Default",
+            )
+        elif any("core" in x for x in low):
+            runner = (
+                rng.randrange(1000, 9000),
+                f"{labels[0]}_{rng.randrange(16**6):06x}",
+                3,
+                "Larger runners",
+            )
+        else:
+            runner = (
+                rng.randrange(1, 99),
+                f"GitHub Actions {rng.randrange(1, 400)}",
+                2,
+                "GitHub Actions",
+            )
+        return Job(
+            job_id,
+            run.id,
+            number,
+            unit,
+            ej.name,
+            labels,
+            ready,
+            started,
+            t,
+            "completed",
+            conclusion,
+            out_steps,
+            *runner,
+        )
+
+
+def _events(wf: Workflow | None) -> list[str]:
+    if wf is None:
+        return ["push"]
+    events = [
+        e for e in wf.events if e in ("push", "pull_request", "schedule", "workflow_dispatch")
+    ]
+    weights = {"push": 5, "pull_request": 4, "schedule": 2, "workflow_dispatch": 1}
+    return [e for e in events for _ in range(weights[e])] or ["push"]
+
+
+__all__ += ["LANGUAGES"]

@@ -1,0 +1,161 @@
+"""The simulated world: deterministic, lazy, varied the way real repositories are."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from gharuntime.sim.world import END, LOG_RETENTION_DAYS, RUN_ID_BASE, Scale, World
+from gharuntime.workflow import expand_jobs, parse_workflow
+
+
+def _durations(world: World) -> list[tuple[int, float]]:
+    return [
+        (j.id, j.completed - j.started)
+        for rw in world.repos()
+        for r in rw.runs
+        for a in r.attempts
+        for j in a.jobs
+    ]
+
+
+def test_same_seed_same_world() -> None:
+    assert _durations(World(3, "tiny")) == _durations(World(3, "tiny"))
+
+
+def test_other_seed_other_world() -> None:
+    assert _durations(World(3, "tiny")) != _durations(World(4, "tiny"))
+
+
+def test_one_repository_built_alone_equals_it_built_in_sequence() -> None:
+    world = World(5, "tiny")
+    in_sequence = list(world.repos())[7]
+    alone = World(5, "tiny").repo(7)
+    assert [(r.id, r.created, r.latest.conclusion) for r in alone.runs] == [
+        (r.id, r.created, r.latest.conclusion) for r in in_sequence.runs
+    ]
+
+
+def test_run_ids_lead_back_to_their_repository(sim_world: World) -> None:
+    rw = sim_world.repo(3)
+    run = rw.runs[-1]
+    job = run.latest.jobs[0]
+    assert sim_world.index_of_id("run", run.id) == 3
+    assert sim_world.index_of_id("job", job.id) == 3
+    assert sim_world.index_of_id("run", RUN_ID_BASE - 1) is None
+
+
+def test_ids_are_unique_across_the_world(sim_world: World) -> None:
+    runs = [r.id for rw in sim_world.repos() for r in rw.runs]
+    jobs = [j.id for rw in sim_world.repos() for r in rw.runs for a in r.attempts for j in a.jobs]
+    assert len(runs) == len(set(runs)) and len(jobs) == len(set(jobs))
+
+
+def test_job_names_are_those_of_the_workflow_at_the_head_sha(sim_world: World) -> None:
+    checked = 0
+    for rw in sim_world.repos():
+        for run in rw.runs[:5]:
+            text = rw.file_at(run.workflow.path, run.commit.sha)
+            assert text is not None
+            by_path = {w.path: w for w in rw.workflows}
+
+            def resolve(uses: str, rw=rw, run=run, by_path=by_path):  # type: ignore[no-untyped-def]
+                found = rw.file_at(uses.removeprefix("./"), run.commit.sha)
+                return (
+                    parse_workflow(found[0])
+                    if found and uses.removeprefix("./") in by_path
+                    else None
+                )
+
+            expected = [j.name for j in expand_jobs(parse_workflow(text[0]), resolve)]
+            assert [j.name for j in run.attempts[0].jobs] == expected
+            checked += 1
+    assert checked > 20
+
+
+def test_matrix_jobs_are_named_the_github_way(sim_world: World) -> None:
+    names = {j.name for rw in sim_world.repos() for r in rw.runs for j in r.latest.jobs}
+    assert any(re.fullmatch(r"test \([\w.-]+(, [\w.-]+)+\)", n) for n in names)
+
+
+def test_reusable_workflow_jobs_are_named_caller_slash_callee() -> None:
+    world = World(11, Scale(30, 3.5, 4, 60))
+    names = {j.name for rw in world.repos() for r in rw.runs for j in r.latest.jobs}
+    assert {"call-build / Build", "call-build / check"} <= names
+
+
+def test_workflow_text_changes_between_head_shas() -> None:
+    world = World(2, "small")
+    changed = [
+        wf for rw in world.repos() for wf in rw.workflows if len({v[2] for v in wf.versions}) > 1
+    ]
+    assert len(changed) > 10
+
+
+def test_run_conclusions_cover_what_github_reports() -> None:
+    world = World(2, "small")
+    seen = Counter(r.latest.conclusion for rw in world.repos() for r in rw.runs)
+    assert {"success", "failure", "cancelled", "skipped", "timed_out"} <= set(seen)
+    assert seen["success"] > sum(seen.values()) / 2
+
+
+def test_some_runs_are_re_run() -> None:
+    world = World(2, "small")
+    attempts = Counter(len(r.attempts) for rw in world.repos() for r in rw.runs)
+    assert attempts[2] > 0 and attempts[1] > attempts[2]
+
+
+def test_runs_still_going_at_the_end_are_not_completed() -> None:
+    world = World(2, "small")
+    late = [r for rw in world.repos() for r in rw.runs if r.latest.status != "completed"]
+    assert late and all(r.latest.conclusion is None for r in late)
+    assert all(j.completed > END for r in late for j in r.latest.jobs if j.status != "completed")
+
+
+def test_runner_labels_include_self_hosted_and_larger_runners() -> None:
+    world = World(2, "small")
+    labels = {
+        label for rw in world.repos() for r in rw.runs for j in r.latest.jobs for label in j.labels
+    }
+    assert "self-hosted" in labels
+    assert any("core" in label for label in labels)
+    assert {"windows-latest", "macos-latest"} <= labels
+
+
+def test_quirks_exist_in_a_tiny_world(sim_world: World) -> None:
+    metas = list(sim_world.metas())
+    assert any(m.path_ref for m in metas) and any(m.step_tz for m in metas)
+    assert any(m.old_name for m in metas) and any(m.private for m in metas)
+    assert any(m.archived for m in metas) and any(m.actions_disabled for m in metas)
+
+
+def test_runs_whose_repository_has_path_ref_end_in_the_branch(sim_world: World) -> None:
+    rw = next(
+        sim_world.repo(m.index) for m in sim_world.metas() if m.path_ref and not m.actions_disabled
+    )
+    assert all(r.path == f"{r.workflow.path}@{r.branch}" for r in rw.runs)
+
+
+def test_completed_runs_respects_the_time_window(sim_world: World) -> None:
+    since, until = END - 30 * 86400, END - 10 * 86400
+    runs = list(sim_world.completed_runs(since, until))
+    assert runs and all(
+        since <= r.created < until and r.latest.status == "completed" for _, r in runs
+    )
+
+
+def test_history_spans_beyond_log_retention(sim_world: World) -> None:
+    oldest = min(r.created for rw in sim_world.repos() for r in rw.runs)
+    assert oldest < END - LOG_RETENTION_DAYS * 86400
+
+
+def test_step_times_add_up_to_the_job(sim_world: World) -> None:
+    for rw in sim_world.repos():
+        for r in rw.runs:
+            for j in r.latest.jobs:
+                if j.status == "completed" and j.steps:
+                    assert j.steps[0].started == pytest.approx(j.started)
+                    assert j.steps[-1].completed == pytest.approx(j.completed)
+                    assert j.started >= j.created
