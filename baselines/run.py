@@ -59,7 +59,7 @@ def dataset_identity(root: Path) -> dict[str, Any]:
     manifest = read_manifest(root)
     source = manifest.get("source", {})
     return {
-        "id": manifest.get("pretty_name") or source.get("kind") or root.name,
+        "id": manifest.get("pretty_name") or root.resolve().name,
         "revision": sha256_file(root / DATASET_LAYOUT.manifest),
         "source": source.get("kind"),
         "schema_version": manifest.get("schema_version"),

@@ -51,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, help="folder for submissions and models [tmp]")
-    parser.add_argument("--results-dir", type=Path, help="keep each eval result JSON here")
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        help="keep each eval result JSON here, as LABEL/CONFIG-TRACK-METHOD.json",
+    )
+    parser.add_argument("--label", help="name of the dataset in --results-dir [folder name]")
     parser.add_argument(
         "--param", action="append", default=[], help="KEY=VALUE for lightgbm and xgboost"
     )
@@ -87,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             result = evaluate_file(out, dataset, resamples=args.resamples, seed=0)
             subs[name] = out
             if args.results_dir is not None:
-                slug = _slug(str(result["dataset"].get("id", "dataset")))
-                target = args.results_dir / f"{slug}-{args.config}-{track}-{name}.json"
+                label = _slug(args.label or dataset.resolve().name)
+                target = args.results_dir / label / f"{args.config}-{track}-{name}.json"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
             m = result["metrics"]["duration_s"]
