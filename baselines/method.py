@@ -131,6 +131,13 @@ class Method(ABC):
         train = restrict(train, cols)
         if train.height == 0:
             raise MethodError(f"{self.name}: the training split is empty")
+        for target in self.targets:
+            if train[target].drop_nulls().len() == 0:
+                raise MethodError(
+                    f"{self.name}: no training row has a value for {target}, so track "
+                    f"{self.track!r} cannot be learned from this dataset (log_bytes needs a "
+                    "crawl with --logs)"
+                )
         val = restrict(validation, cols) if validation is not None else None
         return train, val
 

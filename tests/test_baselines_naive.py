@@ -71,3 +71,13 @@ def test_multi_track_median_predicts_every_target_and_skips_missing_logs() -> No
     assert out["log_bytes"][0] == pytest.approx(
         float(np.median(jobs["log_bytes"].drop_nulls().to_numpy()))
     )
+
+
+def test_a_target_without_any_training_value_is_a_clear_error() -> None:
+    from gharuntime.baselines.method import MethodError
+
+    jobs = fixture_jobs(repos=2, runs_per_repo=1).with_columns(
+        pl.lit(None, dtype=pl.Int64).alias("log_bytes")
+    )
+    with pytest.raises(MethodError, match="no training row has a value for log_bytes"):
+        Median("multi").fit(jobs)
