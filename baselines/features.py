@@ -14,10 +14,12 @@ frame handed over holds `history_duration_s`, which only a history track allows.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -304,6 +306,33 @@ def _job_features(
     return dense, tokens
 
 
+_JOB_CACHE: OrderedDict[tuple[bytes, str | None, bytes], tuple[list[float], dict[str, list[str]]]]
+_JOB_CACHE = OrderedDict()
+_JOB_CACHE_SIZE = 200_000
+
+
+def _digest(text: str | None) -> bytes:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).digest() if text else b""
+
+
+def _cached_job_features(
+    wf_text: str | None, key: str | None, block: str | None, cache: dict[str, Workflow | None]
+) -> tuple[list[float], dict[str, list[str]]]:
+    """Job-level features, remembered across calls: fitting, validation, test and predict parse
+    each distinct job once per process (YAML parsing is most of the extractor's time)."""
+    ident = (_digest(wf_text), key, _digest(block))
+    hit = _JOB_CACHE.get(ident)
+    if hit is not None:
+        _JOB_CACHE.move_to_end(ident)
+        return hit
+    jspec, wf = job_spec_of(wf_text, key, block, cache)
+    value = _job_features(jspec, wf, block)
+    _JOB_CACHE[ident] = value
+    if len(_JOB_CACHE) > _JOB_CACHE_SIZE:
+        _JOB_CACHE.popitem(last=False)
+    return value
+
+
 def _distinct(frame: pl.DataFrame, exprs: list[pl.Expr]) -> tuple[np.ndarray, np.ndarray]:
     """(index of each row's distinct key, first row of each distinct key)."""
     keys = frame.select([e.alias(f"k{i}") for i, e in enumerate(exprs)]).with_row_index("i")
@@ -446,8 +475,7 @@ def extract(
     for i, (wf_text, key, block) in enumerate(zip(wf_texts, keys, blocks, strict=True)):
         if progress and i % 500 == 0:
             progress(f"parsing job {i + 1}/{len(j_first)}")
-        jspec, wf = job_spec_of(wf_text, key, block, cache)
-        d, toks = _job_features(jspec, wf, block)
+        d, toks = _cached_job_features(wf_text, key, block, cache)
         job_dense.append(d)
         job_uses.append(toks["uses"])
         job_sh.append(toks["sh"])
