@@ -202,7 +202,7 @@ class LightGBM(GBDT):
         "feature_fraction": 0.8,
         "bagging_fraction": 0.8,
         "lambda_l2": 1.0,
-        "target_encoding": True,
+        "target_encoding": False,
     }
 
     def _train(
@@ -273,7 +273,7 @@ class XGBoost(GBDT):
         "subsample": 0.8,
         "colsample_bytree": 0.8,
         "reg_lambda": 1.0,
-        "target_encoding": True,
+        "target_encoding": False,
     }
 
     def _train(

@@ -52,7 +52,7 @@ def test_same_seed_gives_identical_predictions(name: str, splits: dict) -> None:
 def test_saved_model_predicts_what_the_fitted_one_did(
     name: str, splits: dict, tmp_path: Path
 ) -> None:
-    m = make_method(name, "multi", params=SMALL)
+    m = make_method(name, "multi", params={**SMALL, "target_encoding": True})
     m.fit(splits["train"], splits["validation"])
     save_model(m, tmp_path / "model", {"dataset": {"id": "fixture"}})
     loaded, meta = load_model(tmp_path / "model")

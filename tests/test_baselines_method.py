@@ -98,6 +98,11 @@ def test_naive_method_takes_no_hyperparameters() -> None:
         make_method("median", "config", params={"n_estimators": 3})
 
 
-def test_gbdt_without_target_encoding_reads_no_identity_columns() -> None:
-    inputs = make_method("lightgbm", "config", params={"target_encoding": False}).inputs
+def test_gbdt_reads_no_identity_columns_by_default() -> None:
+    inputs = make_method("lightgbm", "config").inputs
     assert not {"repo_id", "workflow_path", "job_name"} & set(inputs)
+
+
+def test_gbdt_with_target_encoding_reads_the_group_columns() -> None:
+    inputs = make_method("xgboost", "config", params={"target_encoding": True}).inputs
+    assert {"repo_id", "workflow_path", "job_name"} <= set(inputs)
