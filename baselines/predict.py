@@ -109,18 +109,40 @@ def repo_meta_from_json(data: Mapping[str, Any], base: RepoMeta | None = None) -
     )
 
 
+POST_STEP_ACTIONS = frozenset(
+    {
+        "actions/checkout",
+        "actions/cache",
+        "actions/setup-node",
+        "actions/setup-python",
+        "actions/setup-java",
+        "actions/setup-go",
+        "docker/login-action",
+        "docker/setup-buildx-action",
+    }
+)
+"""Actions whose `post:` step GitHub lists as `Post <step name>` after the job's steps."""
+
+
 def _step_names(job: ExpandedJob) -> list[str]:
-    """Step names as GitHub lists them: Set up job, each step, Complete job."""
+    """Step names as GitHub lists them: Set up job, each step, the post steps of actions that
+    have one (in reverse order), Complete job."""
     names = ["Set up job"]
+    posts: list[str] = []
     for step in job.spec.steps:
+        uses, run = step.get("uses"), step.get("run")
         if step.get("name"):
-            names.append(str(step["name"]))
-        elif step.get("uses"):
-            names.append(f"Run {step['uses']}")
-        elif step.get("run"):
-            names.append(
-                f"Run {str(step['run']).strip().splitlines()[0] if str(step['run']).strip() else ''}"
-            )
+            name = str(step["name"])
+        elif uses:
+            name = f"Run {uses}"
+        elif run and str(run).strip():
+            name = f"Run {str(run).strip().splitlines()[0]}"
+        else:
+            continue
+        names.append(name)
+        if isinstance(uses, str) and uses.split("@", 1)[0].lower() in POST_STEP_ACTIONS:
+            posts.append(f"Post {name}")
+    names.extend(reversed(posts))
     names.append("Complete job")
     return names
 

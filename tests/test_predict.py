@@ -182,3 +182,30 @@ def test_critical_path_follows_needs_with_matrix_jobs_in_parallel() -> None:
         job("docs", 50),
     ]
     assert critical_path(jobs) == 310
+
+
+def test_step_names_follow_githubs_listing_with_post_steps() -> None:
+    from gharuntime.baselines.predict import workflow_rows
+
+    text = (
+        "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - name: Set up Python\n"
+        "        uses: actions/setup-python@v5\n      - run: |\n          make\n          make test\n"
+        "      - uses: codecov/codecov-action@v4\n"
+    )
+    from datetime import datetime, timezone
+
+    from gharuntime.baselines.predict import RepoMeta
+
+    frame, _ = workflow_rows(text, path="ci.yml", meta=RepoMeta(), at=datetime.now(timezone.utc))
+    # The listing of a real job (recorded from GitHub's API, ../shared/reference/recorded-api).
+    assert frame["step_names"].to_list()[0] == [
+        "Set up job",
+        "Run actions/checkout@v4",
+        "Set up Python",
+        "Run make",
+        "Run codecov/codecov-action@v4",
+        "Post Set up Python",
+        "Post Run actions/checkout@v4",
+        "Complete job",
+    ]
