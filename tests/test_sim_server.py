@@ -373,3 +373,40 @@ def test_graphql_unknown_repository_is_an_error_entry(
         'query { r0: repository(owner: "x", name: "y") { object(expression: "a:b") { ... on Blob { oid } } } }',
     )
     assert body["data"]["r0"] is None and body["errors"][0]["type"] == "NOT_FOUND"
+
+
+def test_search_stops_at_1000_results_but_counts_all() -> None:
+    world = World(1, Scale(1100))
+    with serve(world) as server:
+        public = sum(1 for m in world.metas() if not m.private)
+        items = _all_pages(
+            requests.Session(),
+            f"{server.url}/search/repositories",
+            "items",
+            q="stars:>=0",
+            per_page=100,
+        )
+        first = requests.get(f"{server.url}/search/repositories", params={"q": "stars:>=0"}).json()
+    assert len(items) == 1000 and first["total_count"] == public > 1000
+
+
+def test_bad_filters_and_pagination_are_422(
+    gh: requests.Session, sim_server: SimServer, sim_world: World
+) -> None:
+    rw = _repo(sim_world)
+    url = f"{sim_server.url}/repos/{rw.meta.full_name}/actions/runs"
+    assert gh.get(url, params={"created": ">=yesterday"}).status_code == 422
+    assert gh.get(url, params={"per_page": "many"}).status_code == 422
+
+
+def test_workflow_by_file_name(
+    gh: requests.Session, sim_server: SimServer, sim_world: World
+) -> None:
+    rw = _repo(sim_world)
+    wf = rw.workflows[0]
+    body = gh.get(
+        f"{sim_server.url}/repos/{rw.meta.full_name}/actions/workflows/{wf.path.rsplit('/', 1)[1]}"
+    ).json()
+    assert (body["id"], body["path"]) == (wf.id, wf.path)
+    listed = gh.get(f"{sim_server.url}/repos/{rw.meta.full_name}/actions/workflows").json()
+    assert [w["path"] for w in listed["workflows"]] == [w.path for w in rw.workflows]

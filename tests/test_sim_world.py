@@ -7,8 +7,14 @@ from collections import Counter
 
 import pytest
 
-from gharuntime.sim.world import END, LOG_RETENTION_DAYS, RUN_ID_BASE, Scale, World
+from gharuntime.sim.world import END, LOG_RETENTION_DAYS, RUN_ID_BASE, RepoWorld, Run, Scale, World
 from gharuntime.workflow import expand_jobs, parse_workflow
+
+
+@pytest.fixture(scope="module")
+def small_runs() -> list[tuple[RepoWorld, Run]]:
+    """Every run of a 150-repository world, built once for this module."""
+    return [(rw, r) for rw in World(2, "small").repos() for r in rw.runs]
 
 
 def _durations(world: World) -> list[tuple[int, float]]:
@@ -94,22 +100,21 @@ def test_workflow_text_changes_between_head_shas() -> None:
     assert len(changed) > 10
 
 
-def test_run_conclusions_cover_what_github_reports() -> None:
-    world = World(2, "small")
-    seen = Counter(r.latest.conclusion for rw in world.repos() for r in rw.runs)
+def test_run_conclusions_cover_what_github_reports(small_runs: list[tuple[RepoWorld, Run]]) -> None:
+    seen = Counter(r.latest.conclusion for _, r in small_runs)
     assert {"success", "failure", "cancelled", "skipped", "timed_out"} <= set(seen)
     assert seen["success"] > sum(seen.values()) / 2
 
 
-def test_some_runs_are_re_run() -> None:
-    world = World(2, "small")
-    attempts = Counter(len(r.attempts) for rw in world.repos() for r in rw.runs)
+def test_some_runs_are_re_run(small_runs: list[tuple[RepoWorld, Run]]) -> None:
+    attempts = Counter(len(r.attempts) for _, r in small_runs)
     assert attempts[2] > 0 and attempts[1] > attempts[2]
 
 
-def test_runs_still_going_at_the_end_are_not_completed() -> None:
-    world = World(2, "small")
-    late = [r for rw in world.repos() for r in rw.runs if r.latest.status != "completed"]
+def test_runs_still_going_at_the_end_are_not_completed(
+    small_runs: list[tuple[RepoWorld, Run]],
+) -> None:
+    late = [r for _, r in small_runs if r.latest.status != "completed"]
     assert late and all(r.latest.conclusion is None for r in late)
     assert all(j.completed > END for r in late for j in r.latest.jobs if j.status != "completed")
 
@@ -159,3 +164,13 @@ def test_step_times_add_up_to_the_job(sim_world: World) -> None:
                     assert j.steps[0].started == pytest.approx(j.started)
                     assert j.steps[-1].completed == pytest.approx(j.completed)
                     assert j.started >= j.created
+
+
+def test_scheduled_runs_start_at_their_cron_time(small_runs: list[tuple[RepoWorld, Run]]) -> None:
+    scheduled = [r for _, r in small_runs if r.event == "schedule"]
+    assert scheduled
+    for r in scheduled[:50]:
+        cron = parse_workflow(r.workflow.versions[0][1]).raw["on"]["schedule"][0]["cron"].split()
+        minute, hour = int(cron[0]), int(cron[1])
+        late = (r.created - (hour * 3600 + minute * 60)) % 86400
+        assert late < 3 * 3600

@@ -28,7 +28,10 @@ _SHOW_PER_KIND = 20
 
 @contextmanager
 def _progress() -> Iterator[Any]:
-    """A progress callback (stage, done, total) drawn as rich bars on stderr."""
+    """A progress callback (stage, done, total) drawn as rich bars on stderr (a terminal)."""
+    if not err_console.is_terminal:
+        yield None
+        return
     bars = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -52,7 +55,8 @@ def _print_problems(problems: ProblemLog, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"valid": False, **problems.to_json()}, indent=2))
     shown: dict[str, int] = {}
-    for p in problems.kept:
+    # problems of the whole file first, then by line
+    for p in sorted(problems.kept, key=lambda p: (p.line is not None, p.line or 0)):
         shown[p.kind] = shown.get(p.kind, 0) + 1
         if shown[p.kind] <= _SHOW_PER_KIND:
             err_console.print(f"[red]{p.kind}[/red] {p}", markup=True, highlight=False)
@@ -143,8 +147,21 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     help="Score records without a prediction as failures (prediction 0, never within 2×) "
     "instead of refusing the submission.",
 )
-@click.option("--resamples", type=click.IntRange(1, 100_000), default=1000, show_default=True)
-@click.option("--bootstrap-seed", type=int, default=0, show_default=True)
+@click.option(
+    "--resamples",
+    type=click.IntRange(1, 100_000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples of repositories for the 95% intervals.",
+)
+@click.option(
+    "--bootstrap-seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the resamples; with the split's repositories it fixes them, so every method "
+    "scored with it gets the same ones.",
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -187,6 +204,11 @@ def eval_command(
     \b
     Metrics per target: MAE, median APE, RMSLE, Spearman ρ, R² (log1p), within 2×; overall and
     by runner OS, duration decile and whether training saw the repository.
+
+    \b
+    A sidecar preds.meta.json, for example:
+      {"method": "lgbm", "method_version": "1.0", "track": "config",
+       "inputs": ["repo", "job_name", "matrix"], "seed": 0}
 
     \b
     Exit codes: 0 scored, 1 the --gold self-check failed, 2 invalid submission or usage.
@@ -245,7 +267,11 @@ def eval_command(
         _print_problems(exc.problems, as_json)
         sys.exit(2)
     if out is not None:
-        write_result(result, out)
+        try:
+            write_result(result, out)
+        except OSError as exc:
+            err_console.print(f"[red]cannot write {out}[/red]: {exc}", markup=True)
+            sys.exit(2)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,7 @@ def serve_command(
         )
         sys.exit(2)
     out_console.print(server.url)
+    sys.stdout.flush()
     err_console.print(
         f"simulated GitHub: {world.scale.repos} repositories, seed {seed}, at {server.url} (Ctrl-C stops)"
     )
@@ -206,3 +208,103 @@ def serve_command(
         pass
     finally:
         err_console.print(f"served {server.recorder.total} requests")
+
+
+@simulate_command.command("dump")
+@_scale_options
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Raw store folder to write (created; an interrupted dump of the same world resumes).",
+)
+@click.option(
+    "--logs/--no-logs",
+    default=False,
+    show_default=True,
+    help="Also store each job's log (redacted), as a crawl with logs would.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Worker processes (default: the CPU count, at most 4).",
+)
+def dump_command(
+    seed: int,
+    scale: str,
+    repos: int | None,
+    workflows_per_repo: float | None,
+    runs_per_workflow: float | None,
+    days: int | None,
+    out: Path,
+    logs: bool,
+    workers: int | None,
+) -> None:
+    """Write a world straight into the raw store format, with no HTTP in between.
+
+    The records are exactly those a complete crawl of `simulate serve` would store (repository,
+    workflow, run per attempt, job, workflow_file once per distinct blob, workflow_ref per
+    (path, head_sha), and log with --logs), ready for `gharuntime build`. Streams one
+    repository at a time; Ctrl-C and run again to resume.
+
+    \b
+    Example:  gharuntime simulate dump --seed 1 --scale paper --out ./raw-sim
+    """
+    import os
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from gharuntime.sim.dump import DumpError, check_out, dump_world
+
+    world = make_world(seed, scale, repos, workflows_per_repo, runs_per_workflow, days)
+    try:
+        resumed = check_out(world, out, logs=logs)
+    except DumpError as exc:
+        err_console.print(f"[red]error[/red]: {exc}")
+        sys.exit(2)
+    except OSError as exc:
+        err_console.print(
+            f"[red]error[/red]: cannot write a raw store at {out}: {exc.strerror or exc}; pass a writable --out folder"
+        )
+        sys.exit(2)
+    if resumed:
+        err_console.print(
+            f"resuming: {resumed:,} of {world.scale.repos:,} repositories already in {out}"
+        )
+    n_workers = workers or max(1, min(4, os.cpu_count() or 1))
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("dumping repositories"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+    ) as bar:
+        task = bar.add_task("dump", total=world.scale.repos)
+        try:
+            stats = dump_world(
+                world,
+                out,
+                logs=logs,
+                workers=n_workers,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+        except DumpError as exc:
+            err_console.print(f"[red]error[/red]: {exc}")
+            sys.exit(2)
+    seconds = time.perf_counter() - started
+    err_console.print(
+        f"wrote {stats.records:,} records ({stats.repos:,} repositories, {stats.runs:,} runs, {stats.attempts:,} attempts, {stats.jobs:,} jobs) to {out} in {seconds:.1f} s"
+    )
+    out_console.print_json(
+        json.dumps({"out": str(out), "seconds": round(seconds, 2), **vars(stats)})
+    )

@@ -1,7 +1,11 @@
 """`gharuntime eval`: validate a submission and score it, with repository-bootstrap intervals.
 
-from gharuntime.eval import evaluate_file
-result = evaluate_file("preds.jsonl", "out/dataset", track="config")  # the result document
+from gharuntime.eval import InvalidSubmission, evaluate_file
+
+try:
+    result = evaluate_file("preds.jsonl", "out/dataset", options={"track": "config"})
+except InvalidSubmission as exc:
+    print(*exc.problems.kept, sep="\n")  # every problem, with its line
 """
 
 from gharuntime.eval.api import evaluate_file, evaluate_gold

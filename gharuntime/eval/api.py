@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.eval.evaluate import (
     InvalidSubmission,
     Method,
@@ -55,6 +56,8 @@ def evaluate_file(
     meta = resolve_meta(paths[0], dict(options or {}), logs[0], meta_path)
     config = meta.config or DEFAULT_CONFIG
     split = meta.split or DEFAULT_SPLIT
+    if config not in CONFIGS or split not in SPLITS:
+        raise InvalidSubmission(logs[0])  # check_meta said which; no split to read
     truth = load_truth(_dataset(dataset), config, split)
     metas = [meta]
     if vs is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,12 @@ SPEARMAN_NOTE: Final = (
     "Spearman intervals use ranks computed once on the whole split, weighted by the resample "
     "(not re-ranked per resample); the point estimate is exact."
 )
-_BLOCKS: Final = 64  # value blocks for the weighted median's coarse pass
+_BLOCKS: Final = 64  # value blocks (and sub-blocks) of the weighted median's full search
+_WINDOW_SHARE: Final = 0.02  # half-width of the median's first-try window, as a share of rows
+_WINDOW_MIN: Final = 2_000  # ... and at least this many rows
+_WINDOW_ENTRIES: Final = 4_000_000  # resample-by-window-row weights held at once
+_WINDOW_MARGIN: Final = 256  # rows kept beyond the span the pilot saw, at least
+_PILOT: Final = 32  # resamples that place the window
 _CHUNK_ENTRIES: Final = 8_000_000  # resample-by-repository weights held at once
 
 
@@ -86,88 +91,171 @@ class Bootstrap:
 
 
 class Cell:
-    """The rows of one (method, target, group): their per-repository sums, ready to resample."""
+    """The rows of one (method, target, group): their per-repository sums, ready to resample.
 
-    def __init__(self, terms: RowTerms, cluster: IntArray, clusters: int) -> None:
+    The median APE of a resample is found exactly. Resample medians sit close to the split's
+    median, so first a *window* of sorted values around the middle is tried: the resample's
+    weight below the window is one dot product per resample, and a cumulative sum over the
+    window's rows finds the position. Resamples whose median falls outside the window (rare;
+    the window widens when they are not) go through a full search over value blocks.
+    """
+
+    def __init__(
+        self, terms: RowTerms, cluster: IntArray, clusters: int, *, half_window: int | None = None
+    ) -> None:
         n = terms.ape.shape[0]
         self.rows = n
+        self.clusters = clusters
         self.repositories = int(np.unique(cluster).shape[0]) if n else 0
-        self.sums = np.stack(
-            [
-                np.bincount(cluster, weights=terms.stats[:, j], minlength=clusters)
-                for j in range(terms.stats.shape[1])
-            ],
-            axis=1,
-        ).reshape(clusters, terms.stats.shape[1])
+        self.sums = np.empty((clusters, terms.stats.shape[0]), dtype=np.float64)
+        for j, column in enumerate(terms.stats):
+            self.sums[:, j] = np.bincount(cluster, weights=column, minlength=clusters)
         order = terms.ape_order
         self.values = terms.ape[order]
         self.value_cluster = cluster[order]
-        blocks = max(1, min(_BLOCKS, n))
-        self.bounds = (np.arange(blocks + 1) * n) // blocks
-        block_of = np.repeat(np.arange(blocks), np.diff(self.bounds))
-        self.block_counts = (
-            np.bincount(self.value_cluster * blocks + block_of, minlength=clusters * blocks)
-            .reshape(clusters, blocks)
-            .astype(np.float64)
-        )
+        half = max(_WINDOW_MIN, int(n * _WINDOW_SHARE)) if half_window is None else half_window
+        self.tuned = half_window is not None
+        self.version = 0  # bumped whenever columns() changes
+        self._set_window(n // 2 - half, n // 2 + half)
         self.point = self._point(terms)
 
+    def _set_window(self, a: int, z: int) -> None:
+        """Try the sorted values [a, z) first; `below` counts each repository's rows under a."""
+        a, z = max(0, a), min(self.rows, z)
+        self.window = (a, max(a, z))
+        self.below = np.bincount(self.value_cluster[:a], minlength=self.clusters).astype(np.float64)
+        self.version += 1
+
     def _point(self, terms: RowTerms) -> dict[str, float]:
-        total = terms.stats.sum(axis=0)
+        total = terms.stats.sum(axis=1)
         out = {k: float(v) for k, v in metrics_from_sums(total).items()}
         out["median_ape"] = float(np.median(terms.ape)) if self.rows else float("nan")
         return out
 
-    def resample(self, weights: FloatArray) -> dict[str, FloatArray]:
-        """Every metric for each row of `weights` (a chunk of resamples)."""
-        out = metrics_from_sums(weights @ self.sums)
-        out["median_ape"] = self._weighted_median(weights)
+    def columns(self) -> FloatArray:
+        """Per-repository columns whose resample-weighted sums this cell needs: its sums, then
+        its rows below the median window. run_cells multiplies all cells' at once."""
+        return np.column_stack([self.sums, self.below])
+
+    def resample(
+        self,
+        weights: FloatArray,
+        weighted: FloatArray | None = None,
+        compact: npt.NDArray[np.float32] | None = None,
+    ) -> dict[str, FloatArray]:
+        """Every metric for each row of `weights` (a chunk of resamples); `weighted` is
+        `weights @ self.columns()` and `compact` the weights as float32, when the caller has
+        them."""
+        if weighted is None:
+            weighted = weights @ self.columns()
+        sums = weighted[:, : self.sums.shape[1]]
+        out = metrics_from_sums(sums)
+        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1], compact)
         return out
 
-    def _weighted_median(self, weights: FloatArray) -> FloatArray:
-        """The median of each resampled multiset: the mean of the values at positions
-        floor((N-1)/2) and floor(N/2) of the weighted sorted values.
+    def tune(self, weights: FloatArray) -> None:
+        """Place the median window where a few resamples (`weights`) put their medians: three
+        times the span they cover."""
+        if self.tuned or self.rows == 0:
+            return
+        total = weights @ self.sums[:, 0]
+        _, q_res, q_pos = _queries(total)
+        at = self._window_pass(weights, weights @ self.below, q_res, q_pos)
+        at = at[at >= 0]
+        if at.shape[0]:
+            margin = max(_WINDOW_MARGIN, int(at.max() - at.min()))
+            self._set_window(int(at.min()) - margin, int(at.max()) + 1 + margin)
+        self.tuned = True
 
-        Exact, in three passes: resample counts per value block (one matmul) find each
-        position's block; counts per sub-block of the blocks hit find its sub-block; a
-        cumulative sum over that sub-block's few rows finds the row.
-        """
-        b = weights.shape[0]
-        result = np.full(b, np.nan)
+    def _window_pass(
+        self,
+        weights: npt.NDArray[np.floating[Any]],
+        below: FloatArray,
+        q_res: IntArray,
+        q_pos: FloatArray,
+    ) -> IntArray:
+        """Sorted index of the value at each query's position, or -1 when outside the window."""
+        out = np.full(q_res.shape[0], -1, dtype=np.int64)
+        a, z = self.window
+        if z <= a:
+            return out
+        step = max(1, _WINDOW_ENTRIES // (z - a))
+        columns = self.value_cluster[a:z]
+        for done in range(0, weights.shape[0], step):  # bounded memory
+            stop = min(weights.shape[0], done + step)
+            q = np.flatnonzero((q_res >= done) & (q_res < stop))
+            if q.shape[0] == 0:
+                continue
+            running = np.cumsum(np.take(weights[done:stop], columns, axis=1), axis=1)
+            running += below[done:stop, None]
+            local = q_res[q] - done
+            pos = q_pos[q]
+            inside = np.flatnonzero((pos >= below[q_res[q]]) & (pos < running[local, -1]))
+            for k in inside.tolist():  # each running row is sorted: a binary search, no copy
+                out[q[k]] = a + int(np.searchsorted(running[local[k]], pos[k], side="right"))
+        return out
+
+    def _weighted_median(
+        self,
+        weights: FloatArray,
+        total: FloatArray,
+        below: FloatArray,
+        compact: npt.NDArray[np.float32] | None = None,
+    ) -> FloatArray:
+        """The median of each resampled multiset: the mean of the values at weighted positions
+        floor((N-1)/2) and floor(N/2) of the sorted values. The window's running counts are
+        whole numbers below N, exact in float32 (half the memory traffic) while N < 2**24."""
+        result = np.full(weights.shape[0], np.nan)
         if self.rows == 0:
             return result
-        cum = np.cumsum(weights @ self.block_counts, axis=1)
-        total = cum[:, -1]
-        ok = np.flatnonzero(total > 0)
-        # queries: (resample, position) for the lower and the upper middle
-        q_res = np.concatenate([ok, ok])
-        q_pos = np.concatenate([np.floor((total[ok] - 1) / 2), np.floor(total[ok] / 2)])
-        found = self._locate(weights, cum, q_res, q_pos)
+        ok, q_res, q_pos = _queries(total)
+        exact32 = compact is not None and total.max(initial=0.0) < 2.0**24
+        at = self._window_pass(
+            compact if exact32 and compact is not None else weights, below, q_res, q_pos
+        )
+        found = np.where(at >= 0, self.values[np.maximum(at, 0)], np.nan)
+        missed = np.flatnonzero(at < 0)
+        if missed.shape[0]:
+            found[missed] = self._locate(weights, q_res[missed], q_pos[missed])
+            a, z = self.window
+            if missed.shape[0] > 0.005 * q_res.shape[0] and z - a < self.rows:
+                width = max(z - a, 2 * _WINDOW_MARGIN)  # medians wander further: widen
+                self._set_window(a - width, z + width)
         half = ok.shape[0]
         result[ok] = (found[:half] + found[half:]) / 2.0
         return result
 
-    def _locate(
-        self, weights: FloatArray, cum: FloatArray, q_res: IntArray, q_pos: FloatArray
-    ) -> FloatArray:
-        """The value at weighted position q_pos of resample q_res, per query."""
+    def _locate(self, weights: FloatArray, q_res: IntArray, q_pos: FloatArray) -> FloatArray:
+        """The value at weighted position q_pos of resample q_res, per query, searching every
+        value: block counts per repository (one matmul) find the block, sub-block counts find
+        the sub-block, and a cumulative sum over its few rows finds the row."""
+        n = self.rows
+        blocks = max(1, min(_BLOCKS, n))
+        bounds = (np.arange(blocks + 1) * n) // blocks
+        block_of = np.repeat(np.arange(blocks), np.diff(bounds))
+        block_counts = (
+            np.bincount(self.value_cluster * blocks + block_of, minlength=self.clusters * blocks)
+            .reshape(self.clusters, blocks)
+            .astype(np.float64)
+        )
+        res, res_inv = np.unique(q_res, return_inverse=True)
+        qc = np.cumsum(weights[res] @ block_counts, axis=1)[res_inv.reshape(-1)]
         out = np.empty(q_res.shape[0])
-        qc = cum[q_res]
         block = np.argmax(qc > q_pos[:, None], axis=1)
-        before = np.where(block > 0, qc[np.arange(qc.shape[0]), block - 1], 0.0)
+        before = np.where(block > 0, qc[np.arange(qc.shape[0]), np.maximum(block - 1, 0)], 0.0)
         for k in np.unique(block):
             q = np.flatnonzero(block == k)
-            start, stop = int(self.bounds[k]), int(self.bounds[k + 1])
+            start, stop = int(bounds[k]), int(bounds[k + 1])
             size = stop - start
             subs = max(1, min(_BLOCKS, size))
             sub_bounds = start + (np.arange(subs + 1) * size) // subs
             sub_of = np.repeat(np.arange(subs), np.diff(sub_bounds))
-            clusters = self.block_counts.shape[0]
             sub_counts = (
                 np.bincount(
-                    self.value_cluster[start:stop] * subs + sub_of, minlength=clusters * subs
+                    self.value_cluster[start:stop] * subs + sub_of,
+                    minlength=self.clusters * subs,
                 )
-                .reshape(clusters, subs)
+                .reshape(self.clusters, subs)
                 .astype(np.float64)
             )
             res, inv = np.unique(q_res[q], return_inverse=True)
@@ -189,6 +277,14 @@ class Cell:
         return out
 
 
+def _queries(total: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """Resamples with rows, and (resample, position) queries for their two middle values."""
+    ok = np.flatnonzero(total > 0)
+    q_res = np.concatenate([ok, ok])
+    q_pos = np.concatenate([np.floor((total[ok] - 1) / 2), np.floor(total[ok] / 2)])
+    return ok, q_res, q_pos
+
+
 @dataclass(frozen=True)
 class CellResult:
     """Point estimates and per-resample values of every metric for one cell."""
@@ -207,10 +303,23 @@ def run_cells(
     """Resample every cell with the same weights, one chunk of resamples at a time."""
     parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
     done = 0
+    stacked: FloatArray | None = None
+    versions: list[int] = []
     for weights in boot.weights():
-        for cell, part in zip(cells, parts, strict=True):
-            for name, values in cell.resample(weights).items():
-                part[name].append(values)
+        if done == 0:
+            for cell in cells:
+                cell.tune(weights[:_PILOT])
+        if stacked is None or versions != [c.version for c in cells]:
+            stacked = np.hstack([c.columns() for c in cells]) if cells else None
+            versions = [c.version for c in cells]
+            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
+        # one product for every cell: the weights are read once per chunk
+        weighted = weights @ stacked if stacked is not None else weights[:, :0]
+        compact = weights.astype(np.float32)
+        for i, (cell, part) in enumerate(zip(cells, parts, strict=True)):
+            values = cell.resample(weights, weighted[:, widths[i] : widths[i + 1]], compact)
+            for name, v in values.items():
+                part[name].append(v)
         done += weights.shape[0]
         if progress:
             progress(done, boot.resamples)

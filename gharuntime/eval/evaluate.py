@@ -14,7 +14,7 @@ import numpy.typing as npt
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.metrics import SortOrders, row_terms
+from gharuntime.eval.metrics import RowTerms, TargetTerms
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
@@ -104,16 +104,21 @@ def prepare_submission(
         log.add("unreadable", where, "no such file")
         raise InvalidSubmission(log)
     targets = TRACKS[meta.track].targets
-    parsed = read_submission(
-        submission,
-        truth.index(),
-        truth.rows,
-        targets,
-        meta.track,
-        log,
-        allow_partial=allow_partial,
-        progress=(lambda d, t: progress("reading " + submission.name, d, t)) if progress else None,
-    )
+    try:
+        parsed = read_submission(
+            submission,
+            truth.ids,
+            targets,
+            meta.track,
+            log,
+            allow_partial=allow_partial,
+            progress=(lambda d, t: progress("reading " + submission.name, d, t))
+            if progress
+            else None,
+        )
+    except OSError as exc:
+        log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
+        raise InvalidSubmission(log) from exc
     if log:
         raise InvalidSubmission(log)
     return Method(
@@ -148,24 +153,31 @@ def gold_methods(truth: Truth, track: str) -> list[Method]:
     median = Method(
         name="constant training median",
         meta=replace(base, method="constant-train-median"),
-        predictions={t: np.full(truth.rows, truth.train_median[t]) for t in targets},
+        predictions={  # 0 where training has no value of the target
+            t: np.full(truth.rows, np.nan_to_num(truth.train_median[t], nan=0.0)) for t in targets
+        },
         present=present,
-        source={"kind": "constant", "values": {t: truth.train_median[t] for t in targets}},
+        source={
+            "kind": "constant",
+            "values": {  # null where training has no value
+                t: truth.train_median[t] if np.isfinite(truth.train_median[t]) else None
+                for t in targets
+            },
+        },
     )
     return [gold, median]
 
 
 def groups(truth: Truth) -> dict[str, dict[str, BoolArray]]:
     """Row masks of every breakdown group, in display order; empty groups left out."""
-    os_labels = np.asarray(truth.runner_os, dtype=object)
-    present_os = set(truth.runner_os)
+    present_os = set(truth.runner_os.unique().to_list())
     order = [o for o in _OS_ORDER if o in present_os] + sorted(present_os - {*_OS_ORDER, "unknown"})
     if "unknown" in present_os:
         order.append("unknown")
     y = truth.targets[PRIMARY_TARGET]
     decile = np.searchsorted(truth.decile_edges(), y, side="right")
     out: dict[str, dict[str, BoolArray]] = {
-        "runner_os": {o: os_labels == o for o in order},
+        "runner_os": {o: (truth.runner_os == o).to_numpy() for o in order},
         "duration_decile": {f"D{d + 1}": (decile == d) & np.isfinite(y) for d in range(10)},
         "repo_seen_in_training": {"seen": truth.seen, "unseen": ~truth.seen},
     }
@@ -215,24 +227,24 @@ def score(
             y = truth.targets[t]
             p = method.predictions[t]
             has_truth = np.isfinite(y)
-            orders = SortOrders.of(y, p, failed)
+            terms = TargetTerms(y, p, failed)
 
-            def cell(
-                mask: BoolArray,
-                y: FloatArray = y,
-                p: FloatArray = p,
-                failed: BoolArray = failed,
-                orders: SortOrders = orders,
-            ) -> int:
+            def add(group_terms: RowTerms, mask: BoolArray) -> int:
                 rows = np.flatnonzero(mask)
-                terms = row_terms(y[rows], p[rows], failed[rows], orders.subset(rows, truth.rows))
-                cells.append(Cell(terms, truth.cluster[rows], boot.clusters))
+                cells.append(Cell(group_terms, truth.cluster[rows], boot.clusters))
                 return len(cells) - 1
 
-            overall = cell(has_truth)
-            by_group = {
-                name: {g: cell(m & has_truth) for g, m in gs.items()} for name, gs in masks.items()
-            }
+            overall = add(terms.subset(np.flatnonzero(has_truth)), has_truth)
+            by_group: dict[str, dict[str, int]] = {}
+            for name, gs in masks.items():
+                labels = np.full(truth.rows, -1, dtype=np.int64)
+                for i, m in enumerate(gs.values()):
+                    labels[m & has_truth] = i
+                parts = terms.partition(labels, len(gs))
+                by_group[name] = {
+                    g: add(part, m & has_truth)
+                    for (g, m), part in zip(gs.items(), parts, strict=True)
+                }
             per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)))
         layout.append(per_target)
     results = run_cells(

@@ -28,7 +28,7 @@ __all__ = [
     "STAT_COLUMNS",
     "Metric",
     "RowTerms",
-    "SortOrders",
+    "TargetTerms",
     "average_ranks",
     "metrics_from_sums",
     "row_terms",
@@ -114,7 +114,7 @@ def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
     `order`, when given, is an argsort of `x` (saves the sort)."""
     n = x.shape[0]
     if order is None:
-        order = np.argsort(x, kind="stable")
+        order = np.argsort(x)  # any order of ties gives the same average ranks
     xs = x[order]
     new = np.empty(n, dtype=bool)
     if n:
@@ -133,73 +133,90 @@ def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
 class RowTerms:
     """Per-row terms of one target over a set of rows."""
 
-    stats: FloatArray  # (rows, len(STAT_COLUMNS))
+    stats: FloatArray  # (len(STAT_COLUMNS), rows): one contiguous row per term
     ape: FloatArray  # (rows,)
     ape_order: IntArray  # argsort of ape
 
 
-@dataclass(frozen=True)
-class SortOrders:
-    """Argsorts of the (failure-adjusted) prediction, the truth and the APE over all rows, so
-    that subsets (breakdown groups) get theirs without sorting again."""
+class TargetTerms:
+    """One target's per-row terms over every row, computed once (and its three sorts done
+    once), so that each breakdown group's terms are a cheap `subset`.
 
-    p: IntArray
-    y: IntArray
-    ape: IntArray
-
-    @classmethod
-    def of(cls, y: FloatArray, p: FloatArray, failed: BoolArray) -> SortOrders:
-        p = np.where(failed, 0.0, p)
-        ape = np.abs(p - y) / np.maximum(y, 1.0)
-        return cls(*(np.argsort(v, kind="stable") for v in (p, y, ape)))
-
-    def subset(self, rows: IntArray, total: int) -> SortOrders:
-        """The orders restricted to `rows` (ascending row indices), as indices into `rows`."""
-        member = np.zeros(total, dtype=bool)
-        member[rows] = True
-        local = np.cumsum(member, dtype=np.intp) - 1
-
-        def restrict(order: IntArray) -> IntArray:
-            return local[order[member[order]]]
-
-        return SortOrders(restrict(self.p), restrict(self.y), restrict(self.ape))
-
-
-def row_terms(
-    y: FloatArray, p: FloatArray, failed: BoolArray, orders: SortOrders | None = None
-) -> RowTerms:
-    """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask.
-
-    Ranks and log1p values are centred on their means over these rows, which keeps the sums
-    that the bootstrap subtracts from one another small and exact enough in float64.
+    Ranks are taken within the subset; log1p values are centred on the mean over all rows,
+    which keeps the sums the bootstrap subtracts from one another small (the R² formula does
+    not depend on the centre).
     """
-    n = y.shape[0]
-    p = np.where(failed, 0.0, p)
-    err = p - y
-    ly = np.log1p(y)
-    lp = np.log1p(p)
-    hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-    lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-    within = (hi <= 2.0 * lo) & ~failed
-    centre = (n + 1) / 2.0
-    rp = average_ranks(p, orders.p if orders else None) - centre
-    ry = average_ranks(y, orders.y if orders else None) - centre
-    lyc = ly - (ly.mean() if n else 0.0)
-    stats = np.empty((n, len(STAT_COLUMNS)), dtype=np.float64)
-    stats[:, 0] = 1.0
-    stats[:, 1] = np.abs(err)
-    stats[:, 2] = (lp - ly) ** 2
-    stats[:, 3] = within
-    stats[:, 4] = rp
-    stats[:, 5] = ry
-    stats[:, 6] = rp * rp
-    stats[:, 7] = ry * ry
-    stats[:, 8] = rp * ry
-    stats[:, 9] = lyc
-    stats[:, 10] = lyc * lyc
-    ape = np.abs(err) / np.maximum(y, 1.0)
-    ape_order = orders.ape if orders else np.argsort(ape, kind="stable")
-    return RowTerms(stats=stats, ape=ape, ape_order=ape_order)
+
+    _BASE: Final = (1, 2, 3, 9, 10)  # STAT_COLUMNS computed per row, independent of the subset
+
+    def __init__(self, y: FloatArray, p: FloatArray, failed: BoolArray) -> None:
+        p = np.where(failed, 0.0, p)
+        self.total = y.shape[0]
+        self.y = y
+        self.p = p
+        ly = np.log1p(y)
+        lp = np.log1p(p)
+        hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+        lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
+        finite = ly[np.isfinite(ly)]
+        lyc = ly - (finite.mean() if finite.shape[0] else 0.0)
+        base = np.empty((len(self._BASE), self.total), dtype=np.float64)
+        base[0] = np.abs(p - y)
+        base[1] = (lp - ly) ** 2
+        base[2] = (hi <= 2.0 * lo) & ~failed
+        base[3] = lyc
+        base[4] = lyc * lyc
+        self.base = base
+        self.ape = base[0] / np.maximum(y, 1.0)
+        # the order among equal values never matters: ties share ranks and values
+        self.order_p = np.argsort(p)
+        self.order_y = np.argsort(y)
+        self.order_ape = np.argsort(self.ape)
+
+    def subset(self, rows: IntArray) -> RowTerms:
+        """The terms of `rows` (ascending row indices)."""
+        labels = np.full(self.total, -1, dtype=np.int64)
+        labels[rows] = 0
+        return self.partition(labels, 1)[0]
+
+    def partition(self, labels: npt.NDArray[np.int64], groups: int) -> list[RowTerms]:
+        """The terms of each group 0..groups-1 of `labels` (-1: in none). One gather per sort
+        order serves every group; the rest is sequential."""
+        by_order = [labels[o] for o in (self.order_p, self.order_y, self.order_ape)]
+        out = []
+        for g in range(groups):
+            member = labels == g
+            rows = np.flatnonzero(member)
+            local = np.cumsum(member, dtype=np.intp) - 1
+            op, oy, oa = (
+                local[order[lab == g]]
+                for order, lab in zip(
+                    (self.order_p, self.order_y, self.order_ape), by_order, strict=True
+                )
+            )
+            out.append(self._terms(rows, op, oy, oa))
+        return out
+
+    def _terms(self, rows: IntArray, op: IntArray, oy: IntArray, oa: IntArray) -> RowTerms:
+        n = rows.shape[0]
+        centre = (n + 1) / 2.0
+        rp = average_ranks(self.p[rows], op) - centre
+        ry = average_ranks(self.y[rows], oy) - centre
+        stats = np.empty((len(STAT_COLUMNS), n), dtype=np.float64)
+        stats[0] = 1.0
+        for i, j in enumerate(self._BASE):
+            np.take(self.base[i], rows, out=stats[j])
+        stats[4] = rp
+        stats[5] = ry
+        np.multiply(rp, rp, out=stats[6])
+        np.multiply(ry, ry, out=stats[7])
+        np.multiply(rp, ry, out=stats[8])
+        return RowTerms(stats=stats, ape=self.ape[rows], ape_order=oa)
+
+
+def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
+    """The per-row terms for truth `y`, prediction `p` (0 where failed) and failure mask."""
+    return TargetTerms(y, p, failed).subset(np.arange(y.shape[0]))
 
 
 def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:

@@ -45,6 +45,10 @@ class ProblemLog:
         if n <= cap:
             self.kept.append(Problem(kind, where, message, line))
 
+    def add_count(self, kind: str, n: int) -> None:
+        """Count `n` more problems of `kind` without their text (past what is kept)."""
+        self.counts[kind] = self.counts.get(kind, 0) + n
+
     def extend(self, other: ProblemLog) -> None:
         for p in other.kept:
             self.kept.append(p)

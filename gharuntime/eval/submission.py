@@ -5,24 +5,26 @@ number, and compute the file's sha256 on the way."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from gharuntime.contract import TARGETS
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
 
 __all__ = ["ParsedSubmission", "read_submission"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 
 _BATCH_BYTES = 1 << 20
 
@@ -89,8 +91,7 @@ def _describe(value: Any) -> str:
 
 def read_submission(
     path: Path,
-    index: Mapping[str, int],
-    rows: int,
+    ids: pl.Series,
     targets: tuple[str, ...],
     track: str,
     log: ProblemLog,
@@ -98,23 +99,19 @@ def read_submission(
     allow_partial: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ParsedSubmission:
-    """Parse `path` against the split's ids (`index`: id -> row) for the track's `targets`.
+    """Parse `path` against the split's `ids` (in row order) for the track's `targets`.
 
     Problems go to `log`; the predictions are only meaningful when none were added. Blank lines
     are ignored. Records of the split with no line are a problem unless `allow_partial`.
+    The file is read in batches of lines; a batch of well-formed lines is parsed and checked
+    with whole-batch operations, any other batch line by line, reporting each problem. Ids are
+    matched to the split's rows at the end, in one join.
     """
-    where = str(path)
-    predictions = {t: np.full(rows, np.nan) for t in targets}
-    present = np.zeros(rows, dtype=bool)
-    first_line = np.zeros(rows, dtype=np.int64)
-    allowed = {"id", *targets}
+    reader = _Reader(str(path), targets, track, log)
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
     lineno = 0
-    records = 0
-    isfinite = math.isfinite
-    n_targets = len(targets)
     with open(path, "rb") as f:
         while True:
             batch = f.readlines(_BATCH_BYTES)
@@ -123,102 +120,32 @@ def read_submission(
             buffer = b"".join(batch)
             digest.update(buffer)
             done_bytes += len(buffer)
-            numbers: Iterable[int]
             objs = _parse_batch(batch, buffer)
-            if objs is None:
-                numbers, objs = _parse_lines(batch, lineno, log, where)
-            else:
-                numbers = range(lineno + 1, lineno + 1 + len(batch))
+            if objs is None or not reader.whole_batch(objs, lineno + 1):
+                numbers, objs = (
+                    _parse_lines(batch, lineno, log, reader.where)
+                    if objs is None
+                    else (list(range(lineno + 1, lineno + 1 + len(objs))), objs)
+                )
+                reader.line_by_line(numbers, objs)
             lineno += len(batch)
             if progress:
                 progress(done_bytes, total_bytes)
-            for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
-                if type(obj) is not dict:
-                    log.add(
-                        "not_object",
-                        where,
-                        f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
-                        ln,
-                    )
-                    continue
-                rid = obj.get("id")
-                row = -1
-                if type(rid) is not str:
-                    what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
-                    log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
-                else:
-                    found = index.get(rid)
-                    if found is None:
-                        log.add(
-                            "unknown_id",
-                            where,
-                            f"id {rid!r} is not a record of this split",
-                            ln,
-                        )
-                    elif present[found]:
-                        log.add(
-                            "duplicate_id",
-                            where,
-                            f"id {rid!r} again (first on line {int(first_line[found])})",
-                            ln,
-                        )
-                    else:
-                        row = found
-                        present[found] = True
-                        first_line[found] = ln
-                        records += 1
-                if len(obj) != n_targets + 1 or not allowed.issuperset(obj):
-                    for key in obj:
-                        if key in allowed:
-                            continue
-                        if key in TARGETS:
-                            log.add(
-                                "target_not_in_track",
-                                where,
-                                f"{key!r} is not a target of track {track!r}, which predicts "
-                                f"{', '.join(targets)}",
-                                ln,
-                            )
-                        else:
-                            log.add(
-                                "unknown_field",
-                                where,
-                                f"unknown field {key!r}; a record holds 'id' and {', '.join(map(repr, targets))}",
-                                ln,
-                            )
-                for target in targets:
-                    value: Any = obj.get(target)
-                    kind = type(value)
-                    try:
-                        if (kind is float or kind is int) and isfinite(value) and value >= 0:
-                            if row >= 0:
-                                predictions[target][row] = value
-                            continue
-                    except OverflowError:  # an integer too large for a float
-                        log.add("bad_value", where, f"{target!r} is too large", ln)
-                        continue
-                    if value is None:
-                        problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
-                    elif kind is float or kind is int:
-                        problem = (
-                            f"{target!r} is {value!r}; predictions must be finite"
-                            if not isfinite(value)
-                            else f"{target!r} is negative ({value!r})"
-                        )
-                    else:
-                        problem = f"{target!r} is not a number: {_describe(value)}"
-                    log.add("bad_value", where, problem, ln)
-    missing = rows - records
+    rows, values = reader.resolve(ids)
+    n = ids.len()
+    present = np.zeros(n, dtype=bool)
+    present[rows] = True
+    predictions = {t: np.full(n, np.nan) for t in targets}
+    for t in targets:
+        predictions[t][rows] = values[t]
+    records = int(rows.shape[0])
+    missing = n - records
     if missing and not allow_partial:
-        examples = (
-            list(itertools.islice((k for k, i in index.items() if not present[i]), 5))
-            if missing < rows
-            else []
-        )
+        examples = ids.filter(pl.Series(~present)).head(5).to_list() if records else []
         log.add(
             "missing_records",
-            where,
-            f"{missing} of {rows} records of the split have no prediction"
+            reader.where,
+            f"{missing} of {n} records of the split have no prediction"
             + (f" (e.g. ids {', '.join(examples)})" if examples else "")
             + "; predict every record, or pass --allow-partial to score them as failures",
         )
@@ -230,3 +157,176 @@ def read_submission(
         predictions=predictions,
         present=present,
     )
+
+
+class _Reader:
+    """The checks, and what the lines with a string id gave: the id, the line and the values
+    (NaN where a value is bad), a batch at a time."""
+
+    def __init__(self, where: str, targets: tuple[str, ...], track: str, log: ProblemLog) -> None:
+        self.where = where
+        self.targets = targets
+        self.track = track
+        self.log = log
+        self.allowed = {"id", *targets}
+        self.id_chunks: list[pl.Series] = []
+        self.line_chunks: list[IntArray] = []
+        self.value_chunks: dict[str, list[FloatArray]] = {t: [] for t in targets}
+
+    def whole_batch(self, objs: list[Any], first: int) -> bool:
+        """Take a batch in whole-batch operations when every line is a clean record; False
+        (and nothing taken) when any is not, so the line-by-line path can say which."""
+        if set(map(type, objs)) != {dict} or set(map(len, objs)) != {len(self.targets) + 1}:
+            return False
+        try:  # C-level loops; a missing key sends the batch down the line-by-line path
+            ids = list(map(itemgetter("id"), objs))
+            columns = {t: list(map(itemgetter(t), objs)) for t in self.targets}
+        except KeyError:
+            return False
+        if set(map(type, ids)) != {str}:
+            return False
+        values = {}
+        for t, column in columns.items():
+            if not set(map(type, column)) <= {float, int}:
+                return False
+            try:
+                array = np.asarray(column, dtype=np.float64)
+            except OverflowError:
+                return False
+            if not (np.isfinite(array).all() and (array >= 0).all()):
+                return False
+            values[t] = array
+        self._take(ids, np.arange(first, first + len(objs), dtype=np.int64), values)
+        return True
+
+    def _take(self, ids: list[str], lines: IntArray, values: dict[str, FloatArray]) -> None:
+        self.id_chunks.append(pl.Series("id", ids, dtype=pl.String))
+        self.line_chunks.append(lines)
+        for t, array in values.items():
+            self.value_chunks[t].append(array)
+
+    def line_by_line(self, numbers: Iterable[int], objs: list[Any]) -> None:
+        """Check each object, reporting every problem with its line."""
+        where, log, targets = self.where, self.log, self.targets
+        isfinite = math.isfinite
+        ids: list[str] = []
+        lines: list[int] = []
+        values: dict[str, list[float]] = {t: [] for t in targets}
+        for ln, obj in zip(numbers, objs):  # noqa: B905 (equal by construction)
+            if type(obj) is not dict:
+                log.add(
+                    "not_object",
+                    where,
+                    f"expected an object like {{'id': ..., {targets[0]!r}: ...}}, got {type(obj).__name__}",
+                    ln,
+                )
+                continue
+            rid: Any = obj.get("id")
+            keep = type(rid) is str
+            if keep:
+                ids.append(rid)
+                lines.append(ln)
+            else:
+                what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
+                log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
+            if len(obj) != len(targets) + 1 or not self.allowed.issuperset(obj):
+                self._fields(obj, ln)
+            for target in targets:
+                value: Any = obj.get(target)
+                kind = type(value)
+                too_large = False
+                try:
+                    if (kind is float or kind is int) and isfinite(value) and value >= 0:
+                        if keep:
+                            values[target].append(value)
+                        continue
+                except OverflowError:  # an integer too large for a float
+                    too_large = True
+                if keep:
+                    values[target].append(math.nan)
+                if value is None:
+                    problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
+                elif too_large:
+                    problem = f"{target!r} is too large for a number"
+                elif kind is float or kind is int:
+                    problem = (
+                        f"{target!r} is {_describe(value)}; predictions must be finite"
+                        if not isfinite(value)
+                        else f"{target!r} is negative ({value!r})"
+                    )
+                else:
+                    problem = f"{target!r} is not a number: {_describe(value)}"
+                log.add("bad_value", where, problem, ln)
+        self._take(
+            ids,
+            np.asarray(lines, dtype=np.int64),
+            {t: np.asarray(v, dtype=np.float64) for t, v in values.items()},
+        )
+
+    def _fields(self, obj: dict[str, Any], ln: int) -> None:
+        for key in obj:
+            if key in self.allowed:
+                continue
+            if key in TARGETS:
+                self.log.add(
+                    "target_not_in_track",
+                    self.where,
+                    f"{key!r} is not a target of track {self.track!r}, which predicts "
+                    f"{', '.join(self.targets)}",
+                    ln,
+                )
+            else:
+                self.log.add(
+                    "unknown_field",
+                    self.where,
+                    f"unknown field {key!r}; a record holds 'id' and "
+                    f"{', '.join(map(repr, self.targets))}",
+                    ln,
+                )
+
+    def resolve(self, split_ids: pl.Series) -> tuple[IntArray, dict[str, FloatArray]]:
+        """Match every id read to its row of the split (one join), reporting unknown and
+        repeated ids with their lines; the rows and values of each first occurrence."""
+        ids = pl.concat(self.id_chunks) if self.id_chunks else pl.Series("id", [], dtype=pl.String)
+        lines = np.concatenate(self.line_chunks) if self.line_chunks else np.empty(0, np.int64)
+        table = pl.DataFrame({"id": split_ids}).with_row_index("row")
+        row = (
+            pl.DataFrame({"id": ids})
+            .join(table, on="id", how="left", maintain_order="left")["row"]
+            .cast(pl.Int64)
+            .fill_null(-1)
+            .to_numpy()
+        )
+        unknown = np.flatnonzero(row < 0)
+        for k, i in enumerate(unknown):
+            if k == KEEP_UNKNOWN_IDS:
+                self.log.add_count("unknown_id", unknown.shape[0] - k)
+                break
+            self.log.add(
+                "unknown_id",
+                self.where,
+                f"id {ids[int(i)]!r} is not a record of this split",
+                int(lines[i]),
+            )
+        known = np.flatnonzero(row >= 0)
+        _, first = np.unique(row[known], return_index=True)
+        firsts = known[np.sort(first)]
+        if firsts.shape[0] < known.shape[0]:
+            first_line = np.zeros(split_ids.len(), dtype=np.int64)
+            first_line[row[firsts]] = lines[firsts]
+            repeats = np.setdiff1d(known, firsts, assume_unique=True)
+            for k, i in enumerate(repeats):
+                if k == KEEP_PER_KIND:
+                    self.log.add_count("duplicate_id", repeats.shape[0] - k)
+                    break
+                self.log.add(
+                    "duplicate_id",
+                    self.where,
+                    f"id {ids[int(i)]!r} again (first on line {int(first_line[row[i]])})",
+                    int(lines[i]),
+                )
+        values = {
+            t: (np.concatenate(chunks) if chunks else np.empty(0))[firsts]
+            for t, chunks in self.value_chunks.items()
+        }
+        return row[firsts], values

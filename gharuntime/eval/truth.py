@@ -66,11 +66,11 @@ class Truth:
     split: str
     manifest_sha256: str | None
     schema_version: str | None
-    ids: list[str]
+    ids: pl.Series  # String, per row
     repo_id: IntArray  # per row
     repo_ids: IntArray  # sorted unique
     cluster: IntArray  # per row: index into repo_ids
-    runner_os: list[str]  # per row; "unknown" where null
+    runner_os: pl.Series  # String, per row; "unknown" where null
     targets: dict[str, FloatArray]  # NaN where the truth is null
     seen: BoolArray  # per row: the repository has rows in the config's train split
     train_median: dict[str, float]  # per target, NaN where training has none
@@ -78,10 +78,6 @@ class Truth:
     @property
     def rows(self) -> int:
         return len(self.ids)
-
-    def index(self) -> dict[str, int]:
-        """id -> row."""
-        return {rid: i for i, rid in enumerate(self.ids)}
 
     @property
     def revision(self) -> str | None:
@@ -118,11 +114,11 @@ class Truth:
             split=split,
             manifest_sha256=manifest_sha256,
             schema_version=schema_version,
-            ids=split_rows["id"].to_list(),
+            ids=split_rows["id"].cast(pl.String).rename("id"),
             repo_id=repo_id,
             repo_ids=repo_ids.astype(np.int64),
             cluster=cluster.astype(np.int64).reshape(-1),
-            runner_os=split_rows["runner_os"].fill_null("unknown").to_list(),
+            runner_os=split_rows["runner_os"].cast(pl.String).fill_null("unknown"),
             targets=targets,
             seen=np.isin(repo_id, train_repos),
             train_median=medians,

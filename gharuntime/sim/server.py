@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import re
 import socket
 import struct
@@ -22,29 +21,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
+from gharuntime.sim.api import DOCS, Answer, error, rate_limit_body, respond
 from gharuntime.sim.faults import Faults, Recorder
-from gharuntime.sim.graphql import GraphQLError, answer
-from gharuntime.sim.logs import job_log
 from gharuntime.sim.payloads import Payloads
 from gharuntime.sim.ratelimit import Quota, RateLimiter
 from gharuntime.sim.world import (
-    DAY,
-    END,
-    LOG_RETENTION_DAYS,
     RepoMeta,
     RepoWorld,
-    Run,
     World,
-    parse_iso,
 )
 
 __all__ = ["ServerConfig", "SimServer", "serve"]
-
-DOCS = "https://docs.github.com/rest"
-FILTERED_CAP = 1000
-"""GitHub returns at most 1,000 results for a filtered run listing or a search."""
 
 
 @dataclass(frozen=True)
@@ -67,21 +56,6 @@ class ServerConfig:
     secondary_block_s: float = 2.0
     faults: Faults = field(default_factory=Faults)
     clock: Callable[[], float] = time.time
-
-
-class _Response(Exception):
-    """Raised by a route to answer right away (errors, redirects)."""
-
-    def __init__(
-        self, status: int, body: Any = None, headers: dict[str, str] | None = None
-    ) -> None:
-        self.status = status
-        self.body = body
-        self.headers = headers or {}
-
-
-def _error(status: int, message: str) -> _Response:
-    return _Response(status, {"message": message, "documentation_url": DOCS, "status": str(status)})
 
 
 _REPO = r"(?:/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)|/repositories/(?P<rid>\d+))"
@@ -138,50 +112,6 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
         ("GET", _REPO + r"/commits/(?P<ref>[^/]+)", "repos/get-commit", "core"),
     )
 ]
-_RUN_FILTERS = ("actor", "branch", "check_suite_id", "created", "event", "head_sha", "status")
-_STATUSES = (
-    "completed",
-    "in_progress",
-    "queued",
-    "requested",
-    "waiting",
-    "pending",
-    "action_required",
-)
-
-
-def _created_filter(spec: str) -> Callable[[float], bool]:
-    """GitHub's date syntax: `A..B`, `>=A`, `>A`, `<=A`, `<A`, `A` (a day or an instant)."""
-    spec = spec.strip()
-
-    def bound(text: str, end_of_day: bool) -> float:
-        t = parse_iso(text)
-        return t + DAY - 1e-6 if end_of_day and len(text.strip()) == 10 else t
-
-    try:
-        if ".." in spec:
-            a, b = spec.split("..", 1)
-            lo = -math.inf if a in ("", "*") else bound(a, False)
-            hi = math.inf if b in ("", "*") else bound(b, True)
-            return lambda t: lo <= t <= hi
-        for op in (">=", "<=", ">", "<"):
-            if spec.startswith(op):
-                v = spec[len(op) :]
-                if op == ">=":
-                    x = bound(v, False)
-                    return lambda t: t >= x
-                if op == "<=":
-                    x = bound(v, True)
-                    return lambda t: t <= x
-                if op == ">":
-                    x = bound(v, True)
-                    return lambda t: t > x
-                x = bound(v, False)
-                return lambda t: t < x
-        lo, hi = bound(spec, False), bound(spec, True)
-        return lambda t: lo <= t <= hi
-    except ValueError as exc:
-        raise _error(422, f"Invalid created filter {spec!r}: {exc}") from exc
 
 
 class SimServer:
@@ -243,7 +173,7 @@ class SimServer:
         scheme, _, token = authorization.partition(" ")
         token = token.strip()
         if scheme.lower() not in ("token", "bearer") or not token:
-            raise _error(401, "Bad credentials")
+            raise error(401, "Bad credentials")
         with self._lock:
             label = self._token_labels.get(token)
             if label is None:
@@ -255,7 +185,7 @@ class SimServer:
                     n = sum(1 for t in self._token_labels.values() if t.startswith(account + "#"))
                     label = f"{account}#{n}"
                 else:
-                    raise _error(401, "Bad credentials")
+                    raise error(401, "Bad credentials")
                 self._token_labels[token] = label
         return label.rsplit("#", 1)[0] if self.config.tokens is not None else label, label
 
@@ -269,17 +199,17 @@ class SimServer:
         if groups.get("rid"):
             index = self.world.index_of_id("repo", int(groups["rid"] or 0))
             if index is None or self.world.meta(index).private:
-                raise _error(404, "Not Found")
+                raise error(404, "Not Found")
             return self.world.repo(index)
         full = f"{unquote(groups['owner'] or '')}/{unquote(groups['repo'] or '')}"
         found = self.world.lookup(full)
         if found is None or self.world.meta(found[0]).private:
-            raise _error(404, "Not Found")
+            raise error(404, "Not Found")
         index, renamed = found
         if renamed:
             meta = self.world.meta(index)
             where = f"{self.url}/repositories/{meta.id}{rest}"
-            raise _Response(
+            raise Answer(
                 301,
                 {"message": "Moved Permanently", "url": where, "documentation_url": DOCS},
                 {"Location": where},
@@ -292,317 +222,11 @@ class SimServer:
         return self._metas
 
 
-def _page_args(query: Mapping[str, list[str]]) -> tuple[int, int]:
-    try:
-        per_page = int(query.get("per_page", ["30"])[0])
-        page = int(query.get("page", ["1"])[0])
-    except ValueError as exc:
-        raise _error(422, f"Invalid pagination parameter: {exc}") from exc
-    return max(1, page), min(100, max(1, per_page))
-
-
-def _paginate(
-    server: SimServer,
-    path: str,
-    query: Mapping[str, list[str]],
-    total: int,
-    cap: int | None,
-    repeat_box: list[str | None],
-) -> tuple[slice, dict[str, str]]:
-    """The slice of items for this page and the Link header (first/prev/next/last)."""
-    page, per_page = _page_args(query)
-    repeat = repeat_box[0] == "repeat"
-    servable = min(total, cap) if cap is not None else total
-    last = max(1, math.ceil(servable / per_page))
-    start = (page - 1) * per_page
-    stop = min(start + per_page, servable)
-    if repeat and page > 1 and start < servable:
-        start -= 1
-    elif repeat:
-        repeat_box[0] = None
-    links = []
-
-    def url(p: int) -> str:
-        q = {k: v[0] for k, v in query.items()}
-        q["page"] = str(p)
-        q.setdefault("per_page", str(per_page))
-        return f"{server.url}{path}?{urlencode(q)}"
-
-    if page < last:
-        links.append(f'<{url(page + 1)}>; rel="next"')
-        links.append(f'<{url(last)}>; rel="last"')
-    if page > 1:
-        links.insert(0, f'<{url(page - 1)}>; rel="prev"')
-        links.insert(0, f'<{url(1)}>; rel="first"')
-    headers = {"Link": ", ".join(links)} if links else {}
-    return slice(max(0, start), max(0, stop)), headers
-
-
-def _filter_runs(runs: list[Run], query: Mapping[str, list[str]]) -> list[Run]:
-    out = runs
-    if "created" in query:
-        test = _created_filter(query["created"][0])
-        out = [r for r in out if test(r.created)]
-    if "status" in query:
-        st = query["status"][0]
-        out = [
-            r
-            for r in out
-            if (r.latest.status == st if st in _STATUSES else r.latest.conclusion == st)
-        ]
-    if "event" in query:
-        out = [r for r in out if r.event == query["event"][0]]
-    if "branch" in query:
-        out = [r for r in out if r.branch == query["branch"][0]]
-    if "head_sha" in query:
-        out = [r for r in out if r.commit.sha == query["head_sha"][0]]
-    return out
-
-
-def _search(server: SimServer, q: str) -> list[RepoMeta]:
-    metas = server.metas()
-    terms: list[str] = []
-    for part in q.split():
-        key, sep, value = part.partition(":")
-        if not sep:
-            terms.append(part.lower())
-            continue
-        key = key.lower()
-        if key in ("stars", "forks", "size"):
-            attr = {"stars": "stars", "forks": "forks", "size": "size_kb"}[key]
-            test = _number_filter(value)
-            metas = [m for m in metas if test(getattr(m, attr))]
-        elif key in ("pushed", "created"):
-            ctest = _created_filter(value)
-            attr = "pushed_at" if key == "pushed" else "created_at"
-            metas = [m for m in metas if ctest(getattr(m, attr))]
-        elif key == "language":
-            metas = [m for m in metas if m.language.lower() == value.lower().strip('"')]
-        elif key == "archived":
-            metas = [m for m in metas if m.archived == (value == "true")]
-        elif key == "fork":
-            if value != "true" and value != "only":
-                metas = [m for m in metas if not m.fork]
-            elif value == "only":
-                metas = [m for m in metas if m.fork]
-        elif key == "topic":
-            metas = [m for m in metas if value in m.topics]
-        elif key in ("is", "user", "org"):
-            if key in ("user", "org"):
-                metas = [m for m in metas if m.owner.lower() == value.lower()]
-        else:
-            raise _error(422, f"Validation Failed: unknown search qualifier {key!r}")
-    for term in terms:
-        metas = [m for m in metas if term in m.full_name.lower() or term in m.description.lower()]
-    return metas
-
-
-def _number_filter(spec: str) -> Callable[[int], bool]:
-    try:
-        if ".." in spec:
-            a, b = spec.split("..", 1)
-            lo = -math.inf if a in ("", "*") else int(a)
-            hi = math.inf if b in ("", "*") else int(b)
-            return lambda v: lo <= v <= hi
-        for op in (">=", "<=", ">", "<"):
-            if spec.startswith(op):
-                x = int(spec[len(op) :])
-                return {
-                    ">=": lambda v, x=x: v >= x,
-                    "<=": lambda v, x=x: v <= x,
-                    ">": lambda v, x=x: v > x,
-                    "<": lambda v, x=x: v < x,
-                }[op]
-        x = int(spec)
-        return lambda v: v == x
-    except ValueError as exc:
-        raise _error(422, f"Validation Failed: bad number range {spec!r}") from exc
-
-
-def _handle(
-    server: SimServer,
-    name: str,
-    g: Mapping[str, str | None],
-    path: str,
-    query: Mapping[str, list[str]],
-    body: bytes,
-    fault: list[str | None],
-) -> tuple[int, Any, dict[str, str]]:
-    """Compute one response: (status, JSON body or text, headers). `fault[0]` is the fault drawn
-    for this request; set to None when it did not apply, so it is not recorded."""
-    P = server.payloads
-    if name == "search/repos":
-        q = query.get("q", [""])[0]
-        if not q.strip():
-            raise _error(422, "Validation Failed: q is missing")
-        found = _search(server, q)
-        sort = query.get("sort", [""])[0]
-        desc = query.get("order", ["desc"])[0] != "asc"
-        if sort == "stars":
-            found = sorted(found, key=lambda m: (m.stars, m.id), reverse=desc)
-        elif sort == "updated":
-            found = sorted(found, key=lambda m: (m.pushed_at, m.id), reverse=desc)
-        elif sort == "forks":
-            found = sorted(found, key=lambda m: (m.forks, m.id), reverse=desc)
-        sl, headers = _paginate(server, path, query, len(found), FILTERED_CAP, fault)
-        items = [P.repository(m, score=1.0) for m in found[sl]]
-        return (
-            200,
-            {"total_count": len(found), "incomplete_results": False, "items": items},
-            headers,
-        )
-    if name == "graphql":
-        try:
-            request = json.loads(body or b"{}")
-            query_text = str(request["query"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _error(400, f"Problems parsing JSON: {exc}") from exc
-
-        def blob(full: str, sha: str, file_path: str) -> tuple[bool, str | None]:
-            found = server.world.lookup(full)
-            if found is None or server.world.meta(found[0]).private:
-                return False, None
-            if not sha:
-                return True, None
-            at = server.world.repo(found[0]).file_at(file_path, sha)
-            return True, at[1] if at else None
-
-        try:
-            return 200, answer(query_text, blob), {}
-        except GraphQLError as exc:
-            return 200, {"errors": [{"message": str(exc)}]}, {}
-    if name == "blob/logs":
-        job_id = int(g["job"] or 0)
-        index = server.world.index_of_id("job", job_id)
-        hit = server.world.repo(index).job(job_id) if index is not None else None
-        if hit is None:
-            raise _Response(404, "Not Found")
-        return 200, job_log(hit[2]), {"Content-Type": "text/plain; charset=utf-8"}
-
-    rest = (
-        path[path.index(g["repo"] or "") + len(g["repo"] or "") :]
-        if g.get("owner")
-        else path.split(str(g["rid"]), 1)[1]
-    )
-    rw = server.repo(g, rest)
-    m = rw.meta
-    if name == "repos/get":
-        return 200, P.repository(m), {}
-    if name == "actions/list-repo-workflows":
-        sl, headers = _paginate(server, path, query, len(rw.workflows), None, fault)
-        return (
-            200,
-            {
-                "total_count": len(rw.workflows),
-                "workflows": [P.workflow(m, w) for w in rw.workflows[sl]],
-            },
-            headers,
-        )
-    if name == "actions/get-workflow":
-        wf = rw.workflow(unquote(g["wf"] or ""))
-        if wf is None:
-            raise _error(404, "Not Found")
-        return 200, P.workflow(m, wf), {}
-    if name in ("actions/list-workflow-runs-for-repo", "actions/list-workflow-runs"):
-        runs = rw.runs
-        if name == "actions/list-workflow-runs":
-            wf = rw.workflow(unquote(g["wf"] or ""))
-            if wf is None:
-                raise _error(404, "Not Found")
-            runs = [r for r in runs if r.workflow is wf]
-        runs = _filter_runs(runs, query)[::-1]  # newest first
-        filtered = any(k in query for k in _RUN_FILTERS)
-        sl, headers = _paginate(
-            server, path, query, len(runs), FILTERED_CAP if filtered else None, fault
-        )
-        return (
-            200,
-            {"total_count": len(runs), "workflow_runs": [P.run(rw, r) for r in runs[sl]]},
-            headers,
-        )
-    if "run" in g and g.get("run"):
-        run = rw.run(int(g["run"] or 0))
-        if run is None:
-            raise _error(404, "Not Found")
-        attempt = None
-        if g.get("att"):
-            n = int(g["att"] or 0)
-            if not 1 <= n <= len(run.attempts):
-                raise _error(404, "Not Found")
-            attempt = run.attempts[n - 1]
-        if name in ("actions/get-workflow-run", "actions/get-workflow-run-attempt"):
-            return 200, P.run(rw, run, attempt), {}
-        if name == "actions/get-workflow-run-usage":
-            att = run.latest
-            billable: dict[str, Any] = {}
-            for j in att.jobs:
-                os_name = {"Linux": "UBUNTU", "Windows": "WINDOWS", "macOS": "MACOS"}.get(
-                    _os(j.labels), "UBUNTU"
-                )
-                ms = int((j.completed - j.started) * 1000) if j.status == "completed" else 0
-                entry = billable.setdefault(os_name, {"total_ms": 0, "jobs": 0, "job_runs": []})
-                entry["total_ms"] += ms
-                entry["jobs"] += 1
-                entry["job_runs"].append({"job_id": j.id, "duration_ms": ms})
-            return (
-                200,
-                {"billable": billable, "run_duration_ms": int((att.updated - att.started) * 1000)},
-                {},
-            )
-        jobs = (attempt or run.latest).jobs
-        if (
-            name == "actions/list-jobs-for-workflow-run"
-            and query.get("filter", ["latest"])[0] == "all"
-        ):
-            jobs = [j for a in run.attempts for j in a.jobs]
-        sl, headers = _paginate(server, path, query, len(jobs), None, fault)
-        return (
-            200,
-            {"total_count": len(jobs), "jobs": [P.job(rw, run, j) for j in jobs[sl]]},
-            headers,
-        )
-    if g.get("job"):
-        located = rw.job(int(g["job"] or 0))
-        if located is None:
-            raise _error(404, "Not Found")
-        job_run, _, job = located
-        if name == "actions/get-job-for-workflow-run":
-            return 200, P.job(rw, job_run, job), {}
-        if job.status != "completed":
-            raise _error(404, "Not Found")
-        if job.completed < END - LOG_RETENTION_DAYS * DAY or job.id in server._expired_jobs:
-            fault[0] = None
-            raise _error(410, "Gone")
-        if fault[0] == "expire":
-            server._expired_jobs.add(job.id)
-            raise _error(410, "Gone")
-        sig = hashlib.sha1(f"{job.id}".encode()).hexdigest()[:16]
-        where = f"{server.url}/_blobs/logs/{job.id}?sig={sig}"
-        return 302, None, {"Location": where}
-    if name == "repos/get-content":
-        file_path = unquote(g["path"] or "")
-        ref = query.get("ref", [m.default_branch])[0]
-        at = rw.file_at(file_path, ref)
-        if at is None:
-            raise _error(404, "Not Found")
-        return 200, P.content(m, file_path, at[0], at[1], ref), {}
-    if name == "repos/get-commit":
-        commit = rw.commit(unquote(g["ref"] or ""))
-        if commit is None:
-            raise _error(422, f"No commit found for SHA: {g['ref']}")
-        return 200, P.commit(rw, commit), {}
-    raise _error(404, "Not Found")
-
-
-def _os(labels: tuple[str, ...]) -> str:
-    from gharuntime.workflow import runner_os
-
-    return runner_os(labels) or "Linux"
-
-
 def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in separate writes
+        wbufsize = 1 << 16  # ...so buffer them into one, flushed per response
         server_version = "gharuntime-sim"
         sys_version = ""
 
@@ -642,7 +266,7 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             name, resource, groups = route
             try:
                 account, label = server.account(self.headers.get("Authorization"))
-            except _Response as exc:
+            except Answer as exc:
                 self._send(exc.status, exc.body, exc.headers, name, "bad-token", None, None)
                 return
             if account == "anonymous" and resource != "none":
@@ -711,11 +335,17 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             box = [fault]
             try:
                 if name == "rate-limit/get":
-                    status, payload, headers = 200, _rate_limit_body(server, account), {}
+                    status, payload, headers = 200, rate_limit_body(server, account), {}
                 else:
-                    status, payload, headers = _handle(server, name, groups, path, query, body, box)
-            except _Response as exc:
+                    status, payload, headers = respond(server, name, groups, path, query, body, box)
+            except Answer as exc:
                 status, payload, headers = exc.status, exc.body, exc.headers
+            except Exception as exc:  # a simulator bug must not look like a dropped connection
+                status, headers = 500, {}
+                payload = {
+                    "message": f"simulated GitHub failed: {type(exc).__name__}: {exc}",
+                    "documentation_url": DOCS,
+                }
             fault = box[0]
             data, content_type = _encode(payload)
             headers.setdefault("Content-Type", content_type)
@@ -773,9 +403,12 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             self.end_headers()
             if status == 304:
+                with contextlib.suppress(OSError):
+                    self.wfile.flush()
                 return
             with contextlib.suppress(OSError):
                 self.wfile.write(data[: len(data) // 2] if fault == "truncate" else data)
+                self.wfile.flush()
 
     return Handler
 
@@ -788,16 +421,6 @@ def _encode(payload: Any) -> tuple[bytes, str]:
     if isinstance(payload, str):
         return payload.encode(), "text/plain; charset=utf-8"
     return json.dumps(payload, separators=(",", ":")).encode(), "application/json; charset=utf-8"
-
-
-def _rate_limit_body(server: SimServer, account: str) -> dict[str, Any]:
-    def one(resource: str) -> dict[str, int]:
-        q = server.limiter.peek(account, resource)
-        return {"limit": q.limit, "remaining": q.remaining, "reset": q.reset, "used": q.used}
-
-    core = one("anonymous" if account == "anonymous" else "core")
-    resources = {"core": core, "search": one("search"), "graphql": one("graphql")}
-    return {"resources": resources, "rate": core}
 
 
 @contextlib.contextmanager

@@ -5,26 +5,50 @@ A repository's whole history comes from `random.Random(f"{seed}:repo:{index}")`,
 repository can be rebuilt on demand in any order, and the 27,000-repository world of the paper
 never sits in memory. Ids encode the repository index, so a run or job id leads straight back to
 the repository that holds it. Time is anchored at `END` (the world's "now"): runs still going at
-END are in progress, and logs older than LOG_RETENTION_DAYS before END are expired.
+END are in progress, and logs older than LOG_RETENTION_DAYS before END are expired. The entities
+themselves are in `model.py` (re-exported here).
 """
 
 from __future__ import annotations
 
 import bisect
-import calendar
 import functools
 import hashlib
 import math
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from gharuntime.expressions import UnknownExpression, evaluate
-from gharuntime.sim.costs import RepoProfile, plan_steps, queue_seconds, run_steps
-from gharuntime.sim.workflows import LANGUAGES, draft_workflows, render_yaml
+from gharuntime.sim.costs import PlannedStep, RepoProfile, plan_steps, queue_seconds, run_steps
+from gharuntime.sim.model import (
+    DAY,
+    END,
+    JOB_ID_BASE,
+    JOB_ID_STRIDE,
+    LOG_RETENTION_DAYS,
+    REPO_ID_BASE,
+    RUN_ID_BASE,
+    RUN_ID_STRIDE,
+    SCALES,
+    WORKFLOW_ID_BASE,
+    Attempt,
+    Commit,
+    Job,
+    RepoMeta,
+    RepoWorld,
+    Run,
+    Scale,
+    Step,
+    WorkflowFile,
+    blob_sha,
+    iso,
+    parse_iso,
+)
+from gharuntime.sim.workflows import draft_workflows, render_yaml
 from gharuntime.workflow import (
     ExpandedJob,
+    JobSpec,
     Workflow,
     WorkflowError,
     expand_jobs,
@@ -33,8 +57,10 @@ from gharuntime.workflow import (
 )
 
 __all__ = [
+    "DAY",
     "END",
     "LOG_RETENTION_DAYS",
+    "RUN_ID_BASE",
     "SCALES",
     "Attempt",
     "Commit",
@@ -50,83 +76,6 @@ __all__ = [
     "iso",
     "parse_iso",
 ]
-
-END = calendar.timegm((2026, 11, 1, 0, 0, 0))
-"""The world's "now" (2026-11-01T00:00:00Z) as a Unix time: fixed, so output is deterministic."""
-LOG_RETENTION_DAYS = 90
-DAY = 86400
-
-REPO_ID_BASE = 100_000
-WORKFLOW_ID_BASE = 1_000_000_000
-RUN_ID_BASE = 10_000_000_000
-RUN_ID_STRIDE = 100_000
-JOB_ID_BASE = 30_000_000_000
-JOB_ID_STRIDE = 1_000_000
-
-
-@dataclass(frozen=True)
-class Scale:
-    """How big a world is: repositories, mean workflows per repository, mean runs per workflow,
-    and the days of history before END."""
-
-    repos: int
-    workflows_per_repo: float = 2.5
-    runs_per_workflow: float = 8.6
-    days: int = 120
-
-
-SCALES: dict[str, Scale] = {
-    "tiny": Scale(12, 2.5, 6.0, 120),
-    "small": Scale(150, 2.5, 8.6, 120),
-    "medium": Scale(2000, 2.5, 8.6, 120),
-    "paper": Scale(27000, 2.5, 8.6, 120),  # ≈ 580,000 runs
-}
-
-
-def iso(ts: float, offset_min: int = 0, millis: bool = False) -> str:
-    """ISO 8601 the way GitHub writes it: `Z` in UTC, `±HH:MM` (with milliseconds) otherwise."""
-    t = int(ts) + offset_min * 60
-    y, mo, d, h, mi, s = _gm(t)
-    base = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
-    if millis:
-        base += ".000"
-    if offset_min == 0:
-        return base + "Z"
-    sign = "-" if offset_min < 0 else "+"
-    return f"{base}{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
-
-
-@functools.lru_cache(maxsize=65536)
-def _days(day: int) -> tuple[int, int, int]:
-    import time
-
-    g = time.gmtime(day * DAY)
-    return g.tm_year, g.tm_mon, g.tm_mday
-
-
-def _gm(t: int) -> tuple[int, int, int, int, int, int]:
-    day, rest = divmod(t, DAY)
-    y, mo, d = _days(day)
-    return y, mo, d, rest // 3600, rest % 3600 // 60, rest % 60
-
-
-def parse_iso(text: str) -> float:
-    """Unix time of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS(Z|±HH:MM)`."""
-    from datetime import datetime, timezone
-
-    text = text.strip()
-    if len(text) == 10:
-        text += "T00:00:00Z"
-    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
-
-
-def blob_sha(text: str) -> str:
-    """git's blob id of a file's content."""
-    data = text.encode()
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
 def _sha(*parts: object) -> str:
@@ -232,187 +181,6 @@ _BRANCHES = (
     "fix/windows-paths",
 )
 _STEP_TZ = (-480, -420, 60, 330)
-
-
-@dataclass(frozen=True, slots=True)
-class RepoMeta:
-    """A repository's listing data (cheap: no runs)."""
-
-    index: int
-    id: int
-    owner: str
-    name: str
-    language: str
-    stars: int
-    size_kb: int
-    forks: int
-    open_issues: int
-    topics: tuple[str, ...]
-    default_branch: str
-    created_at: int
-    pushed_at: int
-    fork: bool
-    archived: bool
-    actions_disabled: bool
-    private: bool
-    old_name: str | None  # renamed: the old full name answers 301
-    license: str | None
-    description: str
-    path_ref: bool  # quirk: runs' `path` ends in `@branch`
-    step_tz: int  # quirk: step times in this UTC offset (minutes), 0 for UTC
-    profile: RepoProfile
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.owner}/{self.name}"
-
-
-@dataclass(slots=True)
-class Commit:
-    index: int
-    sha: str
-    tree: str
-    time: int
-    branch: str
-    message: str
-    author: str
-    changed: tuple[str, ...]  # workflow paths this commit changed
-
-
-@dataclass(slots=True)
-class WorkflowFile:
-    """A workflow file and its versions: (commit index, text, blob sha), oldest first."""
-
-    id: int
-    path: str
-    name: str
-    kind: str
-    state: str
-    versions: list[tuple[int, str, str]]
-    created_at: int
-    updated_at: int
-
-    def version_at(self, commit_index: int) -> tuple[int, str, str] | None:
-        pos = bisect.bisect_right([v[0] for v in self.versions], commit_index) - 1
-        return self.versions[pos] if pos >= 0 else None
-
-
-@dataclass(slots=True)
-class Step:
-    name: str
-    number: int
-    status: str
-    conclusion: str | None
-    started: float | None
-    completed: float | None
-    lines: int
-    category: str
-
-
-@dataclass(slots=True)
-class Job:
-    id: int
-    run_id: int
-    run_attempt: int
-    key: str
-    name: str
-    labels: tuple[str, ...]
-    created: float
-    started: float
-    completed: float
-    status: str
-    conclusion: str | None
-    steps: list[Step]
-    runner_id: int | None
-    runner_name: str | None
-    runner_group_id: int | None
-    runner_group_name: str | None
-
-    @property
-    def log_lines(self) -> int:
-        return sum(s.lines for s in self.steps)
-
-
-@dataclass(slots=True)
-class Attempt:
-    number: int
-    started: float
-    updated: float
-    status: str
-    conclusion: str | None
-    jobs: list[Job]
-
-
-@dataclass(slots=True)
-class Run:
-    id: int
-    number: int
-    workflow: WorkflowFile
-    event: str
-    branch: str
-    commit: Commit
-    created: float
-    attempts: list[Attempt]
-    pr_number: int | None
-    path: str  # as served: may end in @ref
-
-    @property
-    def latest(self) -> Attempt:
-        return self.attempts[-1]
-
-
-@dataclass
-class RepoWorld:
-    """Everything about one repository."""
-
-    meta: RepoMeta
-    commits: list[Commit]
-    workflows: list[WorkflowFile]
-    runs: list[Run]  # oldest first
-    _commit_by_sha: dict[str, Commit] = field(default_factory=dict, repr=False)
-    _run_by_id: dict[int, Run] = field(default_factory=dict, repr=False)
-    _job_by_id: dict[int, tuple[Run, Attempt, Job]] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        self._commit_by_sha = {c.sha: c for c in self.commits}
-        self._run_by_id = {r.id: r for r in self.runs}
-        for run in self.runs:
-            for att in run.attempts:
-                for job in att.jobs:
-                    self._job_by_id[job.id] = (run, att, job)
-
-    def commit(self, sha_or_branch: str) -> Commit | None:
-        """A commit by sha, or the head of a branch at END."""
-        found = self._commit_by_sha.get(sha_or_branch)
-        if found is not None:
-            return found
-        for c in reversed(self.commits):
-            if c.branch == sha_or_branch:
-                return c
-        return None
-
-    def run(self, run_id: int) -> Run | None:
-        return self._run_by_id.get(run_id)
-
-    def job(self, job_id: int) -> tuple[Run, Attempt, Job] | None:
-        return self._job_by_id.get(job_id)
-
-    def file_at(self, path: str, ref: str) -> tuple[str, str] | None:
-        """(text, blob sha) of a workflow file at a commit sha or branch, None when absent."""
-        commit = self.commit(ref)
-        if commit is None:
-            return None
-        for wf in self.workflows:
-            if wf.path == path:
-                v = wf.version_at(commit.index)
-                return (v[1], v[2]) if v else None
-        return None
-
-    def workflow(self, id_or_file: str) -> WorkflowFile | None:
-        for wf in self.workflows:
-            if str(wf.id) == id_or_file or wf.path.rsplit("/", 1)[-1] == id_or_file:
-                return wf
-        return None
 
 
 class World:
@@ -631,13 +399,19 @@ class World:
             n = max(1, round(sc.runs_per_workflow * rng.lognormvariate(-0.125, 0.5)))
             if wf.state != "active":
                 n = max(1, n // 3)
-            events = _events(self._parsed(wf, commits[wf.versions[0][0]], parsed))
+            first = self._parsed(wf, commits[wf.versions[0][0]], parsed)
+            events = _events(first)
+            cron = _cron(first)
             for _ in range(n):
                 day = rng.uniform(start, last) // DAY * DAY
-                hour = min(23, max(0, int(rng.gauss(14, 4.5))))
-                created = day + hour * 3600 + rng.uniform(0, 3600)
-                created = int(min(created, last - 1))
                 event = rng.choice(events) if events else "push"
+                if event == "schedule" and cron is not None:
+                    # GitHub starts scheduled runs at the cron time, often some minutes late
+                    created = day + cron[1] * 3600 + cron[0] * 60 + rng.expovariate(1 / 300)
+                else:
+                    hour = min(23, max(0, int(rng.gauss(14, 4.5))))
+                    created = day + hour * 3600 + rng.uniform(0, 3600)
+                created = int(min(created, last - 1))
                 pos = max(0, bisect.bisect_right(commit_times, created) - 1)
                 commit = commits[pos]
                 if event == "pull_request":
@@ -653,12 +427,14 @@ class World:
                             commit = c
                             break
                 plans.append((created, wf, event, commit))
-        if plans and not meta.archived and rng.random() < 0.25:
+        if plans and not meta.archived and (meta.index % 4 == 1 or rng.random() < 0.2):
             # a run that is still going at END: listed, but not yet completed
             _, wf, event, _ = plans[rng.randrange(len(plans))]
-            created = END - rng.randrange(30, 1200)
+            created = END - rng.randrange(20, 400)
             commit = next(c for c in reversed(commits) if c.branch == meta.default_branch)
-            plans.append((created, wf, "push" if event == "pull_request" else event, commit))
+            plans.append(
+                (created, wf, "push" if event in ("pull_request", "schedule") else event, commit)
+            )
         plans.sort(key=lambda p: (p[0], p[1].id))
         counters: dict[int, int] = {}
         runs: list[Run] = []
@@ -909,19 +685,8 @@ class World:
     ) -> Job:
         spec = inner if inner is not None else ej.spec
         os_name = runner_os(labels) or "Linux"
-        steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+        steps, emulated, platforms = _job_plan(spec)
         timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
-        text = " ".join(str(s.get("uses", "")) + " " + str(s.get("with", "")) for s in spec.steps)
-        emulated = 0
-        platforms = 1
-        if "build-push" in text:
-            m = (
-                [p for p in text.split("platforms': '")[1].split("'")[0].split(",")]
-                if "platforms': '" in text
-                else ["linux/amd64"]
-            )
-            platforms = len(m)
-            emulated = sum(1 for p in m if "amd64" not in p) if "setup-qemu" in text else 0
         queue = queue_seconds(rng, labels, os_name, hour, width)
         started = ready + queue
         cancel_after = None if cancel_at is None else max(0.0, cancel_at - started)
@@ -995,6 +760,47 @@ class World:
         )
 
 
+_PLANS: dict[str, tuple[list[PlannedStep], int, int]] = {}
+
+
+def _job_plan(spec: JobSpec) -> tuple[list[PlannedStep], int, int]:
+    """(steps as GitHub lists them, emulated docker platforms, docker platforms) of a job,
+    cached by the job's YAML block: the same block always plans the same."""
+    key = spec.yaml_block
+    found = _PLANS.get(key)
+    if found is not None:
+        return found
+    steps = plan_steps(spec.steps, len(spec.services), spec.container is not None)
+    emulated, platforms = 0, 1
+    for step in spec.steps:
+        if "build-push" in str(step.get("uses", "")):
+            with_ = step.get("with")
+            wanted = (
+                str(with_.get("platforms", "linux/amd64"))
+                if isinstance(with_, dict)
+                else "linux/amd64"
+            )
+            names = [p.strip() for p in wanted.split(",")]
+            platforms = len(names)
+            qemu = any("setup-qemu" in str(s.get("uses", "")) for s in spec.steps)
+            emulated = sum(1 for p in names if "amd64" not in p) if qemu else 0
+    if len(_PLANS) > 20000:
+        _PLANS.clear()
+    _PLANS[key] = (steps, emulated, platforms)
+    return steps, emulated, platforms
+
+
+def _cron(wf: Workflow | None) -> tuple[int, int] | None:
+    """(minute, hour) of a workflow's first `schedule` cron, when both are plain numbers."""
+    on = wf.raw.get("on") if wf is not None else None
+    if not isinstance(on, dict) or not isinstance(on.get("schedule"), list) or not on["schedule"]:
+        return None
+    fields = str(on["schedule"][0].get("cron", "")).split()
+    if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
+        return None
+    return int(fields[0]), int(fields[1])
+
+
 def _events(wf: Workflow | None) -> list[str]:
     if wf is None:
         return ["push"]
@@ -1003,6 +809,3 @@ def _events(wf: Workflow | None) -> list[str]:
     ]
     weights = {"push": 5, "pull_request": 4, "schedule": 2, "workflow_dispatch": 1}
     return [e for e in events for _ in range(weights[e])] or ["push"]
-
-
-__all__ += ["LANGUAGES"]

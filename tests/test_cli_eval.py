@@ -1,0 +1,162 @@
+"""`gharuntime eval` on the command line: exit codes, output, and the result file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gharuntime.cli.main import cli
+from gharuntime.dataset import load
+
+
+@pytest.fixture()
+def submission(fixture_dataset_master: Path, tmp_path: Path) -> Path:
+    rows = load(fixture_dataset_master, "temporal", "test")
+    path = tmp_path / "preds.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": r, "duration_s": round(d * 1.2, 1)}) + "\n"
+            for r, d in zip(rows["id"], rows["duration_s"], strict=True)
+        )
+    )
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["eval", *args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def test_scores_a_submission_and_writes_the_result(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "result.json"
+    code, output = _run(
+        str(submission), "--dataset", str(fixture_dataset_master), "--track", "config",
+        "--method", "scaled", "--resamples", "100", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    assert "MAE" in output and "within 2×" in output and "decile: D10" in output
+    result = json.loads(out.read_text())
+    assert result["result_version"] == 1 and result["meta"]["method"] == "scaled"
+    assert not list(tmp_path.glob(".result.json.*"))  # no temporary file left behind
+
+
+def test_invalid_submission_exits_2_and_writes_nothing(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    with submission.open("a") as f:
+        f.write('{"id": "nope", "duration_s": 1}\n{"id": 5}\n')
+    out = tmp_path / "result.json"
+    code, output = _run(
+        str(submission), "--dataset", str(fixture_dataset_master), "--track", "config",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 2
+    assert not out.exists()
+    assert "unknown_id" in output and "bad_id" in output
+    assert f"{submission}:" in output and "no result written" in output
+
+
+def test_invalid_submission_json_lists_problems(
+    submission: Path, fixture_dataset_master: Path
+) -> None:
+    with submission.open("a") as f:
+        f.write("nope\n")
+    result = CliRunner().invoke(
+        cli,
+        ["eval", str(submission), "-d", str(fixture_dataset_master), "--track", "config", "--json"],
+    )
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    assert report["valid"] is False and report["problems"][0]["kind"] == "not_json"
+
+
+def test_json_prints_the_result(submission: Path, fixture_dataset_master: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["eval", str(submission), "-d", str(fixture_dataset_master), "--track", "config",
+         "--json", "--resamples", "20"],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["track"] == "config"
+
+
+def test_gold_self_check_passes(fixture_dataset_master: Path) -> None:
+    code, output = _run(
+        "--gold", "--dataset", str(fixture_dataset_master), "--config", "temporal",
+        "--split", "test", "--resamples", "50",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "self-check passed" in output and "B: constant" in output
+
+
+def test_vs_shows_the_difference(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.jsonl"
+    other.write_text(submission.read_text().replace('"duration_s": ', '"duration_s": 1'))
+    code, output = _run(
+        str(submission), "--vs", str(other), "-d", str(fixture_dataset_master),
+        "--track", "config", "--resamples", "50",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "A − B" in output
+
+
+def test_hub_id_is_a_clear_usage_error() -> None:
+    code, output = _run("preds.jsonl", "--dataset", "someone/gharuntime@main", "--track", "config")
+    assert code == 2
+    assert "Hub" in output and "not available" in output and "local dataset folder" in output
+
+
+def test_missing_track_is_reported(submission: Path, fixture_dataset_master: Path) -> None:
+    code, output = _run(str(submission), "--dataset", str(fixture_dataset_master))
+    assert code == 2 and "no track declared" in output
+
+
+def test_submission_or_gold_is_required(fixture_dataset_master: Path) -> None:
+    code, output = _run("--dataset", str(fixture_dataset_master))
+    assert code == 2 and "--gold" in output
+
+
+def test_help_teaches_with_examples() -> None:
+    code, output = _run("--help")
+    assert code == 0 and "Example" in output and "--allow-partial" in output
+
+
+def test_unwritable_out_is_a_clear_error(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, output = _run(
+        str(submission), "-d", str(fixture_dataset_master), "--track", "config",
+        "--resamples", "10", "--out", str(blocker / "result.json"),
+    )  # fmt: skip
+    assert code == 2 and "cannot write" in output
+
+
+def test_gold_check_flags_an_imperfect_score() -> None:
+    from gharuntime.cli.eval import _gold_problems
+
+    def block(value: float | None) -> dict[str, float | None]:
+        return {"value": value}
+
+    perfect = {
+        "mae": block(0.0),
+        "median_ape": block(0.0),
+        "rmsle": block(0.0),
+        "within_2x": block(1.0),
+        "spearman": block(None),  # undefined (constant truth) is not a failure
+        "r2_log": block(1.0),
+    }
+    assert _gold_problems({"metrics": {"duration_s": perfect}}) == []
+    broken = {**perfect, "mae": block(0.5)}
+    assert _gold_problems({"metrics": {"duration_s": broken}}) == [
+        "duration_s mae: 0.5 (a perfect prediction gives 0.0)"
+    ]

@@ -1,0 +1,123 @@
+"""Metric definitions, checked against scipy and plain numpy formulas written out here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gharuntime.eval.bootstrap import Cell
+from gharuntime.eval.metrics import (
+    METRICS,
+    TargetTerms,
+    average_ranks,
+    metrics_from_sums,
+    row_terms,
+)
+
+
+@pytest.fixture()
+def truth_and_predictions() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    y = np.round(rng.lognormal(4, 1, 500), 1)
+    y[:5] = 0.0  # zero-length jobs exist
+    p = np.round(y * rng.lognormal(0, 0.6, 500), 1)
+    p[5:10] = 0.0
+    return y, p
+
+
+def _point(y: np.ndarray, p: np.ndarray, failed: np.ndarray | None = None) -> dict[str, float]:
+    failed = np.zeros(y.shape[0], bool) if failed is None else failed
+    terms = row_terms(y, p, failed)
+    return Cell(terms, np.zeros(y.shape[0], dtype=np.int64), 1).point
+
+
+def test_average_ranks_match_scipy_with_ties() -> None:
+    x = np.array([3.0, 1.0, 3.0, 2.0, 3.0, 0.0, 1.0])
+    assert np.array_equal(average_ranks(x), stats.rankdata(x, method="average"))
+
+
+def test_point_metrics_match_independent_formulas(
+    truth_and_predictions: tuple[np.ndarray, np.ndarray],
+) -> None:
+    y, p = truth_and_predictions
+    got = _point(y, p)
+    ly, lp = np.log1p(y), np.log1p(p)
+    ratio = np.maximum(np.maximum(p, 1), np.maximum(y, 1)) / np.minimum(
+        np.maximum(p, 1), np.maximum(y, 1)
+    )
+    assert got["mae"] == pytest.approx(np.mean(np.abs(p - y)))
+    assert got["median_ape"] == pytest.approx(np.median(np.abs(p - y) / np.maximum(y, 1)))
+    assert got["rmsle"] == pytest.approx(np.sqrt(np.mean((lp - ly) ** 2)))
+    assert got["spearman"] == pytest.approx(stats.spearmanr(p, y).statistic)
+    assert got["r2_log"] == pytest.approx(
+        1 - np.sum((ly - lp) ** 2) / np.sum((ly - ly.mean()) ** 2)
+    )
+    assert got["within_2x"] == pytest.approx(np.mean(ratio <= 2))
+
+
+def test_perfect_predictions_score_perfectly(
+    truth_and_predictions: tuple[np.ndarray, np.ndarray],
+) -> None:
+    y, _ = truth_and_predictions
+    got = _point(y, y.copy())
+    assert got["mae"] == 0 and got["median_ape"] == 0 and got["rmsle"] == 0
+    assert got["within_2x"] == 1 and got["r2_log"] == 1
+    assert got["spearman"] == pytest.approx(1.0)
+
+
+def test_within_2x_clips_zeros_at_one_unit() -> None:
+    y = np.array([0.0, 0.0, 1.0, 10.0])
+    p = np.array([0.4, 3.0, 0.0, 20.0])
+    # max(.,1): 0.4 vs 0 -> 1 vs 1 (in); 3 vs 1 (out); 1 vs 1 (in); 20 vs 10 (in, exactly 2x)
+    assert _point(y, p)["within_2x"] == pytest.approx(0.75)
+
+
+def test_failures_score_as_zero_and_never_within_2x() -> None:
+    y = np.array([0.5, 10.0, 20.0, 40.0])
+    p = np.array([0.5, 10.0, 20.0, 40.0])
+    failed = np.array([True, True, False, False])
+    got = _point(y, p, failed)
+    assert got["within_2x"] == pytest.approx(0.5)  # the 0.5 s job would be "within" at p=0
+    assert got["mae"] == pytest.approx((0.5 + 10.0) / 4)
+
+
+def test_constant_prediction_has_undefined_spearman() -> None:
+    y = np.array([1.0, 5.0, 9.0])
+    assert np.isnan(_point(y, np.full(3, 4.0))["spearman"])
+
+
+def test_undefined_when_no_rows() -> None:
+    values = metrics_from_sums(np.zeros(11))
+    assert all(np.isnan(v) for v in values.values())
+
+
+def test_every_metric_has_a_direction() -> None:
+    directions = {m.name: m.higher_is_better for m in METRICS}
+    assert directions == {
+        "mae": False,
+        "median_ape": False,
+        "rmsle": False,
+        "spearman": True,
+        "r2_log": True,
+        "within_2x": True,
+    }
+
+
+def test_subset_terms_equal_terms_computed_on_the_subset_alone(
+    truth_and_predictions: tuple[np.ndarray, np.ndarray],
+) -> None:
+    y, p = truth_and_predictions
+    failed = np.zeros(y.shape[0], bool)
+    failed[::7] = True
+    rows = np.flatnonzero(np.arange(y.shape[0]) % 3 == 1)
+    sub = TargetTerms(y, p, failed).subset(rows)
+    alone = row_terms(y[rows], p[rows], failed[rows])
+    ranks = [4, 5, 6, 7, 8]  # rank columns: identical
+    assert np.array_equal(sub.stats[ranks], alone.stats[ranks])
+    assert np.array_equal(sub.stats[:4], alone.stats[:4])
+    # log1p columns differ only by the centre, which the sums-based R² does not see
+    assert metrics_from_sums(sub.stats.sum(axis=1))["r2_log"] == pytest.approx(
+        metrics_from_sums(alone.stats.sum(axis=1))["r2_log"]
+    )
+    assert np.array_equal(sub.ape[sub.ape_order], np.sort(alone.ape))
