@@ -318,7 +318,7 @@ class Crawler:
         if isinstance(key, str) and self._rid_of.get(key) in self._open:
             return  # its runs, YAML and logs go on under the repository id
         name = self._label.get(key, str(key))
-        self.on_event(CrawlEvent("repository", {"name": name, "state": "complete"}))
+        self.on_event(CrawlEvent("repository", {"name": name, "state": "done"}))
 
     def _fail(self, f: _Failure, kind_key: str) -> None:
         """Report a unit that could not be fetched: an error record, a problem event."""
@@ -398,7 +398,7 @@ class Crawler:
                 self._push(*self._log_task(int(rid), int(job_id), conclusion, int(steps)))
         for name in selection:  # what an earlier run finished counts as complete from the start
             if name in done and (done[name][1] is None or int(done[name][1]) not in self._open):
-                self.on_event(CrawlEvent("repository", {"name": name, "state": "complete"}))
+                self.on_event(CrawlEvent("repository", {"name": name, "state": "done"}))
 
     def _full_name(self, repo_id: int) -> str:
         row = self.store.query("SELECT full_name FROM repo_info WHERE repo_id=?", (repo_id,))

@@ -21,7 +21,9 @@ class CrawlEvent:
 
     kind is one of: `request` (endpoint, status), `retry` (endpoint, reason, delay),
     `wait` (seconds, reason: the crawl is waiting for a rate-limit reset or a secondary limit),
-    `repository` (name, state: started|done|skipped|renamed|missing), `stored` (counts by kind),
+    `repository` (name, state: ok|missing|failed|actions_unavailable when its metadata is in,
+    renamed (with `to`), and exactly once `done` when every unit of it is stored),
+    `stored` (counts by kind),
     `problem` (what, where, message), `plan` (repositories: total to crawl).
     """
 

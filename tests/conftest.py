@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,12 +14,16 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
 import pytest  # noqa: E402
 
+pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
+
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402
 
-pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# GHARUNTIME_SHARED points at the reference folder when the checkout does not sit beside it
+# (e.g. a git worktree elsewhere).
+SHARED = Path(
+    os.environ.get("GHARUNTIME_SHARED") or Path(__file__).resolve().parents[1].parent / "shared"
+)
 
 
 @pytest.fixture(scope="session")

@@ -198,7 +198,7 @@ def test_each_repository_is_announced_complete_once_and_a_rerun_fetches_nothing(
     again: list[CrawlEvent] = []
     run_crawl(tmp_path, crawl_server.url, names, events=again)
     for events in (first, again):
-        done = [e.data["name"] for e in events if e.data.get("state") == "complete"]
+        done = [e.data["name"] for e in events if e.data.get("state") == "done"]
         assert sorted(done) == sorted(names)
     asked = Counter(e.data["endpoint"] for e in again if e.kind == "request")
     # Only `identify` (accounts of the tokens, one probe) runs: the crawl itself is done.

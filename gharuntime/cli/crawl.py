@@ -133,7 +133,7 @@ class _Display:
             err_console.print(
                 f"crawling {d['repositories']} repositories, runs created {d['since']} .. {d['until']}"
             )
-        elif event.kind == "repository" and d.get("state") == "complete":
+        elif event.kind == "repository" and d.get("state") == "done":
             self.progress.advance(self.task)
         elif event.kind == "repository" and d.get("state") == "renamed":
             err_console.print(f"[yellow]renamed[/yellow] {d['name']} -> {d['to']} (followed)")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import click
 
+from gharuntime.cli.baseline import baseline_command
+from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
+from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
 from gharuntime.version import __version__
@@ -21,13 +24,20 @@ def cli() -> None:
     \b
     The data flows one way, one command per stage:
       simulate / crawl  ->  build  ->  dataset folder  ->  baseline  ->  eval  ->  leaderboard
-    Start with `gharuntime validate DATASET_DIR` on a dataset folder; see each command's --help.
+    Try it offline, end to end:
+      gharuntime build --source simulated --scale tiny --out out/ds
+      gharuntime baseline lightgbm --dataset out/ds --track config --out out/lgb.jsonl
+      gharuntime eval out/lgb.jsonl --dataset out/ds
+    Each command's --help says more.
     """
 
 
 cli.add_command(validate_command)
-cli.add_command(crawl_command)
+cli.add_command(baseline_command)
+cli.add_command(predict_command)
 cli.add_command(eval_command)
+cli.add_command(build_command)
+cli.add_command(crawl_command)
 cli.add_command(simulate_command)
 
 

@@ -1,0 +1,327 @@
+"""LightGBM and XGBoost on the shared configuration features (`gharuntime.baselines.features`).
+
+One model per target, trained on log1p of the target (squared error there is RMSLE), with
+fixed seeds, 2 threads, and early stopping on the validation split. Both libraries see the very
+same dense float32 matrix (NaN = unknown), so their difference is the learner alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import lightgbm as lgb
+import numpy as np
+import polars as pl
+import xgboost as xgb
+
+from gharuntime.baselines.features import (
+    ENCODING_INPUTS,
+    FeatureSpec,
+    TargetEncoder,
+    extract,
+    feature_inputs,
+    fit_spec,
+)
+from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.contract import TRACKS
+
+__all__ = ["GBDT", "LightGBM", "XGBoost"]
+
+THREADS = 2
+
+Progress = Callable[[str], None]
+
+
+def _log_target(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    y = as_float(values)
+    ok = np.isfinite(y) & (y >= 0)
+    return np.log1p(np.where(ok, y, 0.0)), ok
+
+
+class GBDT(Method):
+    """Gradient-boosted trees on the shared features; subclasses pick the library."""
+
+    defaults: ClassVar[dict[str, Any]] = {}
+    model_suffix: ClassVar[str] = ""
+
+    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            raise MethodError(
+                f"{self.name}: unknown parameter(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(self.defaults))}"
+            )
+        self.params: dict[str, Any] = {**self.defaults, **params}
+        super().__init__(track, seed=seed)
+        self.spec: FeatureSpec | None = None
+        self.boosters: dict[str, Any] = {}
+        self.encoders: dict[str, TargetEncoder] = {}
+        self.best_iterations: dict[str, int] = {}
+
+    def reads(self, track: str) -> tuple[str, ...]:
+        base = feature_inputs(TRACKS[track].uses_history)
+        if self.params["target_encoding"]:
+            return (*base, *(c for c in ENCODING_INPUTS if c not in base))
+        return base
+
+    def feature_names(self) -> list[str]:
+        assert self.spec is not None
+        extra = TargetEncoder.names() if self.params["target_encoding"] else []
+        return [self.spec.readable(n) for n in self.spec.names()] + extra
+
+    def _with_encoding(self, target: str, x: np.ndarray, frame: pl.DataFrame) -> np.ndarray:
+        enc = self.encoders.get(target)
+        if enc is None:
+            return x
+        return np.hstack([x, enc.transform(frame.select(ENCODING_INPUTS))])
+
+    def config(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def _features(self, frame: pl.DataFrame, progress: Progress | None = None) -> np.ndarray:
+        assert self.spec is not None
+        columns = feature_inputs(self.spec.uses_history)
+        feats = extract(frame.select(columns), self.spec, progress=progress)
+        return np.asarray(feats.matrix.toarray(), dtype=np.float32)
+
+    def fit(
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        train, validation = self._fit_frames(train, validation)
+        uses_history = TRACKS[self.track].uses_history
+        self.spec = fit_spec(train.select(feature_inputs(uses_history)), uses_history)
+        x_train = self._features(train, progress)
+        has_val = validation is not None and validation.height > 0
+        x_val = self._features(validation, progress) if has_val and validation is not None else None
+        for target in self.targets:
+            y, ok = _log_target(train[target])
+            if not ok.any():
+                raise MethodError(f"{self.name}: no training row has a value for {target}")
+            x = x_train[ok]
+            if self.params["target_encoding"]:
+                enc = TargetEncoder(seed=self.seed)
+                x = np.hstack([x, enc.fit_transform(train.filter(pl.Series(ok)), y[ok])])
+                self.encoders[target] = enc
+            val = None
+            if x_val is not None and validation is not None:
+                yv, okv = _log_target(validation[target])
+                if okv.any():
+                    xv = self._with_encoding(target, x_val, validation)
+                    val = (xv[okv], yv[okv])
+            if progress:
+                progress(f"training {self.name} for {target} on {int(ok.sum())} rows")
+            booster, best = self._train(x, y[ok], val)
+            self.boosters[target] = booster
+            self.best_iterations[target] = best
+
+    def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        if self.spec is None:
+            raise MethodError(f"{self.name}: predict before fit")
+        x = self._features(inputs)
+        out = {}
+        for target in self.targets:
+            raw = self._predict(self.boosters[target], self._with_encoding(target, x, inputs))
+            out[target] = np.clip(np.expm1(np.asarray(raw, dtype=np.float64)), 0.0, None)
+        return out
+
+    def importances(self) -> dict[str, list[tuple[str, float]]]:
+        names = self.feature_names()
+        out = {}
+        for target, booster in self.boosters.items():
+            gains = self._gains(booster, len(names))
+            pairs = [(n, float(g)) for n, g in zip(names, gains, strict=True)]
+            out[target] = sorted(pairs, key=lambda p: (-p[1], p[0]))
+        return out
+
+    def save_state(self, folder: Path) -> dict[str, Any]:
+        assert self.spec is not None
+        files = {}
+        for target, booster in self.boosters.items():
+            name = f"{target}{self.model_suffix}"
+            self._save(booster, folder / name)
+            files[target] = name
+        return {
+            "features": self.spec.to_json(),
+            "feature_names": self.feature_names(),
+            "encodings": {t: enc.save(folder, t) for t, enc in self.encoders.items()},
+            "model_files": files,
+            "best_iterations": self.best_iterations,
+        }
+
+    @classmethod
+    def load_state(cls, folder: Path, meta: dict[str, Any]) -> GBDT:
+        m = cls(meta["track"], seed=meta.get("seed", 0), **meta.get("config", {}))
+        state = meta["state"]
+        m.spec = FeatureSpec.from_json(state["features"])
+        m.encoders = {t: TargetEncoder.load(folder, f) for t, f in state["encodings"].items()}
+        if m.feature_names() != state["feature_names"]:
+            raise MethodError(f"{folder}: feature names do not match this version's extractor")
+        for target, name in state["model_files"].items():
+            m.boosters[target] = cls._load(folder / name)
+        m.best_iterations = {k: int(v) for k, v in state["best_iterations"].items()}
+        return m
+
+    # library specifics
+    def _train(
+        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[Any, int]:
+        raise NotImplementedError
+
+    def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _gains(self, booster: Any, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _save(self, booster: Any, path: Path) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def _load(cls, path: Path) -> Any:
+        raise NotImplementedError
+
+
+class LightGBM(GBDT):
+    """LightGBM (native API, L2 on log1p, deterministic, row-wise histograms)."""
+
+    name = "lightgbm"
+    version = "1.0"
+    model_suffix = ".lgb.txt"
+    defaults: ClassVar[dict[str, Any]] = {
+        "n_estimators": 2000,
+        "early_stopping_rounds": 100,
+        "learning_rate": 0.05,
+        "num_leaves": 63,
+        "min_data_in_leaf": 20,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "lambda_l2": 1.0,
+        "target_encoding": False,
+    }
+
+    def _train(
+        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[Any, int]:
+        p = self.params
+        params = {
+            "objective": "regression",
+            "learning_rate": p["learning_rate"],
+            "num_leaves": p["num_leaves"],
+            "min_data_in_leaf": p["min_data_in_leaf"],
+            "feature_fraction": p["feature_fraction"],
+            "bagging_fraction": p["bagging_fraction"],
+            "bagging_freq": 1,
+            "lambda_l2": p["lambda_l2"],
+            "num_threads": THREADS,
+            "seed": self.seed,
+            "deterministic": True,
+            "force_row_wise": True,
+            "verbose": -1,
+        }
+        names = [f"f{i}" for i in range(x.shape[1])]
+        dtrain = lgb.Dataset(x, label=y, feature_name=names, free_raw_data=True)
+        callbacks: list[Callable[..., Any]] = []
+        valid_sets: list[Any] = []
+        if val is not None:
+            valid_sets = [lgb.Dataset(val[0], label=val[1], reference=dtrain)]
+            callbacks.append(lgb.early_stopping(p["early_stopping_rounds"], verbose=False))
+        booster = lgb.train(
+            params,
+            dtrain,
+            num_boost_round=p["n_estimators"],
+            valid_sets=valid_sets,
+            callbacks=callbacks,
+        )
+        best = booster.best_iteration if val is not None and booster.best_iteration > 0 else None
+        best = best or booster.current_iteration()
+        return booster, int(best)
+
+    def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+        best = getattr(booster, "best_iteration", 0) or None
+        return np.asarray(booster.predict(x, num_iteration=best, num_threads=THREADS))
+
+    def _gains(self, booster: Any, n: int) -> np.ndarray:
+        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)
+
+    def _save(self, booster: Any, path: Path) -> None:
+        best = getattr(booster, "best_iteration", 0) or -1
+        booster.save_model(str(path), num_iteration=best)
+
+    @classmethod
+    def _load(cls, path: Path) -> Any:
+        return lgb.Booster(model_file=str(path))
+
+
+class XGBoost(GBDT):
+    """XGBoost (hist trees, squared error on log1p)."""
+
+    name = "xgboost"
+    version = "1.0"
+    model_suffix = ".xgb.json"
+    defaults: ClassVar[dict[str, Any]] = {
+        "n_estimators": 2000,
+        "early_stopping_rounds": 100,
+        "learning_rate": 0.05,
+        "max_depth": 8,
+        "min_child_weight": 5.0,
+        "subsample": 0.8,
+        "colsample_bytree": 0.8,
+        "reg_lambda": 1.0,
+        "target_encoding": False,
+    }
+
+    def _train(
+        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[Any, int]:
+        p = self.params
+        params = {
+            "objective": "reg:squarederror",
+            "eta": p["learning_rate"],
+            "max_depth": p["max_depth"],
+            "min_child_weight": p["min_child_weight"],
+            "subsample": p["subsample"],
+            "colsample_bytree": p["colsample_bytree"],
+            "lambda": p["reg_lambda"],
+            "tree_method": "hist",
+            "nthread": THREADS,
+            "seed": self.seed,
+        }
+        dtrain = xgb.DMatrix(x, label=y, missing=math.nan, nthread=THREADS)
+        kwargs: dict[str, Any] = {}
+        if val is not None:
+            dval = xgb.DMatrix(val[0], label=val[1], missing=math.nan, nthread=THREADS)
+            kwargs = {
+                "evals": [(dval, "validation")],
+                "early_stopping_rounds": p["early_stopping_rounds"],
+            }
+        booster = xgb.train(
+            params, dtrain, num_boost_round=p["n_estimators"], verbose_eval=False, **kwargs
+        )
+        if val is not None:
+            best = int(booster.best_iteration) + 1
+            booster = booster[:best]  # keep only the trees early stopping chose
+        else:
+            best = int(booster.num_boosted_rounds())
+        return booster, best
+
+    def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+        return np.asarray(booster.predict(xgb.DMatrix(x, missing=math.nan, nthread=THREADS)))
+
+    def _gains(self, booster: Any, n: int) -> np.ndarray:
+        scores = booster.get_score(importance_type="total_gain")
+        return np.array([float(scores.get(f"f{i}", 0.0)) for i in range(n)])
+
+    def _save(self, booster: Any, path: Path) -> None:
+        booster.save_model(str(path))
+
+    @classmethod
+    def _load(cls, path: Path) -> Any:
+        booster = xgb.Booster(model_file=str(path))
+        booster.set_param({"nthread": THREADS})
+        return booster

@@ -1,0 +1,147 @@
+"""What every reference method shares: the inputs it may read on a track, fit/predict on the
+log1p scale's terms, and its saved state.
+
+The track rule is enforced by construction: a method declares the columns it reads, that list is
+checked against `gharuntime.contract.input_columns(track)`, and the method is then handed a frame
+holding only those columns (and, when fitting, the track's targets). A method that asks for a
+column the track forbids never sees a row; it is refused with `ForbiddenInputError`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
+
+__all__ = [
+    "ForbiddenInputError",
+    "Method",
+    "MethodError",
+    "inputs_for",
+    "restrict",
+]
+
+
+class MethodError(Exception):
+    """A method that cannot be fitted, used or loaded as asked."""
+
+
+class ForbiddenInputError(MethodError):
+    """A method asked to read a column its track does not allow."""
+
+
+def _track(track: str) -> None:
+    if track not in TRACKS:
+        raise MethodError(f"unknown track {track!r}; choose one of {', '.join(TRACKS)}")
+
+
+def inputs_for(method_name: str, wanted: tuple[str, ...], track: str) -> tuple[str, ...]:
+    """`wanted` checked against the track: every column must be an input the track allows."""
+    _track(track)
+    allowed = set(input_columns(track))
+    forbidden = [c for c in wanted if c not in allowed]
+    if forbidden:
+        reasons = []
+        for c in forbidden:
+            col = COLUMN_BY_NAME.get(c)
+            if col is None:
+                reasons.append(f"{c} (not a column of the job table)")
+            elif col.history_only:
+                reasons.append(f"{c} (history-only input; use a track with history)")
+            else:
+                reasons.append(f"{c} ({col.role.value} column, never an input)")
+        raise ForbiddenInputError(
+            f"method {method_name!r} reads {', '.join(reasons)}, which track {track!r} forbids; "
+            f"allowed inputs on {track!r}: {', '.join(sorted(allowed))}"
+        )
+    return wanted
+
+
+def restrict(frame: pl.DataFrame, columns: tuple[str, ...]) -> pl.DataFrame:
+    """Only `columns` of `frame`: what a method is allowed to see."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise MethodError(f"input frame lacks columns {missing}")
+    # drop() rather than select(): a method that reads no column still sees how many rows there are
+    kept = frame.drop([c for c in frame.columns if c not in columns])
+    return kept.select(columns) if columns else kept
+
+
+class Method(ABC):
+    """A reference method: predicts the track's targets from the inputs it declares."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+
+    def __init__(self, track: str, *, seed: int = 0) -> None:
+        _track(track)
+        self.track = track
+        self.targets: tuple[str, ...] = TRACKS[track].targets
+        self.seed = seed
+        self.inputs = inputs_for(self.name, self.reads(track), track)
+
+    @abstractmethod
+    def reads(self, track: str) -> tuple[str, ...]:
+        """The input columns this method reads on `track` (checked against the contract)."""
+
+    @abstractmethod
+    def fit(
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Any = None,
+    ) -> None:
+        """Learn from `train` (declared inputs + the track's targets); `validation` likewise."""
+
+    @abstractmethod
+    def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        """One float array per target (seconds, bytes), in the row order of `inputs`."""
+
+    def predict_rows(self, frame: pl.DataFrame) -> dict[str, np.ndarray]:
+        """Predict for job-table rows, handing the method only the columns it declared."""
+        return self.predict(restrict(frame, self.inputs))
+
+    def config(self) -> dict[str, Any]:
+        """Hyperparameters and options, recorded in the model folder and the submission."""
+        return {}
+
+    def importances(self) -> dict[str, list[tuple[str, float]]]:
+        """Per target, (feature, importance) pairs; empty for methods without features."""
+        return {}
+
+    @abstractmethod
+    def save_state(self, folder: Path) -> dict[str, Any]:
+        """Write learned state into `folder`; return JSON-able extra metadata."""
+
+    @classmethod
+    @abstractmethod
+    def load_state(cls, folder: Path, meta: dict[str, Any]) -> Method:
+        """Rebuild a fitted method from `folder` and its metadata."""
+
+    # helpers every method uses
+    def _fit_frames(
+        self, train: pl.DataFrame, validation: pl.DataFrame | None
+    ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+        cols = (*self.inputs, *self.targets)
+        train = restrict(train, cols)
+        if train.height == 0:
+            raise MethodError(f"{self.name}: the training split is empty")
+        for target in self.targets:
+            if train[target].drop_nulls().len() == 0:
+                raise MethodError(
+                    f"{self.name}: no training row has a value for {target}, so track "
+                    f"{self.track!r} cannot be learned from this dataset (log_bytes needs a "
+                    "crawl with --logs)"
+                )
+        val = restrict(validation, cols) if validation is not None else None
+        return train, val
+
+
+def as_float(values: pl.Series) -> np.ndarray:
+    """A target column as float64 with nulls as NaN."""
+    return values.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(np.float64)

@@ -1,0 +1,320 @@
+"""Predict the jobs of a workflow file that may never have run: expand its jobs and matrix the
+way GitHub does (gharuntime.workflow), build job-table rows with the repository's metadata, and
+run a saved model on them.
+
+Repository metadata comes from a `--repo-meta` JSON file — either GitHub's repository object
+(`GET /repos/{owner}/{repo}`: `full_name`, `id`, `language`, `stargazers_count`, `size`, `fork`,
+`created_at`) or the job table's own names (`repo`, `repo_id`, `repo_language`, `repo_stars`,
+`repo_size_kb`, `repo_fork`, `repo_created_at`) — or from options. Defaults (documented in
+`RepoMeta`): an unknown language, stars and size (the model treats them as missing), not a fork,
+a `push` on the default branch, now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from gharuntime.baselines.method import Method
+from gharuntime.contract import HISTORY_COLUMN, job_table_schema
+from gharuntime.workflow import (
+    ExpandedJob,
+    Workflow,
+    WorkflowError,
+    expand_jobs,
+    parse_workflow,
+    runner_os,
+)
+
+__all__ = [
+    "JobPrediction",
+    "RepoMeta",
+    "WorkflowPrediction",
+    "predict_workflow",
+    "repo_meta_from_json",
+    "workflow_rows",
+]
+
+
+@dataclass(frozen=True)
+class RepoMeta:
+    """What the model knows about the repository and the trigger; None means unknown."""
+
+    repo: str = "local/repository"
+    repo_id: int = 0
+    language: str | None = None
+    stars: int | None = None
+    size_kb: int | None = None
+    fork: bool = False
+    created_at: datetime | None = None
+    topics: tuple[str, ...] = ()
+    event: str = "push"
+    default_branch: bool = True
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value
+    text = str(value).replace("Z", "+00:00")
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from exc
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def repo_meta_from_json(data: Mapping[str, Any], base: RepoMeta | None = None) -> RepoMeta:
+    """RepoMeta from GitHub's repository object or from job-table column names."""
+    base = base or RepoMeta()
+
+    def pick(*names: str) -> Any:
+        return next((data[n] for n in names if n in data and data[n] is not None), None)
+
+    def opt_int(*names: str) -> int | None:
+        value = pick(*names)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{names[0]} must be a number, not {value!r}")
+        return int(value)
+
+    repo = pick("full_name", "repo")
+    repo_id = opt_int("id", "repo_id")
+    fork = pick("fork", "repo_fork")
+    topics = pick("topics", "repo_topics")
+    return replace(
+        base,
+        repo=str(repo) if repo is not None else base.repo,
+        repo_id=repo_id if repo_id is not None else base.repo_id,
+        language=pick("language", "repo_language") or base.language,
+        stars=opt_int("stargazers_count", "repo_stars")
+        if pick("stargazers_count", "repo_stars") is not None
+        else base.stars,
+        size_kb=opt_int("size", "repo_size_kb")
+        if pick("size", "repo_size_kb") is not None
+        else base.size_kb,
+        fork=bool(fork) if fork is not None else base.fork,
+        created_at=_parse_time(pick("created_at", "repo_created_at")) or base.created_at,
+        topics=tuple(str(t) for t in topics) if isinstance(topics, list) else base.topics,
+    )
+
+
+POST_STEP_ACTIONS = frozenset(
+    {
+        "actions/checkout",
+        "actions/cache",
+        "actions/setup-node",
+        "actions/setup-python",
+        "actions/setup-java",
+        "actions/setup-go",
+        "docker/login-action",
+        "docker/setup-buildx-action",
+    }
+)
+"""Actions whose `post:` step GitHub lists as `Post <step name>` after the job's steps."""
+
+
+def _step_names(job: ExpandedJob) -> list[str]:
+    """Step names as GitHub lists them: Set up job, each step, the post steps of actions that
+    have one (in reverse order), Complete job."""
+    names = ["Set up job"]
+    posts: list[str] = []
+    for step in job.spec.steps:
+        uses, run = step.get("uses"), step.get("run")
+        if step.get("name"):
+            name = str(step["name"])
+        elif uses:
+            name = f"Run {uses}"
+        elif run and str(run).strip():
+            name = f"Run {str(run).strip().splitlines()[0]}"
+        else:
+            continue
+        names.append(name)
+        if isinstance(uses, str) and uses.split("@", 1)[0].lower() in POST_STEP_ACTIONS:
+            posts.append(f"Post {name}")
+    names.extend(reversed(posts))
+    names.append("Complete job")
+    return names
+
+
+def _local_resolver(workflow_path: Path | None) -> Any:
+    """Resolve `uses: ./.github/workflows/x.yml` against the repository holding the file."""
+    if workflow_path is None:
+        return None
+    root = next(
+        (p.parent for p in workflow_path.resolve().parents if p.name == ".github"),
+        None,
+    )
+
+    def resolve(uses: str) -> Workflow | None:
+        if root is None or not uses.startswith("./"):
+            return None
+        path = root / uses[2:].split("@", 1)[0]
+        try:
+            return parse_workflow(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, UnicodeDecodeError, WorkflowError):
+            return None
+
+    return resolve
+
+
+def workflow_rows(
+    text: str,
+    *,
+    path: str,
+    meta: RepoMeta,
+    at: datetime,
+    workflow: Workflow | None = None,
+    local_file: Path | None = None,
+) -> tuple[pl.DataFrame, list[ExpandedJob]]:
+    """Job-table rows (inputs filled, outcome columns null) for every job GitHub would create."""
+    wf = workflow or parse_workflow(text, path)
+    jobs = expand_jobs(wf, _local_resolver(local_file))
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    rows = []
+    for i, job in enumerate(jobs):
+        labels = list(job.runner_labels)
+        rows.append(
+            {
+                "id": f"predict-{i}",
+                "repo": meta.repo,
+                "repo_id": meta.repo_id,
+                "repo_language": meta.language,
+                "repo_stars": meta.stars,
+                "repo_size_kb": meta.size_kb,
+                "repo_topics": list(meta.topics),
+                "repo_fork": meta.fork,
+                "repo_created_at": meta.created_at,
+                "run_attempt": 1,
+                "event": meta.event,
+                "is_default_branch": meta.default_branch,
+                "workflow_path": path,
+                "workflow_name": wf.name or path,
+                "workflow_yaml": text,
+                "workflow_sha256": sha,
+                "job_name": job.name,
+                "job_key": job.key,
+                "job_yaml": job.spec.yaml_block,
+                "matrix": json.dumps(job.matrix) if job.matrix is not None else None,
+                "runner_labels": labels,
+                "runner_os": runner_os(labels),
+                "needs": list(job.spec.needs),
+                "step_names": _step_names(job),
+                "created_at": at,
+                HISTORY_COLUMN: [],
+            }
+        )
+    schema = job_table_schema()
+    frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    return frame, jobs
+
+
+@dataclass(frozen=True)
+class JobPrediction:
+    """One expanded job and its predicted targets."""
+
+    key: str
+    name: str
+    runner_labels: tuple[str, ...]
+    runner_os: str | None
+    matrix: dict[str, Any] | None
+    needs: tuple[str, ...]
+    predicted: dict[str, float]
+
+
+@dataclass(frozen=True)
+class WorkflowPrediction:
+    """All jobs of a workflow, with the two totals a CI engineer asks for."""
+
+    path: str
+    jobs: list[JobPrediction]
+    total_job_s: float  # sum over jobs: what billing sees (before per-job rounding)
+    critical_path_s: float  # longest chain through `needs`, matrix jobs in parallel
+    model: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workflow": self.path,
+            "model": self.model,
+            "jobs": [
+                {
+                    "key": j.key,
+                    "name": j.name,
+                    "runner_labels": list(j.runner_labels),
+                    "runner_os": j.runner_os,
+                    "matrix": j.matrix,
+                    "needs": list(j.needs),
+                    **{k: round(v, 1) for k, v in j.predicted.items()},
+                }
+                for j in self.jobs
+            ],
+            "total_job_s": round(self.total_job_s, 1),
+            "critical_path_s": round(self.critical_path_s, 1),
+        }
+
+
+def critical_path(jobs: list[JobPrediction]) -> float:
+    """Wall time if every job started as soon as its `needs` finished (queueing ignored)."""
+    longest: dict[str, float] = {}
+    for j in jobs:
+        longest[j.key] = max(longest.get(j.key, 0.0), j.predicted.get("duration_s", 0.0))
+    needs = {j.key: j.needs for j in jobs}
+    finish: dict[str, float] = {}
+
+    def end(key: str, seen: frozenset[str]) -> float:
+        if key in finish:
+            return finish[key]
+        if key in seen:  # a cycle: GitHub rejects it; do not loop
+            return 0.0
+        start = max((end(n, seen | {key}) for n in needs.get(key, ()) if n in longest), default=0.0)
+        finish[key] = start + longest[key]
+        return finish[key]
+
+    return max((end(k, frozenset()) for k in longest), default=0.0)
+
+
+def predict_workflow(
+    text: str,
+    method: Method,
+    *,
+    path: str,
+    meta: RepoMeta | None = None,
+    at: datetime | None = None,
+    local_file: Path | None = None,
+    model_info: Mapping[str, Any] | None = None,
+) -> WorkflowPrediction:
+    """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one."""
+    frame, jobs = workflow_rows(
+        text,
+        path=path,
+        meta=meta or RepoMeta(),
+        at=at or datetime.now(timezone.utc),
+        local_file=local_file,
+    )
+    predictions = method.predict_rows(frame) if frame.height else {}
+    out = []
+    for i, job in enumerate(jobs):
+        labels = tuple(job.runner_labels)
+        out.append(
+            JobPrediction(
+                key=job.key,
+                name=job.name,
+                runner_labels=labels,
+                runner_os=runner_os(labels),
+                matrix=job.matrix,
+                needs=tuple(job.spec.needs),
+                predicted={t: float(np.asarray(v)[i]) for t, v in predictions.items()},
+            )
+        )
+    total = float(sum(j.predicted.get("duration_s", 0.0) for j in out))
+    return WorkflowPrediction(path, out, total, critical_path(out), dict(model_info or {}))

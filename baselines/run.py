@@ -1,0 +1,165 @@
+"""Fit a reference method on a dataset folder and write its submission for `gharuntime eval`.
+
+A submission is JSON Lines, one `{"id": ..., "<target>": value, ...}` per record of the evaluated
+split (the track's targets), plus a sidecar `<submission>.meta.json` saying which method made it,
+on which track, from which inputs, on which dataset revision, config, split and seed. Both are
+written under temporary names and renamed, so a crash never leaves half a submission.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gharuntime.baselines.method import Method, MethodError
+from gharuntime.baselines.model_io import save_model
+from gharuntime.baselines.registry import make_method
+from gharuntime.contract import DATASET_LAYOUT
+from gharuntime.dataset import load, read_manifest, sha256_file
+from gharuntime.version import __version__
+
+__all__ = [
+    "BaselineRun",
+    "dataset_identity",
+    "meta_path",
+    "run_baseline",
+    "write_submission",
+]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """What `run_baseline` produced."""
+
+    submission: Path
+    meta: dict[str, Any]
+    model_dir: Path | None
+    fit_seconds: float
+    predict_seconds: float
+    rows: int
+
+
+def meta_path(submission: Path) -> Path:
+    """The sidecar of a submission: `preds.jsonl` → `preds.jsonl.meta.json`."""
+    return submission.with_name(submission.name + ".meta.json")
+
+
+def dataset_identity(root: Path) -> dict[str, Any]:
+    """The dataset's id and revision (sha256 of its manifest, which pins every data file)."""
+    manifest = read_manifest(root)
+    source = manifest.get("source", {})
+    return {
+        "id": manifest.get("pretty_name") or root.resolve().name,
+        "revision": sha256_file(root / DATASET_LAYOUT.manifest),
+        "source": source.get("kind"),
+        "schema_version": manifest.get("schema_version"),
+    }
+
+
+def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_submission(
+    path: Path, ids: list[str], predictions: dict[str, np.ndarray], meta: dict[str, Any]
+) -> None:
+    """Write the JSON Lines submission and its sidecar (values rounded to 0.1 s / whole bytes)."""
+    for target, values in predictions.items():
+        if len(values) != len(ids):
+            raise MethodError(f"{target}: {len(values)} predictions for {len(ids)} records")
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            raise MethodError(f"{target}: {int(bad.sum())} predictions are negative or not finite")
+    targets = list(predictions)
+    columns = [predictions[t].tolist() for t in targets]
+    digits = [0 if t == "log_bytes" else 1 for t in targets]
+
+    def lines(f: Any) -> None:
+        for i, record_id in enumerate(ids):
+            row: dict[str, Any] = {"id": record_id}
+            for t, col, d in zip(targets, columns, digits, strict=True):
+                row[t] = round(col[i], d) if d else float(round(col[i]))
+            f.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+    _atomic_write(path, lines)
+    _atomic_write(meta_path(path), lambda f: f.write(json.dumps(meta, indent=2) + "\n"))
+
+
+def run_baseline(
+    name: str,
+    dataset: Path,
+    *,
+    config: str,
+    track: str,
+    out: Path,
+    model_dir: Path | None = None,
+    split: str = "test",
+    seed: int = 0,
+    params: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> BaselineRun:
+    """Fit `name` on the train split (validation for early stopping), predict `split`, write the
+    submission, and save the fitted model to `model_dir` when given."""
+    method: Method = make_method(name, track, seed=seed, params=params)
+    identity = dataset_identity(dataset)
+    say = progress or (lambda _msg: None)
+    say("loading train and validation splits")
+    train = load(dataset, config, "train")
+    validation = load(dataset, config, "validation")
+    target = train if split == "train" else load(dataset, config, split)
+    say(f"fitting {name} on {train.height} rows")
+    t0 = time.perf_counter()
+    method.fit(train, validation, progress=say)
+    fit_seconds = time.perf_counter() - t0
+    say(f"predicting {target.height} {split} rows")
+    t1 = time.perf_counter()
+    predictions = method.predict_rows(target)
+    predict_seconds = time.perf_counter() - t1
+    meta: dict[str, Any] = {
+        "method": name,
+        "method_version": method.version,
+        "track": track,
+        "inputs": list(method.inputs),
+        "dataset": identity["id"],
+        "dataset_revision": identity["revision"],
+        "config": config,
+        "split": split,
+        "seed": seed,
+        "method_config": method.config(),
+        "gharuntime_version": __version__,
+    }
+    write_submission(out, [str(x) for x in target["id"].to_list()], predictions, meta)
+    if model_dir is not None:
+        say(f"saving the model to {model_dir}")
+        save_model(
+            method,
+            model_dir,
+            {
+                "dataset": identity,
+                "dataset_config": config,
+                "fit": {
+                    "train_rows": train.height,
+                    "validation_rows": validation.height,
+                    "seconds": round(fit_seconds, 3),
+                },
+            },
+        )
+    return BaselineRun(out, meta, model_dir, fit_seconds, predict_seconds, target.height)

@@ -1,0 +1,247 @@
+"""Render the dataset card (README.md) from data_cards/template.md: Hugging Face front matter plus
+the dataset's actual statistics, filters, problems and provenance, and a duration histogram."""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Mapping
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import numpy as np
+import polars as pl
+import yaml
+
+from gharuntime.build.filters import FILTERS, MAX_DURATION_S
+from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
+from gharuntime.dataset import card_front_matter
+
+__all__ = ["FIGURE", "load_template", "render_card"]
+
+FIGURE = "duration_hist.png"
+_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
+
+_FILTER_EXTRA = {
+    "duplicate_job_id": "the same job id seen more than once (e.g. in two raw stores); one row kept, "
+    "the one that completed last",
+}
+_JOB_KEY_HOW = {
+    "exact": "name matched a job key (with its matrix combination) by GitHub's naming rules",
+    "caller": "name `caller / callee` matched a job that calls a reusable workflow",
+    "pattern": "name matched one job's name template with its expressions left open; "
+    "matrix unknown",
+    "unresolved": "the workflow YAML has no job that GitHub would give this name; job_key null",
+    "bad_yaml": "the workflow YAML does not parse; job_key null",
+    "no_yaml": "the source holds no workflow YAML for this run; job_key null",
+}
+
+
+def load_template() -> str:
+    """The card template shipped as package data of gharuntime.data_cards."""
+    return (
+        importlib.resources.files("gharuntime.data_cards")
+        .joinpath("template.md")
+        .read_text(encoding="utf-8")
+    )
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.1f}%" if total else "-"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.1f}"
+
+
+def _histogram(durations: np.ndarray, path: Path) -> None:
+    """Log-scale histogram of durations; a deterministic PNG (no timestamps in its metadata)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5), dpi=100)
+    positive = durations[durations > 0]
+    lo = max(float(positive.min()), 0.1) if positive.size else 1.0
+    hi = max(float(positive.max()), lo * 10) if positive.size else 10.0
+    bins = np.logspace(np.log10(lo), np.log10(hi), 50)
+    ax.hist(positive, bins=list(bins), color="#4c72b0")
+    ax.set_xscale("log")
+    ax.set_xlabel("job duration (s, log scale)")
+    ax.set_ylabel("jobs")
+    ax.set_title(f"duration_s of {positive.size:,} jobs")
+    fig.tight_layout()
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+def _provenance(source: Mapping[str, Any]) -> str:
+    kind = source.get("kind")
+    if source.get("synthetic"):
+        stores = source.get("stores") or []
+        details = "; ".join(
+            ", ".join(
+                f"{k.removeprefix('sim_')} {v}"
+                for k, v in sorted(s.get("meta", {}).items())
+                if k.startswith("sim_") or k == "seed"
+            )
+            for s in stores
+        )
+        if source.get("seed") is not None:
+            details = f"seed {source['seed']}, scale {source.get('scale')}, crawled over HTTP"
+        return (
+            "**This dataset is synthetic.** Every repository, workflow, run and job timing comes "
+            "from the project's simulated GitHub (a seeded generator with a hidden cost model, "
+            "serving the GitHub REST API's shapes), not from github.com"
+            f"{f' ({details})' if details.strip('; ') else ''}. Use it to try the toolkit end to "
+            "end and to test methods; its numbers say nothing about real GitHub Actions jobs."
+        )
+    if kind == "ghalogs":
+        return (
+            "Built from the published GHALogs dump (Moriconi et al., MSR 2025: the 5 most recent "
+            "runs of workflows in GitHub repositories with more than 100 stars, conclusion success, "
+            "failure or timed_out, logs capped at 20 MB). GHALogs has no job ids, no workflow YAML "
+            "and no per-job conclusion, so these columns stay null: "
+            f"{', '.join(f'`{c}`' for c in source.get('null_columns', []))}. Row ids are a stable "
+            f"hash: {source.get('id_rule', '')}. `created_at` is the run's start time. "
+            f"Log archive used: {'yes' if source.get('log_archive') else 'no'}."
+        )
+    stores = source.get("stores") or []
+    names = ", ".join(
+        f"`{s.get('name')}` ({s.get('records', 0):,} records"
+        f"{', from ' + str(s['meta']['api_url']) if s.get('meta', {}).get('api_url') else ''})"
+        for s in stores
+    )
+    return (
+        "Built from raw stores of GitHub REST API responses collected by the gharuntime crawler: "
+        f"{names or 'none listed'}. Each raw store's shard digest is in manifest.json."
+    )
+
+
+def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
+    """The README.md text; writes figures/duration_hist.png into `folder`."""
+    figures = folder / DATASET_LAYOUT.figures
+    figures.mkdir(parents=True, exist_ok=True)
+    durations = jobs["duration_s"].to_numpy()
+    _histogram(durations, figures / FIGURE)
+
+    source = manifest.get("source", {})
+    build = manifest.get("build", {})
+    rows = int(manifest["rows"])
+    splits = manifest["splits"]
+    split_table = _table(
+        ("config", *SPLITS),
+        [(c, *(f"{splits[c][s]:,}" for s in SPLITS)) for c in CONFIGS if c in splits],
+    )
+    os_counts = (
+        jobs.group_by("runner_os").len().sort(["len", "runner_os"], descending=[True, False])
+    )
+    os_table = _table(
+        ("runner_os", "jobs", "share"),
+        [(o or "unknown", f"{n:,}", _pct(n, rows)) for o, n in os_counts.iter_rows()],
+    )
+    qs = np.quantile(durations, _QUANTILES) if rows else np.zeros(len(_QUANTILES))
+    duration_table = _table(
+        ("quantile", *(f"{q:g}" for q in _QUANTILES)), [("seconds", *(_fmt(x) for x in qs))]
+    ) + f"\n\nMean {_fmt(float(durations.mean()))} s." if rows else "(no rows)"
+    how = build.get("job_keys", {})
+    job_key_table = _table(
+        ("resolution", "jobs", "share", "meaning"),
+        [(k, f"{n:,}", _pct(n, rows), _JOB_KEY_HOW.get(k, "")) for k, n in how.items()],
+    )
+    meanings = {f.name: f.meaning for f in FILTERS} | _FILTER_EXTRA
+    filters = manifest.get("filters", {})
+    filter_rows = []
+    for name, n in filters.items():
+        if name.startswith("conclusion_"):
+            meaning = f"conclusion `{name.removeprefix('conclusion_')}`: outside the conclusion policy"
+        else:
+            meaning = meanings.get(name, "")
+        filter_rows.append((f"`{name}`", f"{n:,}", meaning))
+    conclusions = build.get("conclusions", ["success"])
+    policy = (
+        "all conclusions are kept; filter on `conclusion` yourself."
+        if conclusions == "all"
+        else f"only jobs with conclusion {', '.join(f'`{c}`' for c in conclusions)} are kept; the "
+        "main task is the runtime of successful jobs. Jobs with any other conclusion (failure, "
+        "cancelled, timed_out, ...) are dropped and counted above per conclusion; rebuild with "
+        "`--conclusions all` to keep them."
+    )
+    problems = build.get("problems", {}).get("counts", {})
+    problem_text = (
+        _table(("problem", "count"), [(f"`{k}`", f"{v:,}") for k, v in problems.items()])
+        + "\n\nExamples of each are listed in manifest.json under `build.problems`."
+        if problems
+        else "None: every input record was read and placed."
+    )
+    errors = build.get("fetch_errors") or {}
+    if errors:
+        problem_text += "\n\nThe crawler recorded things it could not fetch: " + ", ".join(
+            f"{k} {v:,}" for k, v in errors.items()
+        ) + "."
+    column_table = _table(
+        ("column", "type", "role", "meaning"),
+        [(f"`{c.name}`", str(c.dtype), c.role.value, c.meaning) for c in COLUMNS],
+    )
+    t_min: Any = jobs["created_at"].min()
+    t_max: Any = jobs["created_at"].max()
+    front = card_front_matter(manifest)
+    if source.get("kind") == "ghalogs":
+        front["source_datasets"] = ["GHALogs"]
+    elif source.get("synthetic"):
+        front["source_datasets"] = ["original"]
+        front["tags"] = [*front["tags"], "synthetic"]
+        front["pretty_name"] = "GHARuntime (synthetic)"
+        front["license"] = "apache-2.0"
+    else:
+        front["source_datasets"] = ["original"]
+    limitations = []
+    if source.get("synthetic"):
+        limitations.append(
+            "- Synthetic: job timings come from the simulator's hidden cost model; do not report "
+            "results on it as results about GitHub Actions."
+        )
+    if source.get("kind") == "ghalogs":
+        limitations.append(
+            "- GHALogs rows have no workflow YAML, so the `config` track's richest inputs are null; "
+            "job durations come from the job logs' timestamps (or their steps), and a job log "
+            "file's ' (1)' suffix is dropped from its name."
+        )
+    ghalogs_citation = (
+        "\nThe rows come from GHALogs; cite it too: Moriconi et al., *GHALogs: Large-Scale "
+        "Dataset of GitHub Actions Runs*, MSR 2025."
+        if source.get("kind") == "ghalogs"
+        else ""
+    )
+    values = {
+        "front_matter": yaml.safe_dump(front, sort_keys=False, allow_unicode=True),
+        "pretty_name": front["pretty_name"],
+        "gharuntime_version": manifest.get("gharuntime_version", ""),
+        "schema_version": manifest.get("schema_version", ""),
+        "provenance": _provenance(source),
+        "rows": f"{rows:,}",
+        "runs": f"{manifest.get('runs', 0):,}",
+        "repositories": f"{manifest.get('repositories', 0):,}",
+        "time_window": f"{t_min:%Y-%m-%d %H:%M} to {t_max:%Y-%m-%d %H:%M}" if rows else "-",
+        "split_table": split_table,
+        "temporal_rule": CONFIGS["temporal"],
+        "cross_repo_rule": CONFIGS["cross_repo"],
+        "os_table": os_table,
+        "duration_table": duration_table,
+        "job_key_table": job_key_table,
+        "filter_table": _table(("filter", "removed", "what it removes"), filter_rows),
+        "conclusion_policy": policy,
+        "problems": problem_text,
+        "column_table": column_table,
+        "limitations": "\n".join(limitations),
+        "ghalogs_citation": ghalogs_citation,
+        "max_duration_days": f"{MAX_DURATION_S / 86400:.0f}",
+    }
+    return Template(load_template()).substitute(values)

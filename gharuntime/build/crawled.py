@@ -1,0 +1,144 @@
+"""Sources that crawl first: the simulated GitHub (served on 127.0.0.1 and crawled with the real
+crawler, over real HTTP) or GitHub itself; the crawl's raw store is then built like any other.
+
+The raw store is kept (a second call with the same folder continues the crawl instead of
+starting again), so an interrupted build loses no requests.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gharuntime.build.filters import DEFAULT_CONCLUSIONS
+from gharuntime.build.pipeline import BuildError, BuildResult, build_from_raw
+from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
+from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
+from gharuntime.crawler.progress import CrawlEvent
+from gharuntime.sources._columns import Progress
+from gharuntime.sources.raw import count_records
+
+__all__ = ["build_from_crawl", "build_from_simulated", "crawl_simulated"]
+
+
+def _events(progress: Progress | None, stage: str) -> Any:
+    """Crawl events → progress(stage, repositories done, repositories planned)."""
+    state = {"done": 0, "total": None}
+
+    def on_event(event: CrawlEvent) -> None:
+        if progress is None:
+            return
+        if event.kind == "plan":
+            state["total"] = int(event.data["repositories"])
+        elif event.kind == "repository" and event.data.get("state") in ("done", "skipped"):
+            state["done"] = int(state["done"] or 0) + 1
+        else:
+            return
+        progress(stage, int(state["done"] or 0), state["total"])
+
+    return on_event
+
+
+def _crawl(raw: Path, opts: CrawlOptions, client: GitHubClient, on_event: Any) -> CrawlResult:
+    try:
+        client.identify()
+        result = crawl(raw, opts, client, on_event=on_event)
+    except CrawlError as exc:
+        raise BuildError(
+            f"crawl into {raw} stopped: {client.scrub(str(exc))}; run the same command again to "
+            "continue it"
+        ) from exc
+    # Things that could not be fetched are stored as error records; the build counts them
+    # (manifest build.fetch_errors) and a rerun of the same command retries them.
+    return result
+
+
+def crawl_simulated(
+    raw: Path,
+    *,
+    seed: int,
+    scale: str,
+    logs: bool = False,
+    progress: Progress | None = None,
+) -> tuple[CrawlResult, dict[str, Any]]:
+    """Serve the seeded simulated world on 127.0.0.1 and crawl all of its history into `raw`."""
+    from gharuntime.sim import END, SCALES, ServerConfig, World, serve
+    from gharuntime.sim.world import DAY, iso
+
+    if scale not in SCALES:
+        raise BuildError(f"unknown scale {scale!r}; choose one of {', '.join(sorted(SCALES))}")
+    world = World(seed, scale)
+    token = "ghp_" + secrets.token_hex(18)  # a throwaway token for this one local server
+    # No quota worth waiting for: the simulated GitHub only serves this crawl.
+    config = ServerConfig(
+        tokens={token: "gharuntime-build"},
+        rate_limit=10**9,
+        graphql_limit=10**9,
+        search_limit=10**9,
+    )
+    repos = [m.full_name for m in world.metas() if not m.private]
+    opts = CrawlOptions(
+        repos=repos,
+        since=iso(END - world.scale.days * DAY),
+        until=iso(END),
+        logs=logs,
+    )
+    with serve(world, config) as server:
+        client = GitHubClient(server.url, [Token(token, "simulated")], etags=EtagCache(), seed=0)
+        result = _crawl(raw, opts, client, _events(progress, "crawling the simulated GitHub"))
+    info = {
+        "kind": "simulated",
+        "synthetic": True,
+        "seed": seed,
+        "scale": scale,
+        "crawled": "the simulated GitHub over HTTP on 127.0.0.1, by gharuntime's crawler",
+    }
+    return result, info
+
+
+def build_from_simulated(
+    out: Path,
+    raw: Path,
+    *,
+    seed: int,
+    scale: str,
+    logs: bool = False,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> BuildResult:
+    """Crawl the simulated GitHub into `raw`, then build the dataset at `out` from it."""
+    result, info = crawl_simulated(raw, seed=seed, scale=scale, logs=logs, progress=progress)
+    info["crawl_failures"] = len(result.failures)
+    # The server's port and the crawl's shard boundaries change from call to call; the world
+    # (seed, scale) and the record count do not, so only they describe the store.
+    info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
+    return build_from_raw(
+        [raw], out, conclusions=conclusions, source=info, progress=progress, workers=workers
+    )
+
+
+def build_from_crawl(
+    out: Path,
+    raw: Path,
+    opts: CrawlOptions,
+    client: GitHubClient,
+    *,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> BuildResult:
+    """Crawl GitHub (or any API at the client's URL) into `raw`, then build from it."""
+    result = _crawl(raw, opts, client, _events(progress, "crawling GitHub"))
+    source = {
+        "kind": "github",
+        "synthetic": False,
+        "since": result.since,
+        "until": result.until,
+        "crawl_failures": len(result.failures),
+    }
+    return build_from_raw(
+        [raw], out, conclusions=conclusions, source=source, progress=progress, workers=workers
+    )

@@ -1,0 +1,189 @@
+"""Raw store tables → candidate job rows: the contract's columns (history aside) plus `status`,
+before any filter. Joins run in polars; per-row Python work happens only once per distinct
+workflow file, job name or label set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from gharuntime.build.jobkeys import resolve_job_keys, yaml_sha256
+from gharuntime.sources._columns import Problems, Progress
+from gharuntime.sources.raw import RawTables
+from gharuntime.workflow import runner_os
+
+__all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw", "to_datetime", "with_runner_os"]
+
+CANDIDATE_EXTRA = ("status", "job_key_how")
+"""Columns a candidate row carries beyond the contract's, for the filters and the report."""
+
+_TS = pl.Datetime("us", "UTC")
+
+
+def to_datetime(*names: str) -> list[pl.Expr]:
+    """Epoch-microsecond integer columns as UTC datetimes."""
+    return [pl.col(n).cast(pl.Int64).cast(_TS) for n in names]
+
+
+def with_runner_os(rows: pl.DataFrame, image_col: str = "runner_image") -> pl.DataFrame:
+    """runner_os from the runner labels, else from the runner image read in the log; computed
+    once per distinct (labels, image)."""
+    key = pl.concat_str(
+        pl.col("runner_labels").list.join("\x1f").fill_null(""),
+        pl.lit("\x1e"),
+        pl.col(image_col).fill_null(""),
+    ).alias("_os_key")
+    rows = rows.with_columns(key)
+    combos = rows.select("_os_key", "runner_labels", image_col).unique("_os_key", maintain_order=True)
+    values = []
+    for _, labels, image in combos.iter_rows():
+        found = runner_os(labels) if labels else None
+        if found is None and image:
+            found = runner_os([image])
+        values.append(found)
+    table = pl.DataFrame(
+        {"_os_key": combos["_os_key"], "runner_os": values},
+        schema={"_os_key": pl.String, "runner_os": pl.String},
+    )
+    return rows.join(table, on="_os_key", how="left", maintain_order="left").drop("_os_key")
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The YAML texts, one row per distinct file and per resolved job: joined onto the rows only
+    at the end, so filters and sorts never move millions of long strings."""
+
+    workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
+    jobs: pl.DataFrame  # workflow_sha256, job_name, job_yaml
+
+    def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name."""
+        rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
+        return rows.join(
+            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
+        ).join(self.jobs, on=["workflow_sha256", "job_name"], how="left", maintain_order="left")
+
+
+def normalize_raw(
+    t: RawTables, problems: Problems, *, workers: int = 1, progress: Progress | None = None
+) -> tuple[pl.DataFrame, Texts]:
+    """Candidate job rows from a raw store (without the YAML texts, see Texts); records that
+    cannot be placed are counted."""
+    runs = t.runs.unique(["run_id", "run_attempt"], keep="last", maintain_order=True)
+    if runs.height < t.runs.height:
+        problems.add("duplicate_run_record", n=t.runs.height - runs.height)
+    repos = t.repositories.unique("repo_id", keep="last", maintain_order=True)
+    workflows = t.workflows.unique("workflow_id", keep="last", maintain_order=True)
+
+    jobs = t.jobs.join(runs, on=["run_id", "run_attempt"], how="left")
+    orphan = jobs.filter(pl.col("repo_id").is_null())
+    if orphan.height:
+        problems.add(
+            "job_without_run",
+            f"job {orphan['job_id'][0]} of run {orphan['run_id'][0]} attempt "
+            f"{orphan['run_attempt'][0]}: no run record",
+            n=orphan.height,
+        )
+        jobs = jobs.filter(pl.col("repo_id").is_not_null())
+
+    jobs = jobs.join(repos, on="repo_id", how="left").join(workflows, on="workflow_id", how="left")
+    no_repo = jobs.filter(pl.col("repo").is_null()).height
+    if no_repo:
+        problems.add("job_without_repository_record", n=no_repo)
+
+    # Which workflow file each run used, and its text.
+    refs = t.workflow_refs.filter(pl.col("blob_sha").is_not_null()).unique(
+        ["repo_id", "workflow_path", "head_sha"], keep="last", maintain_order=True
+    )
+    files = t.workflow_files.unique(
+        ["repo_id", "workflow_path", "blob_sha"], keep="last", maintain_order=True
+    )
+    distinct = files["workflow_yaml"].unique().sort()
+    yaml_table = pl.DataFrame(
+        {"workflow_yaml": distinct, "workflow_sha256": [yaml_sha256(x) for x in distinct]},
+        schema={"workflow_yaml": pl.String, "workflow_sha256": pl.String},
+    )
+    files = files.join(yaml_table, on="workflow_yaml", how="left").drop("workflow_yaml")
+    jobs = jobs.join(refs, on=["repo_id", "workflow_path", "head_sha"], how="left").join(
+        files, on=["repo_id", "workflow_path", "blob_sha"], how="left"
+    )
+
+    def bad_yaml(sha: str, message: str) -> None:
+        problems.add("workflow_yaml_does_not_parse", f"workflow {sha[:12]}: {message}")
+
+    keyed = jobs.filter(pl.col("workflow_sha256").is_not_null())
+    keys = resolve_job_keys(
+        keyed.select("workflow_sha256", "job_name"),
+        dict(zip(yaml_table["workflow_sha256"], yaml_table["workflow_yaml"], strict=True)),
+        on_bad_yaml=bad_yaml,
+        workers=workers,
+        progress=(lambda done, total: progress("resolving job keys", done, total))
+        if progress is not None
+        else None,
+    )
+    texts = Texts(
+        workflows=yaml_table.select("workflow_sha256", "workflow_yaml"),
+        jobs=keys.filter(pl.col("job_yaml").is_not_null()).select(
+            "workflow_sha256", "job_name", "job_yaml"
+        ),
+    )
+    jobs = jobs.join(keys.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
+
+    logs = t.logs.unique("job_id", keep="last", maintain_order=True)
+    jobs = jobs.join(logs, on="job_id", how="left")
+
+    labels = (
+        pl.when(pl.col("api_labels").list.len() > 0)
+        .then(pl.col("api_labels"))
+        .when(pl.col("log_labels").list.len() > 0)
+        .then(pl.col("log_labels"))
+        .otherwise(pl.col("yaml_labels"))
+    )
+    created = pl.coalesce("created_at", "run_started_at", "run_created_at")
+    rows = jobs.select(
+        pl.col("job_id").cast(pl.String).alias("id"),
+        pl.coalesce("repo", "run_repo", pl.lit("unknown/") + pl.col("repo_id").cast(pl.String))
+        .alias("repo"),
+        "repo_id",
+        "repo_language",
+        "repo_stars",
+        "repo_size_kb",
+        "repo_topics",
+        "repo_fork",
+        *to_datetime("repo_created_at"),
+        "run_id",
+        "run_attempt",
+        "run_number",
+        "event",
+        "head_branch",
+        (pl.col("head_branch") == pl.col("default_branch")).alias("is_default_branch"),
+        "head_sha",
+        "head_commit_message",
+        "workflow_id",
+        pl.col("workflow_path").fill_null(""),
+        pl.coalesce("workflow_name", "workflow_record_name").alias("workflow_name"),
+        "workflow_sha256",
+        "job_id",
+        "job_name",
+        "job_key",
+        "matrix",
+        labels.alias("runner_labels"),
+        pl.col("log_image").alias("runner_image"),
+        "needs",
+        "step_names",
+        created.cast(_TS).alias("created_at"),
+        *to_datetime("started_at", "completed_at"),
+        pl.col("conclusion").fill_null(""),
+        ((pl.col("completed_at") - pl.col("started_at")) / 1e6).alias("duration_s"),
+        ((pl.col("started_at") - created) / 1e6).alias("queue_s"),
+        pl.when(pl.col("log_status").is_in(["ok", "too_large"]))
+        .then(pl.col("log_bytes"))
+        .alias("log_bytes"),
+        "status",
+        pl.when(pl.col("workflow_sha256").is_null())
+        .then(pl.lit("no_yaml"))
+        .otherwise(pl.col("job_key_how"))
+        .alias("job_key_how"),
+    )
+    return with_runner_os(rows), texts

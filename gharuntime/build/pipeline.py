@@ -1,0 +1,227 @@
+"""`gharuntime build` as a library call: read a source, normalize, filter, add history, split and
+write a documented dataset folder through `gharuntime.dataset.write_dataset`.
+
+Every bad input is counted in the result's `problems` (and the manifest), never raised; what is
+raised (BuildError) is a build that cannot produce a dataset at all, and then any earlier dataset
+at the output path stays as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from gharuntime.build.card import render_card
+from gharuntime.build.filters import DEFAULT_CONCLUSIONS, apply_filters
+from gharuntime.build.normalize import Texts, normalize_raw
+from gharuntime.contract import COLUMNS, RawStoreLayout
+from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
+from gharuntime.history import history_durations
+from gharuntime.rawstore import RawStoreError, listed_shards
+from gharuntime.sources._columns import Problems, Progress, SourceError
+from gharuntime.sources.ghalogs import read_ghalogs
+from gharuntime.sources.raw import read_raw_stores
+
+__all__ = ["BuildError", "BuildResult", "build_from_ghalogs", "build_from_raw", "finish_build"]
+
+_LAYOUT = RawStoreLayout()
+
+# Problems that mean input records were lost rather than merely left incomplete.
+LOSSY_PROBLEMS = (
+    "unreadable_record",
+    "truncated_shard",
+    "job_without_run",
+    "unreadable_run",
+    "job_without_repository_id",
+)
+
+
+class BuildError(Exception):
+    """The build cannot produce a dataset (say what and how to fix it)."""
+
+
+@dataclass
+class BuildResult:
+    """What a build wrote and what it met on the way."""
+
+    out: Path
+    manifest: dict[str, Any]
+    filters: dict[str, int]
+    problems: Problems = field(default_factory=Problems)
+
+    @property
+    def rows(self) -> int:
+        return int(self.manifest["rows"])
+
+    @property
+    def lost_input(self) -> int:
+        """Input records that could not be read or placed (the CLI exits 1 when > 0)."""
+        return sum(self.problems.counts.get(k, 0) for k in LOSSY_PROBLEMS)
+
+
+def _note(progress: Progress | None, stage: str) -> None:
+    if progress is not None:
+        progress(stage, 0, None)
+
+
+def _store_provenance(root: Path) -> dict[str, Any]:
+    """Name, meta and a digest of a raw store's listed shards (no absolute paths: output must not
+    depend on where the store sits)."""
+    con = sqlite3.connect(f"file:{root / _LAYOUT.state}?mode=ro", uri=True)
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+        shards = con.execute("SELECT name, records, sha256 FROM shards ORDER BY rowid").fetchall()
+    finally:
+        con.close()
+    digest = hashlib.sha256("\n".join(f"{n}:{s}" for n, _, s in shards).encode()).hexdigest()
+    return {
+        "name": root.resolve().name,
+        "meta": {
+            k: v
+            for k, v in meta.items()
+            if k in ("format", "source", "api_url", "seed") or k.startswith("sim_")
+        },
+        "shards": len(shards),
+        "records": sum(int(r) for _, r, _ in shards),
+        "shards_sha256": digest,
+    }
+
+
+def finish_build(
+    candidates: pl.DataFrame,
+    out: Path,
+    *,
+    source: dict[str, Any],
+    problems: Problems,
+    texts: Texts | None = None,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    build: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+) -> BuildResult:
+    """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
+
+    Pass `candidates` without keeping a reference of your own: at millions of rows the build
+    frees each stage's frame as soon as the next one exists."""
+    _note(progress, "filtering")
+    n_candidates = candidates.height
+    rows, filter_counts = apply_filters(candidates, conclusions)
+    del candidates
+    if rows.height == 0:
+        raise BuildError(
+            f"no job is left after the filters ({n_candidates} candidates; removed: "
+            + ", ".join(f"{k} {v}" for k, v in filter_counts.items() if v)
+            + "); nothing was written. Check the source, or keep more conclusions with "
+            "--conclusions all"
+        )
+    job_keys = {
+        str(how): int(n)
+        for how, n in rows.group_by("job_key_how").len().sort("job_key_how").iter_rows()
+    }
+    _note(progress, "history features")
+    rows = rows.with_columns(history_durations(rows))
+    if texts is not None:
+        rows = texts.attach(rows)
+    params = {
+        **(build or {}),
+        "conclusions": list(conclusions) if conclusions is not None else "all",
+        "candidates": n_candidates,
+        "job_keys": job_keys,
+        "problems": problems.as_dict(),
+    }
+    _note(progress, "writing the dataset")
+    final = [rows.select([c.name for c in COLUMNS])]
+    del rows
+    try:
+        manifest = write_dataset(
+            final.pop(),  # no reference kept here: write_dataset's sorted copy replaces it
+            out,
+            source=source,
+            build=params,
+            filters=filter_counts,
+            render_card=render_card,
+            rows_per_file=rows_per_file,
+        )
+    except DatasetError as exc:
+        raise BuildError(f"could not write the dataset at {out}: {exc}") from exc
+    return BuildResult(out=out, manifest=manifest, filters=filter_counts, problems=problems)
+
+
+def build_from_raw(
+    roots: Sequence[Path],
+    out: Path,
+    *,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    source: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    workers: int = 1,
+) -> BuildResult:
+    """Build from one or more raw stores (crawl shards or `simulate dump`), read together.
+
+    `workers` > 1 parses workflow YAML in that many spawned processes (see resolve_job_keys)."""
+    try:
+        for root in roots:
+            listed_shards(Path(root))  # a clear error naming the folder when it is not a store
+        stores = [_store_provenance(Path(r)) for r in roots]
+        tables = read_raw_stores([Path(r) for r in roots], progress=progress)
+    except (RawStoreError, sqlite3.Error) as exc:
+        raise BuildError(str(exc)) from exc
+    problems = tables.problems
+    records, fetch_errors = tables.records, tables.fetch_errors
+    _note(progress, "normalizing")
+    normalized = [normalize_raw(tables, problems, workers=workers, progress=progress)]
+    del tables  # the raw tables are no longer needed; free them before the filters run
+    synthetic = any("simul" in str(s["meta"].get("source", "")).lower() for s in stores)
+    src = {
+        "kind": "simulated" if synthetic else "raw",
+        "synthetic": synthetic,
+        "stores": stores,
+        **(source or {}),
+    }
+    texts = normalized[0][1]
+    return finish_build(
+        normalized.pop()[0],  # passed on without a reference here, so it can be freed early
+        out,
+        source=src,
+        problems=problems,
+        texts=texts,
+        conclusions=conclusions,
+        build={"records": records, "fetch_errors": fetch_errors},
+        progress=progress,
+        rows_per_file=rows_per_file,
+    )
+
+
+def build_from_ghalogs(
+    dump: Path,
+    out: Path,
+    *,
+    logs: Path | None = None,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+) -> BuildResult:
+    """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional logs)."""
+    try:
+        read = [read_ghalogs(dump, logs=logs, progress=progress)]
+    except SourceError as exc:
+        raise BuildError(str(exc)) from exc
+    _, problems, info = read[0]
+    source = {"kind": "ghalogs", "synthetic": False, **info}
+    return finish_build(
+        read.pop()[0],
+        out,
+        source=source,
+        problems=problems,
+        conclusions=conclusions,
+        build={"records": info.get("runs_read", 0)},
+        progress=progress,
+        rows_per_file=rows_per_file,
+    )

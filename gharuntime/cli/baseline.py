@@ -1,0 +1,136 @@
+"""`gharuntime baseline NAME --dataset DIR --track TRACK --out SUBMISSION.jsonl`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.run import meta_path, run_baseline
+from gharuntime.cli.output import err_console
+from gharuntime.contract import CONFIGS, SPLITS, TRACKS
+from gharuntime.dataset import DatasetError
+
+__all__ = ["baseline_command"]
+
+
+def _params(values: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--param")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+@click.command("baseline")
+@click.argument("name", type=click.Choice(list(METHODS)))
+@click.option(
+    "--dataset",
+    "dataset",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Dataset folder (from `gharuntime build`).",
+)
+@click.option(
+    "--config",
+    default="temporal",
+    show_default=True,
+    type=click.Choice(list(CONFIGS)),
+    help="Split configuration.",
+)
+@click.option(
+    "--track",
+    default="config",
+    show_default=True,
+    type=click.Choice(list(TRACKS)),
+    help="Which inputs the method may read (history adds history_duration_s).",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Submission to write (JSON Lines); its sidecar is OUT.meta.json.",
+)
+@click.option(
+    "--model-out",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder for the fitted model [default: OUT without .jsonl, plus .model].",
+)
+@click.option(
+    "--split",
+    default="test",
+    show_default=True,
+    type=click.Choice(list(SPLITS)),
+    help="Split to predict.",
+)
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice.")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost).",
+)
+def baseline_command(
+    name: str,
+    dataset: Path,
+    config: str,
+    track: str,
+    out: Path,
+    model_out: Path | None,
+    split: str,
+    seed: int,
+    params: tuple[str, ...],
+) -> None:
+    """Fit a reference method on a dataset's train split and write its submission.
+
+    \b
+    Methods:
+      median        the training median of each target
+      group-median  median of the same repo + workflow + job name, then of the repo, then global
+      last-run      the job's most recent earlier duration (history track), else group-median
+      lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository
+      xgboost       XGBoost on the same features
+    Gradient-boosted models train on log1p of each target with early stopping on the
+    validation split, 2 threads and a fixed seed. The fitted model folder (model.json,
+    importances.json, the library's files) is what `gharuntime predict --model` reads.
+    A method that reads a column its track forbids (last-run on --track config) is refused.
+
+    \b
+    Exit codes: 0 written, 2 bad input or a method the track forbids.
+    Example:
+      gharuntime baseline lightgbm --dataset out/dataset --track config --out runs/lgb.jsonl
+      gharuntime eval runs/lgb.jsonl --dataset out/dataset
+    """
+    model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
+    try:
+        with err_console.status(f"{name} on {track} track…") as status:
+            result = run_baseline(
+                name,
+                dataset,
+                config=config,
+                track=track,
+                out=out,
+                model_dir=model_dir,
+                split=split,
+                seed=seed,
+                params=_params(params),
+                progress=lambda msg: status.update(f"{name}: {msg}"),
+            )
+    except (MethodError, DatasetError) as exc:
+        err_console.print(f"[red]error[/red]: {exc}")
+        sys.exit(2)
+    err_console.print(
+        f"[green]wrote[/green] {result.rows} predictions to {out} (+ {meta_path(out).name}); "
+        f"model in {model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s"
+    )

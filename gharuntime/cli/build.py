@@ -1,0 +1,402 @@
+"""`gharuntime build`: a raw store, a GHALogs dump or a crawl → a dataset folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gharuntime.build.filters import DEFAULT_CONCLUSIONS
+from gharuntime.build.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.sim.world import SCALES
+
+__all__ = ["build_command"]
+
+SOURCES = ("raw", "ghalogs", "simulated", "github")
+
+
+class _Bar:
+    """Renders the library's progress(stage, done, total) callback as one rich progress bar."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: TaskID = progress.add_task("starting", total=None)
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        self.progress.update(
+            self.task,
+            description=f"{stage} ({done:,})" if done else stage,
+            completed=done,
+            total=total,
+        )
+
+
+def _conclusions(text: str) -> tuple[str, ...] | None:
+    if text.strip().lower() == "all":
+        return None
+    values = tuple(v.strip() for v in text.split(",") if v.strip())
+    if not values:
+        raise click.BadParameter("give conclusions to keep, e.g. success or success,failure")
+    return values
+
+
+def _summary(result: BuildResult, seconds: float) -> None:
+    m = result.manifest
+    table = Table(title=f"dataset written to {result.out}", show_edge=False)
+    table.add_column("config")
+    for split in SPLITS:
+        table.add_column(split, justify="right")
+    for config in CONFIGS:
+        table.add_row(config, *(f"{m['splits'][config][s]:,}" for s in SPLITS))
+    err_console.print(table)
+    err_console.print(
+        f"{m['rows']:,} jobs, {m['runs']:,} runs, {m['repositories']:,} repositories "
+        f"from {m['build'].get('candidates', 0):,} candidate jobs in {seconds:.1f} s"
+    )
+    removed = ", ".join(f"{k} {v:,}" for k, v in result.filters.items() if v)
+    err_console.print(f"filters removed: {removed or 'nothing'}")
+    keys = m["build"].get("job_keys", {})
+    if keys:
+        err_console.print("job keys: " + ", ".join(f"{k} {v:,}" for k, v in keys.items()))
+    counts = result.problems.counts
+    if counts:
+        err_console.print("[yellow]input problems[/yellow] (details in manifest.json):")
+        for kind, n in sorted(counts.items()):
+            example = (result.problems.examples.get(kind) or [""])[0]
+            err_console.print(f"  {kind}: {n:,}" + (f"  e.g. {example}" if example else ""))
+    else:
+        err_console.print("input problems: none")
+
+
+@click.command("build")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option(
+    "--raw",
+    "raw",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="A raw store (crawl output or `simulate dump`); more stores may follow: --raw A B C.",
+)
+@click.option(
+    "--source",
+    type=click.Choice(SOURCES),
+    default=None,
+    help="What PATHS are: raw stores (default) or a GHALogs dump folder.",
+)
+@click.option(
+    "--logs",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    default=None,
+    help="GHALogs only: the folder of per-run log archives (adds labels, step names, exact times).",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("gharuntime-dataset"),
+    show_default=True,
+    help="Dataset folder to write (replaced only once the new one is complete and valid).",
+)
+@click.option(
+    "--conclusions",
+    default=",".join(DEFAULT_CONCLUSIONS),
+    show_default=True,
+    help="Job conclusions to keep, comma separated, or 'all'.",
+)
+@click.option(
+    "--rows-per-file",
+    type=click.IntRange(min=1_000),
+    default=250_000,
+    show_default=True,
+    help="Rows per Parquet file.",
+)
+@click.option(
+    "--crawl-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="simulated/github: raw store the crawl writes and the build reads (default: OUT.raw "
+    "beside --out); rerunning with the same folder continues the crawl.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="simulated: world seed.")
+@click.option(
+    "--scale",
+    type=click.Choice(sorted(SCALES)),
+    default="tiny",
+    show_default=True,
+    help="simulated: world size (tiny 12 repositories ... paper 27,000).",
+)
+@click.option(
+    "--crawl-logs/--no-crawl-logs",
+    default=False,
+    help="simulated/github: also download each job's log (fills log_bytes).",
+)
+@click.option(
+    "--repos",
+    "repos_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="github: file of repositories to crawl, owner/name one a line.",
+)
+@click.option("--search", help="github: repository search query instead of --repos.")
+@click.option("--max-repos", type=click.IntRange(min=1), help="github: crawl at most N repos.")
+@click.option("--since", help="github: runs created from this date (default: 90 days ago).")
+@click.option("--until", help="github: runs created up to this date (default: now).")
+@click.option(
+    "--max-runs-per-workflow",
+    type=click.IntRange(1, 1000),
+    help="github: only the N most recent runs of each workflow.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="github: file of tokens, one a line (default: $GITHUB_TOKEN).",
+)
+@click.option(
+    "--api-url",
+    default="https://api.github.com",
+    show_default=True,
+    envvar="GITHUB_API_URL",
+    help="github: API root (GitHub Enterprise Server, or a simulated GitHub you run).",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 50),
+    default=6,
+    show_default=True,
+    help="github: retries of one request on 5xx, resets or malformed bodies.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=min(os.cpu_count() or 1, 4),
+    show_default="the CPU count, at most 4",
+    help="Processes that parse workflow YAML (the slowest part of a large build).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+def build_command(
+    paths: tuple[Path, ...],
+    raw: tuple[Path, ...],
+    source: str | None,
+    logs: Path | None,
+    out: Path,
+    conclusions: str,
+    rows_per_file: int,
+    crawl_dir: Path | None,
+    seed: int,
+    scale: str,
+    crawl_logs: bool,
+    repos_file: Path | None,
+    search: str | None,
+    max_repos: int | None,
+    since: str | None,
+    until: str | None,
+    max_runs_per_workflow: int | None,
+    token_file: Path | None,
+    api_url: str,
+    max_retries: int,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
+
+    Reads the source as a stream, resolves each job to its workflow YAML key, applies the filters
+    (each counted in the data card), adds history features, splits per the data contract and
+    writes zstd Parquet, manifest.json and a dataset card. The folder at --out is replaced only
+    when the new one is complete and passes `gharuntime validate`.
+
+    \b
+    Sources:
+      --raw DIR [DIR ...]         raw stores (crawl shards, `simulate dump`), read together
+      --source ghalogs DIR        the published GHALogs dump (runs.json.gz, repositories.json.gz)
+      --source simulated          serve the seeded simulated GitHub on 127.0.0.1, crawl it with
+                                  the real crawler, build (a synthetic dataset; says so)
+      --source github             crawl GitHub (--repos FILE or --search QUERY), then build
+    \b
+    Examples:
+      gharuntime build --source simulated --seed 1 --scale small --out ./gharuntime-sim
+      gharuntime build --raw ./crawl-a ./crawl-b --out ./gharuntime-dataset
+      gharuntime build --source ghalogs ./ghalogs --logs ./ghalogs/logs --out ./ghalogs-dataset
+      GITHUB_TOKEN=... gharuntime build --source github --repos repos.txt --out ./gharuntime-gh
+    \b
+    Exit codes: 0 built; 1 built, but some input records could not be read (see the summary);
+    2 bad usage or a source that cannot be built.
+    """
+    kind = source or "raw"
+    roots = [*raw, *paths]
+    if kind in ("simulated", "github") and roots:
+        raise click.UsageError(f"--source {kind} crawls first; it takes no PATHS or --raw")
+    if kind == "github" and (repos_file is None) == (search is None):
+        raise click.UsageError(
+            "--source github needs exactly one of --repos FILE or --search QUERY"
+        )
+    if kind not in ("simulated", "github") and not roots:
+        raise click.UsageError(
+            "give a source: --raw DIR [DIR ...] or --source ghalogs DIR (see --help)"
+        )
+    if kind == "ghalogs" and (raw or len(paths) != 1):
+        raise click.UsageError(
+            "--source ghalogs takes exactly one dump folder: --source ghalogs DIR"
+        )
+    if logs is not None and kind != "ghalogs":
+        raise click.UsageError("--logs is for --source ghalogs only")
+    keep = _conclusions(conclusions)
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())
+    ):
+        raise click.BadParameter(
+            f"{out} exists and is not a dataset folder; choose another --out (an earlier "
+            "dataset there would be replaced, anything else is never touched)",
+            param_hint="--out",
+        )
+    started = time.monotonic()
+    try:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as bar:
+            report = _Bar(bar)
+            crawl_into = crawl_dir or out.with_name(out.name + ".raw")
+            if kind == "simulated":
+                from gharuntime.build.crawled import build_from_simulated
+
+                result = build_from_simulated(
+                    out,
+                    crawl_into,
+                    seed=seed,
+                    scale=scale,
+                    logs=crawl_logs,
+                    conclusions=keep,
+                    progress=report,
+                    workers=workers,
+                )
+            elif kind == "github":
+                result = _build_github(
+                    out,
+                    crawl_into,
+                    keep,
+                    report,
+                    repos_file=repos_file,
+                    search=search,
+                    max_repos=max_repos,
+                    since=since,
+                    until=until,
+                    max_runs_per_workflow=max_runs_per_workflow,
+                    logs=crawl_logs,
+                    token_file=token_file,
+                    api_url=api_url,
+                    max_retries=max_retries,
+                    workers=workers,
+                )
+            else:
+                result = _build_local(
+                    kind,
+                    roots,
+                    out,
+                    logs,
+                    keep,
+                    report,
+                    rows_per_file=rows_per_file,
+                    workers=workers,
+                )
+    except BuildError as exc:
+        err_console.print(f"[red]build failed[/red]: {exc}")
+        err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
+        sys.exit(2)
+    _summary(result, time.monotonic() - started)
+    if as_json:
+        out_console.print_json(json.dumps(_plain(result.manifest)))
+    if result.lost_input:
+        err_console.print(
+            f"[yellow]warning[/yellow]: {result.lost_input:,} input record(s) could not be read or "
+            "placed; the dataset lacks them (exit code 1)"
+        )
+        sys.exit(1)
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _build_local(
+    kind: str,
+    roots: list[Path],
+    out: Path,
+    logs: Path | None,
+    keep: tuple[str, ...] | None,
+    report: _Bar,
+    *,
+    rows_per_file: int,
+    workers: int,
+) -> BuildResult:
+    if kind == "ghalogs":
+        return build_from_ghalogs(
+            roots[0], out, logs=logs, conclusions=keep, progress=report, rows_per_file=rows_per_file
+        )
+    return build_from_raw(
+        roots, out, conclusions=keep, progress=report, rows_per_file=rows_per_file
+    )
+
+
+def _build_github(
+    out: Path,
+    raw: Path,
+    keep: tuple[str, ...] | None,
+    report: _Bar,
+    *,
+    repos_file: Path | None,
+    search: str | None,
+    max_repos: int | None,
+    since: str | None,
+    until: str | None,
+    max_runs_per_workflow: int | None,
+    logs: bool,
+    token_file: Path | None,
+    api_url: str,
+    max_retries: int,
+    workers: int,
+) -> BuildResult:
+    """Crawl with the crawler's own option handling (tokens, dates), then build."""
+    from gharuntime.build.crawled import build_from_crawl
+    from gharuntime.cli.crawl import _time, load_tokens
+    from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy
+    from gharuntime.crawler.crawl import CrawlOptions
+
+    repos = None
+    if repos_file is not None:
+        repos = [
+            line.split("#", 1)[0].strip()
+            for line in repos_file.read_text(encoding="utf-8").splitlines()
+            if line.split("#", 1)[0].strip()
+        ]
+    opts = CrawlOptions(
+        repos=repos,
+        search=search,
+        max_repos=max_repos,
+        since=_time(since, "--since"),
+        until=_time(until, "--until"),
+        max_runs_per_workflow=max_runs_per_workflow,
+        logs=logs,
+    )
+    tokens = load_tokens(token_file)
+    if not tokens:
+        err_console.print(
+            "[yellow]no token[/yellow]: unauthenticated requests get 60 an hour; pass "
+            "--token-file or set GITHUB_TOKEN"
+        )
+    policy = RetryPolicy(max_retries=max_retries)
+    client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())
+    return build_from_crawl(
+        out, raw, opts, client, conclusions=keep, progress=report, workers=workers
+    )

@@ -1,0 +1,173 @@
+"""`gharuntime predict WORKFLOW.yml --model MODEL_DIR`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.table import Table
+
+from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.model_io import load_model
+from gharuntime.baselines.predict import (
+    RepoMeta,
+    WorkflowPrediction,
+    predict_workflow,
+    repo_meta_from_json,
+)
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.workflow import WorkflowError
+
+__all__ = ["predict_command"]
+
+
+def _human(seconds: float) -> str:
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+
+
+def _bytes(n: float) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def _fail(message: str) -> NoReturn:
+    err_console.print(f"[red]error[/red]: {message}", highlight=False)
+    sys.exit(2)
+
+
+def _table(result: WorkflowPrediction) -> Table:
+    targets = list(result.jobs[0].predicted) if result.jobs else ["duration_s"]
+    title = f"{result.path} — {result.model.get('method')} ({result.model.get('track')} track)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("job")
+    table.add_column("runs on")
+    labels = {"duration_s": "duration", "queue_s": "queue", "log_bytes": "log size"}
+    for t in targets:
+        table.add_column(labels.get(t, t), justify="right")
+    for j in result.jobs:
+        cells = [
+            _bytes(j.predicted[t]) if t == "log_bytes" else _human(j.predicted[t]) for t in targets
+        ]
+        table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
+    return table
+
+
+@click.command("predict")
+@click.argument("workflow", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--model",
+    "model_dir",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="A model folder written by `gharuntime baseline`.",
+)
+@click.option(
+    "--repo-meta",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="JSON with the repository's metadata: GitHub's GET /repos/{owner}/{repo} response, "
+    "or job-table names (repo_language, repo_stars, repo_size_kb, ...).",
+)
+@click.option("--language", help="Repository language [default: unknown].")
+@click.option("--stars", type=click.IntRange(min=0), help="Stargazers [default: unknown].")
+@click.option(
+    "--size-kb", type=click.IntRange(min=0), help="Repository size in KB [default: unknown]."
+)
+@click.option("--event", default="push", show_default=True, help="Triggering event.")
+@click.option(
+    "--default-branch/--other-branch",
+    default=True,
+    show_default=True,
+    help="Whether the run is on the default branch.",
+)
+@click.option(
+    "--at",
+    type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
+    help="When the run is queued, UTC [default: now]; fixes the output for a given time.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
+def predict_command(
+    workflow: Path,
+    model_dir: Path,
+    repo_meta: Path | None,
+    language: str | None,
+    stars: int | None,
+    size_kb: int | None,
+    event: str,
+    default_branch: bool,
+    at: datetime | None,
+    as_json: bool,
+) -> None:
+    """Predict how long each job of a workflow file will run, with a saved model.
+
+    Expands the workflow's jobs and matrix as GitHub would (include/exclude, job names such as
+    `test (ubuntu-latest, 3.11)`, local reusable workflows), builds the same features the model
+    was trained on, and prints the predicted duration per job, the sum over jobs and the
+    critical path through `needs`. The workflow need never have run. Unknown repository
+    metadata is treated as missing by the model; give it with --repo-meta or the options.
+
+    \b
+    Exit codes: 0 ok, 2 a file that is not a workflow, or a bad model or option.
+    Example:
+      gharuntime baseline lightgbm --dataset out/dataset --out runs/lgb.jsonl --model-out models/lgb
+      gharuntime predict .github/workflows/ci.yml --model models/lgb --language Python --stars 120
+    """
+    meta = RepoMeta(event=event, default_branch=default_branch)
+    if repo_meta is not None:
+        try:
+            data: Any = json.loads(repo_meta.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("the top level must be a JSON object")
+            meta = repo_meta_from_json(data, meta)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            _fail(f"{repo_meta}: not usable repository metadata: {exc}")
+    meta = repo_meta_from_json(
+        {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
+    )
+    try:
+        text = workflow.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{workflow}: cannot read: {exc}")
+    try:
+        method, model_meta = load_model(model_dir)
+    except MethodError as exc:
+        _fail(str(exc))
+    try:
+        result = predict_workflow(
+            text,
+            method,
+            path=str(workflow),
+            meta=meta,
+            at=at.replace(tzinfo=timezone.utc) if at else None,
+            local_file=workflow,
+            model_info={
+                "method": model_meta["method"],
+                "track": model_meta["track"],
+                "dataset": model_meta.get("dataset", {}).get("id"),
+                "folder": str(model_dir),
+            },
+        )
+    except WorkflowError as exc:
+        _fail(f"{exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` and `jobs:`")
+    except MethodError as exc:
+        _fail(str(exc))
+    if as_json:
+        out_console.print_json(json.dumps(result.to_json()))
+        return
+    out_console.print(_table(result))
+    out_console.print(
+        f"{len(result.jobs)} job(s); sum of job time {_human(result.total_job_s)}, "
+        f"critical path through needs {_human(result.critical_path_s)}"
+    )

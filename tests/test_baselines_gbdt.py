@@ -1,0 +1,80 @@
+"""LightGBM and XGBoost on the fixture dataset: they learn, they are reproducible, and a saved
+model predicts what the fitted one did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gharuntime.baselines.model_io import load_model, save_model
+from gharuntime.baselines.registry import make_method
+from gharuntime.dataset import load
+
+SMALL = {"n_estimators": 60, "early_stopping_rounds": 10, "learning_rate": 0.2}
+
+
+def _rmsle(pred: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((np.log1p(pred) - np.log1p(truth)) ** 2)))
+
+
+@pytest.fixture(scope="module")
+def splits(fixture_dataset_master: Path) -> dict[str, object]:
+    return {s: load(fixture_dataset_master, "temporal", s) for s in ("train", "validation", "test")}
+
+
+@pytest.mark.parametrize("name", ["lightgbm", "xgboost"])
+def test_gbdt_beats_the_global_median_on_the_fixture(name: str, splits: dict) -> None:
+    test = splits["test"]
+    median = make_method("median", "config")
+    median.fit(splits["train"])
+    model = make_method(name, "config", params=SMALL)
+    model.fit(splits["train"], splits["validation"])
+    truth = test["duration_s"].to_numpy()
+    gbdt_err = _rmsle(model.predict_rows(test)["duration_s"], truth)
+    median_err = _rmsle(median.predict_rows(test)["duration_s"], truth)
+    # The fixture's durations follow repository size and OS, which the features carry.
+    assert gbdt_err < 0.6 * median_err, (gbdt_err, median_err)
+
+
+@pytest.mark.parametrize("name", ["lightgbm", "xgboost"])
+def test_same_seed_gives_identical_predictions(name: str, splits: dict) -> None:
+    runs = []
+    for _ in range(2):
+        m = make_method(name, "history", seed=3, params=SMALL)
+        m.fit(splits["train"], splits["validation"])
+        runs.append(m.predict_rows(splits["test"])["duration_s"])
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("name", ["lightgbm", "xgboost"])
+def test_saved_model_predicts_what_the_fitted_one_did(
+    name: str, splits: dict, tmp_path: Path
+) -> None:
+    m = make_method(name, "multi", params={**SMALL, "target_encoding": True})
+    m.fit(splits["train"], splits["validation"])
+    save_model(m, tmp_path / "model", {"dataset": {"id": "fixture"}})
+    loaded, meta = load_model(tmp_path / "model")
+    assert meta["targets"] == ["duration_s", "queue_s", "log_bytes"]
+    before, after = m.predict_rows(splits["test"]), loaded.predict_rows(splits["test"])
+    for target in before:
+        np.testing.assert_allclose(before[target], after[target], rtol=1e-6)
+
+
+def test_early_stopping_on_validation_keeps_fewer_trees(splits: dict) -> None:
+    m = make_method(
+        "lightgbm",
+        "config",
+        params={"n_estimators": 400, "early_stopping_rounds": 5, "learning_rate": 0.3},
+    )
+    m.fit(splits["train"], splits["validation"])
+    assert 0 < m.best_iterations["duration_s"] < 400  # type: ignore[attr-defined]
+
+
+def test_importances_rank_the_features_that_drive_the_fixture(splits: dict, tmp_path: Path) -> None:
+    m = make_method("lightgbm", "config", params=SMALL)
+    m.fit(splits["train"], splits["validation"])
+    top = [f for f, _ in m.importances()["duration_s"][:4]]
+    assert any(f.startswith(("os=", "label#", "matrix#")) for f in top), top
+    assert "repo_size_log" in top, top

@@ -1,0 +1,83 @@
+"""median, group-median and last-run on hand-made rows whose answers are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from gharuntime.baselines.naive import GroupMedian, LastRun, Median
+from gharuntime.fixture import fixture_jobs
+
+
+def _rows(spec: list[tuple[int, str, str, float, list[float]]]) -> pl.DataFrame:
+    """(repo_id, workflow_path, job_name, duration_s, history) rows on a real job-table frame."""
+    base = fixture_jobs(repos=1, runs_per_repo=len(spec)).head(len(spec))
+    return base.with_columns(
+        pl.Series("repo_id", [s[0] for s in spec], dtype=pl.Int64),
+        pl.Series("workflow_path", [s[1] for s in spec]),
+        pl.Series("job_name", [s[2] for s in spec]),
+        pl.Series("duration_s", [s[3] for s in spec], dtype=pl.Float64),
+        pl.Series("history_duration_s", [s[4] for s in spec], dtype=pl.List(pl.Float64)),
+    )
+
+
+@pytest.fixture()
+def train_rows() -> pl.DataFrame:
+    return _rows(
+        [
+            (1, "ci.yml", "test", 10.0, []),
+            (1, "ci.yml", "test", 30.0, []),
+            (1, "ci.yml", "lint", 100.0, []),
+            (2, "ci.yml", "test", 1000.0, []),
+        ]
+    )
+
+
+def test_median_predicts_the_training_median(train_rows: pl.DataFrame) -> None:
+    m = Median("config")
+    m.fit(train_rows)
+    assert m.predict_rows(train_rows.head(3))["duration_s"].tolist() == [65.0, 65.0, 65.0]
+
+
+def test_group_median_falls_back_from_job_to_repo_to_global(train_rows: pl.DataFrame) -> None:
+    m = GroupMedian("config")
+    m.fit(train_rows)
+    query = _rows(
+        [
+            (1, "ci.yml", "test", 0.0, []),  # its own group: median(10, 30)
+            (1, "ci.yml", "build", 0.0, []),  # unseen job, seen repo: median(10, 30, 100)
+            (3, "ci.yml", "test", 0.0, []),  # unseen repo: global median(10, 30, 100, 1000)
+        ]
+    )
+    assert m.predict_rows(query)["duration_s"].tolist() == [20.0, 30.0, 65.0]
+
+
+def test_last_run_takes_the_most_recent_earlier_duration(train_rows: pl.DataFrame) -> None:
+    m = LastRun("history")
+    m.fit(train_rows)
+    query = _rows([(1, "ci.yml", "test", 0.0, [7.0, 99.0]), (1, "ci.yml", "test", 0.0, [])])
+    assert m.predict_rows(query)["duration_s"].tolist() == [7.0, 20.0]
+
+
+def test_multi_track_median_predicts_every_target_and_skips_missing_logs() -> None:
+    jobs = fixture_jobs(repos=2, runs_per_repo=2)
+    logs = [None, *jobs["log_bytes"].to_list()[1:]]
+    jobs = jobs.with_columns(pl.Series("log_bytes", logs, dtype=pl.Int64))
+    m = Median("multi")
+    m.fit(jobs)
+    out = m.predict_rows(jobs)
+    assert set(out) == {"duration_s", "queue_s", "log_bytes"}
+    assert out["log_bytes"][0] == pytest.approx(
+        float(np.median(jobs["log_bytes"].drop_nulls().to_numpy()))
+    )
+
+
+def test_a_target_without_any_training_value_is_a_clear_error() -> None:
+    from gharuntime.baselines.method import MethodError
+
+    jobs = fixture_jobs(repos=2, runs_per_repo=1).with_columns(
+        pl.lit(None, dtype=pl.Int64).alias("log_bytes")
+    )
+    with pytest.raises(MethodError, match="no training row has a value for log_bytes"):
+        Median("multi").fit(jobs)

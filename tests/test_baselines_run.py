@@ -1,0 +1,130 @@
+"""`gharuntime baseline`: a submission eval can read, its sidecar, and the saved model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.model_io import MODEL_FILE, load_model, save_model
+from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.run import run_baseline
+from gharuntime.cli.main import cli
+from gharuntime.dataset import load, sha256_file
+
+
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_submission_has_one_record_per_test_row(fixture_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "median.jsonl"
+    run_baseline("median", fixture_dataset, config="temporal", track="config", out=out)
+    test_ids = load(fixture_dataset, "temporal", "test")["id"].to_list()
+    records = _lines(out)
+    assert [r["id"] for r in records] == test_ids
+    assert all(set(r) == {"id", "duration_s"} for r in records)
+
+
+def test_multi_track_submission_carries_all_three_targets(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "gm.jsonl"
+    run_baseline("group-median", fixture_dataset, config="cross_repo", track="multi", out=out)
+    assert set(_lines(out)[0]) == {"id", "duration_s", "queue_s", "log_bytes"}
+
+
+def test_sidecar_names_method_track_inputs_and_dataset_revision(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "lr.jsonl"
+    run_baseline("last-run", fixture_dataset, config="temporal", track="history", out=out, seed=7)
+    meta = json.loads((tmp_path / "lr.jsonl.meta.json").read_text())
+    assert meta["method"] == "last-run"
+    assert meta["track"] == "history"
+    assert meta["inputs"] == ["history_duration_s", "repo_id", "workflow_path", "job_name"]
+    assert meta["dataset_revision"] == sha256_file(fixture_dataset / "manifest.json")
+    assert (meta["config"], meta["split"], meta["seed"]) == ("temporal", "test", 7)
+
+
+def test_cli_writes_submission_and_model(fixture_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs" / "xgb.jsonl"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "baseline",
+            "xgboost",
+            "--dataset",
+            str(fixture_dataset),
+            "--track",
+            "config",
+            "--out",
+            str(out),
+            "--param",
+            "n_estimators=20",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert out.is_file()
+    _, meta = load_model(tmp_path / "runs" / "xgb.model")
+    assert meta["config"]["n_estimators"] == 20
+    assert json.loads((tmp_path / "runs" / "xgb.model" / "importances.json").read_text())[
+        "duration_s"
+    ]
+
+
+def test_cli_refuses_last_run_on_config_track_with_exit_2(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "lr.jsonl"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "baseline",
+            "last-run",
+            "--dataset",
+            str(fixture_dataset),
+            "--track",
+            "config",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "history_duration_s" in result.output and "forbids" in result.output
+    assert not out.exists()
+
+
+def test_cli_reports_a_folder_that_is_not_a_dataset(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["baseline", "median", "--dataset", str(tmp_path), "--out", str(tmp_path / "x.jsonl")]
+    )
+    assert result.exit_code == 2
+    assert "not a dataset folder" in result.output
+
+
+def test_cli_help_teaches_with_an_example() -> None:
+    result = CliRunner().invoke(cli, ["baseline", "--help"])
+    assert result.exit_code == 0
+    assert "Example:" in result.output and "group-median" in result.output
+
+
+def test_save_model_refuses_to_replace_a_folder_that_is_not_a_model(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "precious"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    m = make_method("median", "config")
+    m.fit(load(fixture_dataset, "temporal", "train"))
+    with pytest.raises(MethodError, match="not a model folder"):
+        save_model(m, folder, {})
+    assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def test_load_model_reports_a_folder_without_a_model(tmp_path: Path) -> None:
+    with pytest.raises(MethodError, match=f"no {MODEL_FILE}"):
+        load_model(tmp_path)

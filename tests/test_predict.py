@@ -1,0 +1,211 @@
+"""`gharuntime predict`: a workflow file that never ran, expanded as GitHub would, predicted by a
+saved model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gharuntime.baselines.predict import JobPrediction, critical_path, repo_meta_from_json
+from gharuntime.baselines.run import run_baseline
+from gharuntime.cli.main import cli
+
+WORKFLOW = """name: Release checks
+on: [push]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: ruff check .
+  test:
+    needs: lint
+    name: unit
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        python: ["3.10", "3.11"]
+        exclude:
+          - os: windows-latest
+            python: "3.10"
+        include:
+          - os: ubuntu-latest
+            python: "3.13"
+            experimental: true
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+      - run: pytest -q
+"""
+
+
+@pytest.fixture(scope="module")
+def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LightGBM model (config track) trained on the fixture dataset."""
+    folder = tmp_path_factory.mktemp("models")
+    run_baseline(
+        "lightgbm",
+        fixture_dataset_master,
+        config="temporal",
+        track="config",
+        out=folder / "lgb.jsonl",
+        model_dir=folder / "lgb",
+        params={"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2},
+    )
+    return folder / "lgb"
+
+
+@pytest.fixture()
+def workflow_file(tmp_path: Path) -> Path:
+    path = tmp_path / "repo" / ".github" / "workflows" / "release.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(WORKFLOW)
+    return path
+
+
+def _predict(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["predict", *args])
+    return result.exit_code, result.output
+
+
+def _json(workflow: Path, model: Path, *extra: str) -> dict:
+    code, out = _predict(
+        str(workflow), "--model", str(model), "--json", "--at", "2026-03-02", *extra
+    )
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_jobs_are_expanded_and_named_as_github_would(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    names = [j["name"] for j in _json(workflow_file, lightgbm_model)["jobs"]]
+    assert names == [
+        "lint",
+        "unit (ubuntu-latest, 3.10)",
+        "unit (ubuntu-latest, 3.11)",
+        "unit (windows-latest, 3.11)",
+        "unit (ubuntu-latest, 3.13, true)",
+    ]
+
+
+def test_a_workflow_that_never_ran_gets_a_duration_per_job(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    result = _json(workflow_file, lightgbm_model)
+    durations = {j["name"]: j["duration_s"] for j in result["jobs"]}
+    assert all(d > 0 for d in durations.values())
+    # The fixture's Windows jobs run about two minutes longer; the model learned that.
+    assert durations["unit (windows-latest, 3.11)"] > durations["unit (ubuntu-latest, 3.11)"] + 60
+    assert result["total_job_s"] == pytest.approx(sum(durations.values()), abs=0.5)
+
+
+def test_repository_size_from_options_changes_the_prediction(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    small = _json(workflow_file, lightgbm_model, "--size-kb", "200")["jobs"][0]["duration_s"]
+    large = _json(workflow_file, lightgbm_model, "--size-kb", "190000")["jobs"][0]["duration_s"]
+    assert large > small + 30  # fixture: +1 s per 2 MB of repository
+
+
+def test_repo_meta_reads_githubs_repository_object(shared_dir: Path) -> None:
+    example = shared_dir / "reference/github-rest/examples/full-repository-default-response.json"
+    meta = repo_meta_from_json(json.loads(example.read_text()))
+    assert (meta.repo, meta.repo_id, meta.stars, meta.size_kb) == (
+        "octocat/Hello-World",
+        1296269,
+        80,
+        108,
+    )
+    assert meta.created_at is not None and meta.created_at.year == 2011
+
+
+def test_repo_meta_file_is_used_by_the_command(
+    workflow_file: Path, lightgbm_model: Path, tmp_path: Path
+) -> None:
+    meta = tmp_path / "repo.json"
+    meta.write_text(json.dumps({"full_name": "o/r", "size": 190000, "stargazers_count": 5}))
+    via_file = _json(workflow_file, lightgbm_model, "--repo-meta", str(meta))
+    via_option = _json(workflow_file, lightgbm_model, "--size-kb", "190000", "--stars", "5")
+    assert via_file["jobs"] == via_option["jobs"]
+
+
+def test_table_lists_every_job_and_the_totals(workflow_file: Path, lightgbm_model: Path) -> None:
+    code, out = _predict(str(workflow_file), "--model", str(lightgbm_model))
+    assert code == 0, out
+    assert "unit (windows-latest, 3.11)" in out
+    assert "critical path" in out
+
+
+def test_yaml_that_does_not_parse_is_exit_2_with_its_line(
+    tmp_path: Path, lightgbm_model: Path
+) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps: [\n")
+    code, out = _predict(str(bad), "--model", str(lightgbm_model))
+    assert code == 2
+    assert "bad.yml:6" in out and "does not parse" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    "text", ["- just\n- a list\n", "name: x\non: push\n", "on: push\njobs:\n  a:\n    steps: []\n"]
+)
+def test_yaml_that_is_not_a_workflow_is_exit_2(
+    tmp_path: Path, lightgbm_model: Path, text: str
+) -> None:
+    path = tmp_path / "x.yml"
+    path.write_text(text)
+    code, out = _predict(str(path), "--model", str(lightgbm_model))
+    assert code == 2
+    assert "not a workflow" in out or "neither `runs-on:` nor `uses:`" in out
+
+
+def test_a_folder_that_is_not_a_model_is_exit_2(workflow_file: Path, tmp_path: Path) -> None:
+    code, out = _predict(str(workflow_file), "--model", str(tmp_path))
+    assert code == 2
+    assert "not a model folder" in out
+
+
+def test_critical_path_follows_needs_with_matrix_jobs_in_parallel() -> None:
+    def job(key: str, seconds: float, needs: tuple[str, ...] = ()) -> JobPrediction:
+        return JobPrediction(key, key, (), None, None, needs, {"duration_s": seconds})
+
+    jobs = [
+        job("lint", 10),
+        job("test", 100, ("lint",)),
+        job("test", 300, ("lint",)),
+        job("docs", 50),
+    ]
+    assert critical_path(jobs) == 310
+
+
+def test_step_names_follow_githubs_listing_with_post_steps() -> None:
+    from gharuntime.baselines.predict import workflow_rows
+
+    text = (
+        "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - name: Set up Python\n"
+        "        uses: actions/setup-python@v5\n      - run: |\n          make\n          make test\n"
+        "      - uses: codecov/codecov-action@v4\n"
+    )
+    from datetime import datetime, timezone
+
+    from gharuntime.baselines.predict import RepoMeta
+
+    frame, _ = workflow_rows(text, path="ci.yml", meta=RepoMeta(), at=datetime.now(timezone.utc))
+    # The listing of a real job (recorded from GitHub's API, ../shared/reference/recorded-api).
+    assert frame["step_names"].to_list()[0] == [
+        "Set up job",
+        "Run actions/checkout@v4",
+        "Set up Python",
+        "Run make",
+        "Run codecov/codecov-action@v4",
+        "Post Set up Python",
+        "Post Run actions/checkout@v4",
+        "Complete job",
+    ]
