@@ -410,3 +410,21 @@ def test_workflow_by_file_name(
     assert (body["id"], body["path"]) == (wf.id, wf.path)
     listed = gh.get(f"{sim_server.url}/repos/{rw.meta.full_name}/actions/workflows").json()
     assert [w["path"] for w in listed["workflows"]] == [w.path for w in rw.workflows]
+
+
+def test_a_client_that_hangs_up_mid_request_prints_no_traceback(
+    sim_server: SimServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+    import struct
+    import time
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(sim_server.url)
+    sock = socket.create_connection((parts.hostname, parts.port))
+    sock.sendall(b"GET /rate_limit HTTP/1.1\r\nHost: x")  # no end of headers: the server waits
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()  # linger 0: the peer sees a reset, as when a crawler is killed
+    time.sleep(0.3)
+    assert requests.get(sim_server.url + "/rate_limit", timeout=5).status_code == 200
+    assert "Traceback" not in capfd.readouterr().err

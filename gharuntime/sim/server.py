@@ -14,6 +14,7 @@ import json
 import re
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import Counter
@@ -114,6 +115,17 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
 ]
 
 
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """A client that hangs up mid-request (a killed crawler, a test's reset) is normal here:
+    drop the connection without printing a traceback; anything else still reports."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class SimServer:
     """A running simulated GitHub. Use `serve()` rather than building one directly."""
 
@@ -141,7 +153,7 @@ class SimServer:
         self._token_labels: dict[str, str] = {}
         self._lock = threading.Lock()
         self._metas: list[RepoMeta] | None = None
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._httpd = _QuietHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 128
         self.url = f"http://{host}:{self._httpd.server_address[1]}"
