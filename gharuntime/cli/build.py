@@ -15,6 +15,7 @@ from rich.table import Table
 
 from gharuntime.build.filters import DEFAULT_CONCLUSIONS
 from gharuntime.build.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
+from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.sim.world import SCALES
@@ -139,40 +140,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
     default=False,
     help="simulated/github: also download each job's log (fills log_bytes).",
 )
-@click.option(
-    "--repos",
-    "repos_file",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="github: file of repositories to crawl, owner/name one a line.",
-)
-@click.option("--search", help="github: repository search query instead of --repos.")
-@click.option("--max-repos", type=click.IntRange(min=1), help="github: crawl at most N repos.")
-@click.option("--since", help="github: runs created from this date (default: 90 days ago).")
-@click.option("--until", help="github: runs created up to this date (default: now).")
-@click.option(
-    "--max-runs-per-workflow",
-    type=click.IntRange(1, 1000),
-    help="github: only the N most recent runs of each workflow.",
-)
-@click.option(
-    "--token-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="github: file of tokens, one a line (default: $GITHUB_TOKEN).",
-)
-@click.option(
-    "--api-url",
-    default="https://api.github.com",
-    show_default=True,
-    envvar="GITHUB_API_URL",
-    help="github: API root (GitHub Enterprise Server, or a simulated GitHub you run).",
-)
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0, 50),
-    default=6,
-    show_default=True,
-    help="github: retries of one request on 5xx, resets or malformed bodies.",
-)
+@crawl_selection_options("github")
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),

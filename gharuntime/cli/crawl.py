@@ -14,6 +14,7 @@ import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.crawler.client import (
     BadCredentials,
@@ -200,30 +201,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="Raw store folder to write (created; an existing one is continued).",
 )
-@click.option(
-    "--repos",
-    "repos_file",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="File of repositories, owner/name one a line (# comments allowed).",
-)
-@click.option(
-    "--search", "search", help="GitHub repository search, e.g. 'stars:>100 pushed:>2025-06-01'."
-)
-@click.option(
-    "--max-repos", type=click.IntRange(min=1), help="Crawl at most this many repositories."
-)
-@click.option(
-    "--since",
-    help="Runs created from this date (default: 90 days before the first run of this crawl).",
-)
-@click.option(
-    "--until", help="Runs created up to this date (default: now, fixed when the crawl starts)."
-)
-@click.option(
-    "--max-runs-per-workflow",
-    type=click.IntRange(1, 1000),
-    help="Only the N most recent completed runs of each workflow (GHALogs used 5).",
-)
+@crawl_selection_options()
 @click.option("--logs/--no-logs", default=False, help="Also download each job's log (redacted).")
 @click.option(
     "--log-cap",
@@ -237,18 +215,6 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     "--shard", "shard", metavar="K/N", help="Crawl only shard K of N (stable hash of owner/name)."
 )
 @click.option(
-    "--token-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="File of tokens, one a line (default: $GITHUB_TOKEN). Tokens of one account share a quota.",
-)
-@click.option(
-    "--api-url",
-    default="https://api.github.com",
-    show_default=True,
-    envvar="GITHUB_API_URL",
-    help="API root: GitHub Enterprise Server (https://HOST/api/v3) or a simulated GitHub.",
-)
-@click.option(
     "--concurrency",
     type=click.IntRange(1, 32),
     default=4,
@@ -256,13 +222,6 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     help="Requests in flight at once.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the end summary as JSON on stdout.")
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0, 50),
-    default=6,
-    show_default=True,
-    help="Retries of one request on 5xx, resets, truncated or malformed bodies.",
-)
 @click.option(
     "--backoff",
     "backoff",
