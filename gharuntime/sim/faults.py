@@ -10,7 +10,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, fields
 
-__all__ = ["FAULT_KINDS", "Faults", "Recorder"]
+__all__ = ["FAULT_KINDS", "REQUEST_FAULTS", "Faults", "Recorder"]
 
 FAULT_KINDS = (
     "error_500",
@@ -22,6 +22,8 @@ FAULT_KINDS = (
     "repeat",
     "expire",
 )
+REQUEST_FAULTS = FAULT_KINDS[:6]
+"""Faults any counted request may suffer; `repeat` applies to listings, `expire` to logs."""
 
 
 @dataclass(frozen=True)

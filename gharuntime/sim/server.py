@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from gharuntime.sim.api import DOCS, Answer, error, rate_limit_body, respond
-from gharuntime.sim.faults import Faults, Recorder
+from gharuntime.sim.faults import REQUEST_FAULTS, Faults, Recorder
 from gharuntime.sim.payloads import Payloads
 from gharuntime.sim.ratelimit import Quota, RateLimiter
 from gharuntime.sim.world import (
@@ -285,14 +285,7 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                 resource = "anonymous"
             fault = None
             if server.config.faults.any and (resource != "none" or name == "blob/logs"):
-                kinds: tuple[str, ...] = (
-                    "error_500",
-                    "error_502",
-                    "error_503",
-                    "reset",
-                    "slow",
-                    "truncate",
-                )
+                kinds: tuple[str, ...] = REQUEST_FAULTS
                 if name.startswith("actions/list") or name == "search/repos":
                     kinds += ("repeat",)
                 if name == "actions/download-job-logs-for-workflow-run":

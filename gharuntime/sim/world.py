@@ -565,7 +565,9 @@ class World:
             labels = ej.runner_labels or ("ubuntu-latest",)
             job_id = JOB_ID_BASE + meta.index * JOB_ID_STRIDE + next_job[0]
             next_job[0] += 1
-            if cancel_at is not None and ready >= cancel_at:
+            cancelled = cancel_at is not None and ready >= cancel_at
+            if cancelled or skip:
+                # Never started: created, started and completed at the same moment, no steps.
                 job = Job(
                     job_id,
                     run.id,
@@ -577,26 +579,7 @@ class World:
                     ready,
                     ready,
                     "completed",
-                    "cancelled",
-                    [],
-                    None,
-                    None,
-                    None,
-                    None,
-                )
-            elif skip:
-                job = Job(
-                    job_id,
-                    run.id,
-                    number,
-                    unit,
-                    ej.name,
-                    labels,
-                    ready,
-                    ready,
-                    ready,
-                    "completed",
-                    "skipped",
+                    "cancelled" if cancelled else "skipped",
                     [],
                     None,
                     None,
