@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.build.pipeline import build_from_ghalogs, build_from_raw
+from gharuntime.builder.pipeline import build_from_ghalogs, build_from_raw
 from gharuntime.contract import SPLITS, RawKind
 from gharuntime.dataset import load
 from gharuntime.eval.evaluate import Method, score

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from raw_world import standard_world
 
-from gharuntime.build import build_from_raw
-from gharuntime.build.card import load_template
+from gharuntime.builder import build_from_raw
+from gharuntime.builder.card import load_template
 from gharuntime.dataset import load, read_manifest
 
 

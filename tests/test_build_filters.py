@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from raw_world import CI_YAML, T0, RawWorld
 
-from gharuntime.build import build_from_raw
+from gharuntime.builder import build_from_raw
 from gharuntime.dataset import read_manifest
 
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from raw_world import BAD_YAML, CI_YAML
 
-from gharuntime.build.jobkeys import WorkflowIndex, resolve_job_keys, yaml_sha256
+from gharuntime.builder.jobkeys import WorkflowIndex, resolve_job_keys, yaml_sha256
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from raw_world import BAD_YAML, CI_YAML, LOG_HEADER, T0, RawWorld, standard_world
 
-from gharuntime.build import BuildError, build_from_raw
+from gharuntime.builder import BuildError, build_from_raw
 from gharuntime.contract import RawStoreLayout
 from gharuntime.dataset import load, read_manifest
 from gharuntime.validation import validate_folder

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.build import build_from_raw
+from gharuntime.builder import build_from_raw
 from gharuntime.dataset import read_manifest
 from gharuntime.sim import World
 from gharuntime.sim.dump import dump_world

@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gharuntime.build import BuildError, build_from_ghalogs
+from gharuntime.builder import BuildError, build_from_ghalogs
 from gharuntime.dataset import load
 from gharuntime.sources.ghalogs import job_name_from_log_file, read_ghalogs, stable_id
 from gharuntime.validation import validate_folder

@@ -13,8 +13,8 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gharuntime.build.filters import DEFAULT_CONCLUSIONS
-from gharuntime.build.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
+from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
+from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.contract import CONFIGS, SPLITS
@@ -237,7 +237,7 @@ def build_command(
             report = _Bar(bar)
             crawl_into = crawl_dir or out.with_name(out.name + ".raw")
             if kind == "simulated":
-                from gharuntime.build.crawled import build_from_simulated
+                from gharuntime.builder.crawled import build_from_simulated
 
                 result = build_from_simulated(
                     out,
@@ -336,7 +336,7 @@ def _build_github(
     workers: int,
 ) -> BuildResult:
     """Crawl with the crawler's own option handling (tokens, dates), then build."""
-    from gharuntime.build.crawled import build_from_crawl
+    from gharuntime.builder.crawled import build_from_crawl
     from gharuntime.cli.crawl import _time, load_tokens
     from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy
     from gharuntime.crawler.crawl import CrawlOptions

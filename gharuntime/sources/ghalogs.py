@@ -33,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from gharuntime.build.normalize import to_datetime, with_runner_os
+from gharuntime.builder.normalize import to_datetime, with_runner_os
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,

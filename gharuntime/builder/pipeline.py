@@ -17,9 +17,9 @@ from typing import Any
 
 import polars as pl
 
-from gharuntime.build.card import render_card
-from gharuntime.build.filters import DEFAULT_CONCLUSIONS, apply_filters
-from gharuntime.build.normalize import Texts, normalize_raw
+from gharuntime.builder.card import render_card
+from gharuntime.builder.filters import DEFAULT_CONCLUSIONS, apply_filters
+from gharuntime.builder.normalize import Texts, normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.history import history_durations

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gharuntime.build.filters import DEFAULT_CONCLUSIONS
-from gharuntime.build.pipeline import BuildError, BuildResult, build_from_raw
+from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
+from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_raw
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent

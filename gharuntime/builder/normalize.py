@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from gharuntime.build.jobkeys import resolve_job_keys, yaml_sha256
+from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
 from gharuntime.sources._columns import Problems, Progress
 from gharuntime.sources.raw import RawTables
 from gharuntime.workflow import runner_os
@@ -35,7 +35,9 @@ def with_runner_os(rows: pl.DataFrame, image_col: str = "runner_image") -> pl.Da
         pl.col(image_col).fill_null(""),
     ).alias("_os_key")
     rows = rows.with_columns(key)
-    combos = rows.select("_os_key", "runner_labels", image_col).unique("_os_key", maintain_order=True)
+    combos = rows.select("_os_key", "runner_labels", image_col).unique(
+        "_os_key", maintain_order=True
+    )
     values = []
     for _, labels, image in combos.iter_rows():
         found = runner_os(labels) if labels else None
@@ -143,8 +145,9 @@ def normalize_raw(
     created = pl.coalesce("created_at", "run_started_at", "run_created_at")
     rows = jobs.select(
         pl.col("job_id").cast(pl.String).alias("id"),
-        pl.coalesce("repo", "run_repo", pl.lit("unknown/") + pl.col("repo_id").cast(pl.String))
-        .alias("repo"),
+        pl.coalesce(
+            "repo", "run_repo", pl.lit("unknown/") + pl.col("repo_id").cast(pl.String)
+        ).alias("repo"),
         "repo_id",
         "repo_language",
         "repo_stars",

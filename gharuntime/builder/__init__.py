@@ -1,6 +1,6 @@
 """The build: raw store or GHALogs dump → normalized, filtered, split, documented dataset folder."""
 
-from gharuntime.build.pipeline import (
+from gharuntime.builder.pipeline import (
     BuildError,
     BuildResult,
     build_from_ghalogs,

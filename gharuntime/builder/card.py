@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import yaml
 
-from gharuntime.build.filters import FILTERS, MAX_DURATION_S
+from gharuntime.builder.filters import FILTERS, MAX_DURATION_S
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
 from gharuntime.dataset import card_front_matter
 
@@ -148,9 +148,12 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         [(o or "unknown", f"{n:,}", _pct(n, rows)) for o, n in os_counts.iter_rows()],
     )
     qs = np.quantile(durations, _QUANTILES) if rows else np.zeros(len(_QUANTILES))
-    duration_table = _table(
-        ("quantile", *(f"{q:g}" for q in _QUANTILES)), [("seconds", *(_fmt(x) for x in qs))]
-    ) + f"\n\nMean {_fmt(float(durations.mean()))} s." if rows else "(no rows)"
+    duration_table = (
+        _table(("quantile", *(f"{q:g}" for q in _QUANTILES)), [("seconds", *(_fmt(x) for x in qs))])
+        + f"\n\nMean {_fmt(float(durations.mean()))} s."
+        if rows
+        else "(no rows)"
+    )
     how = build.get("job_keys", {})
     job_key_table = _table(
         ("resolution", "jobs", "share", "meaning"),
@@ -161,7 +164,9 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     filter_rows = []
     for name, n in filters.items():
         if name.startswith("conclusion_"):
-            meaning = f"conclusion `{name.removeprefix('conclusion_')}`: outside the conclusion policy"
+            meaning = (
+                f"conclusion `{name.removeprefix('conclusion_')}`: outside the conclusion policy"
+            )
         else:
             meaning = meanings.get(name, "")
         filter_rows.append((f"`{name}`", f"{n:,}", meaning))
@@ -183,9 +188,11 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     )
     errors = build.get("fetch_errors") or {}
     if errors:
-        problem_text += "\n\nThe crawler recorded things it could not fetch: " + ", ".join(
-            f"{k} {v:,}" for k, v in errors.items()
-        ) + "."
+        problem_text += (
+            "\n\nThe crawler recorded things it could not fetch: "
+            + ", ".join(f"{k} {v:,}" for k, v in errors.items())
+            + "."
+        )
     column_table = _table(
         ("column", "type", "role", "meaning"),
         [(f"`{c.name}`", str(c.dtype), c.role.value, c.meaning) for c in COLUMNS],

@@ -90,9 +90,7 @@ def apply_filters(
     if conclusions is not None:
         keep = list(conclusions)
         dropped = rows.filter(~pl.col("conclusion").is_in(keep))
-        for conclusion, n in (
-            dropped.group_by("conclusion").len().sort("conclusion").iter_rows()
-        ):
+        for conclusion, n in dropped.group_by("conclusion").len().sort("conclusion").iter_rows():
             counts[f"conclusion_{conclusion or 'none'}"] = int(n)
         rows = rows.filter(pl.col("conclusion").is_in(keep))
     return rows, counts
