@@ -47,3 +47,58 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def _module_level_imports(package_dir: Path) -> dict[str, set[str]]:
+    """Top-level names each module of the installed tree imports, at module level or lazily."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(package_dir)))
+    return found
+
+
+def test_every_runtime_dependency_is_imported_by_the_package() -> None:
+    """A runtime dependency that nothing imports is weight every user installs for nothing."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
+
+    import gharuntime
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    providers: dict[str, set[str]] = {}
+    for top, dists in md.packages_distributions().items():
+        for dist in dists:
+            providers.setdefault(dist.lower().replace("_", "-"), set()).add(top)
+    imported = _module_level_imports(Path(next(iter(gharuntime.__path__))))
+    unused = []
+    for line in declared:
+        req = Requirement(line)
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        tops = providers.get(req.name.lower().replace("_", "-"), set())
+        assert tops, f"{req.name} is declared but not installed"
+        if not tops & imported.keys():
+            unused.append(req.name)
+    assert unused == [], f"runtime dependencies nothing in gharuntime imports: {unused}"
+
+
+def test_pygithub_is_a_test_dependency_only() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.lower().startswith("pygithub") for d in project["dependencies"])
+    assert any(d.lower().startswith("pygithub") for d in project["optional-dependencies"]["test"])

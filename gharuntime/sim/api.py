@@ -13,8 +13,9 @@ from urllib.parse import unquote, urlencode
 
 from gharuntime.sim.graphql import GraphQLError, answer
 from gharuntime.sim.logs import job_log
-from gharuntime.sim.payloads import Payloads
+from gharuntime.sim.payloads import WEB_FLOW, Payloads
 from gharuntime.sim.world import (
+    COMMIT_AUTHORS,
     DAY,
     END,
     LOG_RETENTION_DAYS,
@@ -224,6 +225,26 @@ def _number_filter(spec: str) -> Callable[[int], bool]:
         raise error(422, f"Validation Failed: bad number range {spec!r}") from exc
 
 
+_AUTHORS_CREATED = 1_262_304_000  # 2010-01-01: the authors' accounts predate every repository
+
+
+def _account(server: SimServer, login: str) -> dict[str, Any]:
+    """`GET /users/{username}` for the accounts the world names: repository owners (every owner
+    holds three repositories, its group number ends its login), commit authors and web-flow."""
+    P = server.payloads
+    world = server.world
+    if login in COMMIT_AUTHORS or login == WEB_FLOW:
+        return P.public_user(P.author(login), _AUTHORS_CREATED)
+    digits = len(login) - len(login.rstrip("0123456789"))
+    if digits:
+        first = int(login[-digits:]) * 3
+        if first < len(world):
+            m = world.meta(first)
+            if m.owner.lower() == login.lower():
+                return P.public_user(P.owner(m), m.created_at)
+    raise error(404, "Not Found")
+
+
 def respond(
     server: SimServer,
     name: str,
@@ -283,6 +304,8 @@ def respond(
         if hit is None:
             raise Answer(404, "Not Found")
         return 200, job_log(hit[2]), {"Content-Type": "text/plain; charset=utf-8"}
+    if name == "users/get-by-username":
+        return 200, _account(server, unquote(g["login"] or "")), {}
 
     rest = (
         path[path.index(g["repo"] or "") + len(g["repo"] or "") :]

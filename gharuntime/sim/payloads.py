@@ -19,7 +19,10 @@ from gharuntime.sim.world import (
     iso,
 )
 
-__all__ = ["Payloads"]
+__all__ = ["WEB_FLOW", "Payloads"]
+
+WEB_FLOW = "web-flow"
+"""The account GitHub names as committer of commits made in its web interface."""
 
 _LICENSES = {
     "mit": ("MIT License", "MIT"),
@@ -53,6 +56,39 @@ class Payloads:
                 self._users.clear()
             found = self._users[key] = self._user(login, ident, kind)
         return found
+
+    def owner(self, m: RepoMeta) -> dict[str, Any]:
+        """The account that owns `m`: three repositories per owner, every other one an org."""
+        group = m.index // 3
+        return self.user(m.owner, 5_000_000 + group, "Organization" if group % 2 else "User")
+
+    def author(self, login: str) -> dict[str, Any]:
+        """A commit author or run actor. GitHub types `name[bot]` accounts as Bot."""
+        if login == WEB_FLOW:
+            return self.user(login, 19864447)
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return self.user(login, 7_000_000 + sum(map(ord, login)), kind)
+
+    def public_user(self, summary: dict[str, Any], created_at: int) -> dict[str, Any]:
+        """`GET /users/{username}`: the summary plus the profile fields GitHub always sends."""
+        when = iso(created_at)
+        return {
+            **summary,
+            "name": None,
+            "company": None,
+            "blog": "",
+            "location": None,
+            "email": None,
+            "hireable": None,
+            "bio": None,
+            "twitter_username": None,
+            "public_repos": 3 if summary["type"] != "Bot" else 0,
+            "public_gists": 0,
+            "followers": 0,
+            "following": 0,
+            "created_at": when,
+            "updated_at": when,
+        }
 
     def _user(self, login: str, ident: int, kind: str) -> dict[str, Any]:
         u = f"{self.api}/users/{login}"
@@ -89,9 +125,7 @@ class Payloads:
             "name": m.name,
             "full_name": m.full_name,
             "private": m.private,
-            "owner": self.user(
-                m.owner, 5_000_000 + m.index // 3, "Organization" if m.index // 3 % 2 else "User"
-            ),
+            "owner": self.owner(m),
             "html_url": f"{self.web}/{m.full_name}",
             "description": m.description,
             "fork": m.fork,
@@ -217,7 +251,7 @@ class Payloads:
         att = attempt or run.latest
         base = f"{self.api}/repos/{m.full_name}/actions/runs/{run.id}"
         author = run.commit.author
-        actor = self.user(author, 7_000_000 + sum(map(ord, author)))
+        actor = self.author(author)
         repo = self.minimal_repository(m)
         prs: list[dict[str, Any]] = []
         if run.pr_number is not None:
@@ -391,8 +425,8 @@ class Payloads:
                 "comment_count": 0,
                 "tree": {"sha": c.tree, "url": f"{r}/git/trees/{c.tree}"},
             },
-            "author": self.user(c.author, 7_000_000 + sum(map(ord, c.author))),
-            "committer": self.user("web-flow", 19864447),
+            "author": self.author(c.author),
+            "committer": self.author(WEB_FLOW),
             "parents": [
                 {
                     "sha": p.sha,

@@ -67,6 +67,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
         ("GET", r"/search/repositories", "search/repos", "search"),
         ("POST", r"/graphql", "graphql", "graphql"),
         ("GET", r"/_blobs/logs/(?P<job>\d+)", "blob/logs", "none"),
+        ("GET", r"/users/(?P<login>[^/]+)", "users/get-by-username", "core"),
         ("GET", _REPO, "repos/get", "core"),
         ("GET", _REPO + r"/actions/workflows", "actions/list-repo-workflows", "core"),
         ("GET", _REPO + r"/actions/workflows/(?P<wf>[^/]+)", "actions/get-workflow", "core"),

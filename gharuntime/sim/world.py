@@ -57,6 +57,7 @@ from gharuntime.workflow import (
 )
 
 __all__ = [
+    "COMMIT_AUTHORS",
     "DAY",
     "END",
     "LOG_RETENTION_DAYS",
@@ -181,6 +182,9 @@ _BRANCHES = (
     "fix/windows-paths",
 )
 _STEP_TZ = (-480, -420, 60, 330)
+
+COMMIT_AUTHORS: tuple[str, ...] = ("alice", "bob", "carol", "dave", "dependabot[bot]")
+"""Who writes the world's commits (the first commit of every repository is alice's)."""
 
 
 class World:
@@ -345,7 +349,7 @@ class World:
                     t,
                     branch,
                     msg,
-                    rng.choice(("alice", "bob", "carol", "dave", "dependabot[bot]")),
+                    rng.choice(COMMIT_AUTHORS),
                     (),
                 )
             )
