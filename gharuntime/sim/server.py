@@ -149,7 +149,7 @@ class SimServer:
             clock=config.clock,
         )
         self._occurrences: Counter[str] = Counter()
-        self._expired_jobs: set[int] = set()
+        self.expired_jobs: set[int] = set()  # logs answered 410 (they stay expired)
         self._token_labels: dict[str, str] = {}
         self._lock = threading.Lock()
         self._metas: list[RepoMeta] | None = None
