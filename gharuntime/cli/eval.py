@@ -121,7 +121,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 @click.option(
     "--dataset-revision",
     help="The dataset revision the predictions were made on; must match the dataset's "
-    "(for a folder: the sha256 of its manifest.json).",
+    "(for a folder: the `revision` in its manifest.json, a digest of its data files).",
 )
 @click.option("--seed", "method_seed", type=int, help="The method's own training seed.")
 @click.option(
