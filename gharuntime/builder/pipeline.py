@@ -190,6 +190,9 @@ def build_from_raw(
         "stores": stores,
         **(source or {}),
     }
+    # A store's record wins over what the caller assumed (`--source github` pointed at the
+    # simulated GitHub is still synthetic).
+    src["synthetic"] = synthetic or bool(src.get("synthetic"))
     texts = normalized[0][1]
     return finish_build(
         normalized.pop()[0],  # passed on without a reference here, so it can be freed early
