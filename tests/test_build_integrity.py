@@ -297,7 +297,7 @@ def test_the_card_says_temporal_group_median_is_a_history_lookup(crawled: dict[s
 
     text = " ".join((crawled["sim"] / "README.md").read_text().split())
     temporal = re.search(r"On `temporal`, ([0-9.]+)% of the test jobs", text)
-    cross = re.search(r"On `cross_repo` ([0-9.]+%|-) of the test jobs \\(0 of", text)
+    cross = re.search(r"On `cross_repo` ([0-9.]+%|-) of the test jobs \(0 of", text)
     assert temporal is not None and cross is not None
     assert float(temporal.group(1)) > 50  # most temporal test jobs are known identities
     # every repository sits in one cross_repo split: no test identity was seen in training
