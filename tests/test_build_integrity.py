@@ -88,6 +88,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_two_crawls_of_one_world_give_the_same_revision(crawled: dict[str, Path]) -> None:
     a, b = read_manifest(crawled["a"]), read_manifest(crawled["b"])
     # The provenance differs (ports, shard layout) and is recorded...
@@ -98,12 +99,14 @@ def test_two_crawls_of_one_world_give_the_same_revision(crawled: dict[str, Path]
     assert a["revision"] == b["revision"]
 
 
+@pytest.mark.slow
 def test_a_crawl_and_source_simulated_give_the_same_revision(crawled: dict[str, Path]) -> None:
     a, sim = read_manifest(crawled["a"]), read_manifest(crawled["sim"])
     assert a["rows"] == sim["rows"] > 100
     assert a["revision"] == sim["revision"]
 
 
+@pytest.mark.slow
 def test_a_crawl_of_the_simulator_is_labelled_synthetic(crawled: dict[str, Path]) -> None:
     manifest = read_manifest(crawled["a"])
     assert manifest["source"]["synthetic"] is True
@@ -113,6 +116,7 @@ def test_a_crawl_of_the_simulator_is_labelled_synthetic(crawled: dict[str, Path]
     assert "Built from raw stores of GitHub REST API responses" not in card
 
 
+@pytest.mark.slow
 def test_source_simulated_is_labelled_synthetic(crawled: dict[str, Path]) -> None:
     assert read_manifest(crawled["sim"])["source"]["synthetic"] is True
     assert "**This dataset is synthetic.**" in (crawled["sim"] / "README.md").read_text()
@@ -292,6 +296,7 @@ def test_a_build_with_the_clock_moved_a_month_gives_the_same_bytes(
     ).read_bytes()
 
 
+@pytest.mark.slow
 def test_the_card_says_temporal_group_median_is_a_history_lookup(crawled: dict[str, Path]) -> None:
     import re
 
