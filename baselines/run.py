@@ -22,8 +22,7 @@ import numpy as np
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import save_model
 from gharuntime.baselines.registry import make_method
-from gharuntime.contract import DATASET_LAYOUT
-from gharuntime.dataset import load, read_manifest, sha256_file
+from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.version import __version__
 
 __all__ = [
@@ -55,12 +54,12 @@ def meta_path(submission: Path) -> Path:
 
 
 def dataset_identity(root: Path) -> dict[str, Any]:
-    """The dataset's id and revision (sha256 of its manifest, which pins every data file)."""
+    """The dataset's id and revision (`gharuntime.dataset.dataset_revision`: its content)."""
     manifest = read_manifest(root)
     source = manifest.get("source", {})
     return {
         "id": manifest.get("pretty_name") or root.resolve().name,
-        "revision": sha256_file(root / DATASET_LAYOUT.manifest),
+        "revision": dataset_revision(manifest),
         "source": source.get("kind"),
         "schema_version": manifest.get("schema_version"),
     }

@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "--param", action="append", default=[], help="KEY=VALUE for lightgbm and xgboost"
     )
     args = parser.parse_args(argv)
+    command = ["python", "benchmarks/baselines.py", *(argv if argv is not None else sys.argv[1:])]
     params = {k: json.loads(v) for k, _, v in (p.partition("=") for p in args.param)}
     work = args.work or Path(tempfile.mkdtemp(prefix="gharuntime-bench-"))
     dataset = args.dataset
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             except ForbiddenInputError as exc:
                 print(f"{track:8} {name:13} refused: {str(exc).split(';')[0]}", file=sys.stderr)
                 continue
-            result = evaluate_file(out, dataset, resamples=args.resamples, seed=0)
+            result = evaluate_file(out, dataset, resamples=args.resamples, seed=0, command=command)
             subs[name] = out
             if args.results_dir is not None:
                 label = _slug(args.label or dataset.resolve().name)

@@ -1,8 +1,9 @@
 """Score saved baseline models on the only real jobs we hold: the records under
 `../shared/reference/` — 18 jobs of one GHALogs run (PyTables wheels.yml, 2023) and 10 jobs of
-two recorded PyGithub CI runs (the 11th recorded job has no run record). That is 28 jobs from 3
-repository ids, no workflow YAML: a sanity check of transfer from the training data to real
-jobs, far too small for a ranking (intervals resample 3 repositories).
+two recorded PyGithub CI runs (the 11th recorded job has no run record). That is 28 jobs from 2
+repositories, no workflow YAML: a sanity check of transfer from the training data to real
+jobs, far too small for a ranking (intervals resample 2 repositories: the recording's second
+id for PyGithub is mapped back to its first).
 
 Both sets go through the real pipeline (`gharuntime build` from a GHALogs dump and from a raw
 store), every split of both is pooled, and each model folder under --models
@@ -33,6 +34,7 @@ from gharuntime.contract import SPLITS, RawKind
 from gharuntime.dataset import load
 from gharuntime.eval.evaluate import Method, score
 from gharuntime.eval.meta import MethodMeta
+from gharuntime.eval.provenance import add_provenance
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import DatasetRef, Truth
 from gharuntime.rawstore import RawStoreWriter
@@ -71,13 +73,19 @@ def recorded_api_rows(reference: Path, work: Path) -> pl.DataFrame:
     jobs = json.loads((ref / "jobs.json").read_text(encoding="utf-8"))
     wanted = {j["run_id"] for j in jobs}
     writer = RawStoreWriter(work / "api-store", prefix="recorded")
+    # One id per repository: the recording (a test fixture) edits some runs' repository into
+    # another id under the same full name (PyGithub/PyGithub appears as 3544490 and as
+    # 446365735, a fork's id); the first id a full name has in the recording stands for it.
+    repo_id_of_name: dict[str, int] = {}
+    for r in runs:
+        repo_id_of_name.setdefault(r["repository"]["full_name"], r["repository"]["id"])
     repo_of: dict[int, int] = {}
     for r in runs:  # the first record of a run wins (the recording repeats one, edited)
         if r["id"] in wanted and r["id"] not in repo_of:
-            repo_of[r["id"]] = r["repository"]["id"]
-            writer.add(
-                RawKind.RUN, f"{r['id']}:{r.get('run_attempt', 1)}", r, r["repository"]["id"]
-            )
+            repo_id = repo_id_of_name[r["repository"]["full_name"]]
+            r = {**r, "repository": {**r["repository"], "id": repo_id}}
+            repo_of[r["id"]] = repo_id
+            writer.add(RawKind.RUN, f"{r['id']}:{r.get('run_attempt', 1)}", r, repo_id)
     for j in jobs:
         if j["run_id"] in repo_of:
             writer.add(RawKind.JOB, str(j["id"]), j, repo_of[j["run_id"]])
@@ -125,7 +133,14 @@ def main(argv: list[str] | None = None) -> int:
                 present=np.ones(real.height, dtype=bool),
                 source={"model": str(folder)},
             )
-            result = result_json(score(truth, method.track, [m], resamples=args.resamples))
+            result = add_provenance(
+                result_json(score(truth, method.track, [m], resamples=args.resamples)),
+                [
+                    "python",
+                    "benchmarks/baselines_real.py",
+                    *(argv if argv is not None else sys.argv[1:]),
+                ],
+            )
             d = result["metrics"]["duration_s"]
             row = {
                 "track": method.track,

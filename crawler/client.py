@@ -10,17 +10,20 @@ every message this module builds passes through a `Scrubber` that knows them.
 
 from __future__ import annotations
 
+import email.utils
 import json
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from gharuntime.contract import SIMULATED_HEADER
 from gharuntime.crawler.endpoints import endpoint_name, resource_of
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
 from gharuntime.crawler.redact import Scrubber
@@ -265,6 +268,13 @@ class GitHubClient:
         self._rng_lock = threading.Lock()
         self.on_response = on_response  # called after every HTTP response (test hooks)
         self._secondary_hits = 0
+        # Set once any response carries SIMULATED_HEADER: the API is gharuntime's simulated
+        # GitHub, and what the crawl stores is synthetic.
+        self.simulated = False
+        # The server's clock (its Date header, first seen): "now" for the crawl's default window,
+        # so a crawl of a server with a fixed clock (the simulated GitHub's world ends at a fixed
+        # END) covers the same runs whatever day it runs.
+        self.server_now: datetime | None = None
 
     # -- plumbing -----------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -380,6 +390,10 @@ class GitHubClient:
                 continue
             if self.on_response is not None:
                 self.on_response()
+            if resp.headers.get(SIMULATED_HEADER) == "1":
+                self.simulated = True
+            if self.server_now is None and resp.headers.get("Date"):
+                self.server_now = _http_date(resp.headers["Date"])
             status = resp.status_code
             self.stats.count_request(endpoint, status)
             self.on_event(CrawlEvent("request", {"endpoint": endpoint, "status": status}))
@@ -609,6 +623,14 @@ def _transient_reason(exc: Exception) -> tuple[str, str]:
     if isinstance(exc, requests.Timeout):
         return "timeout", "timed out"
     return "connection", "connection failed or was reset"
+
+
+def _http_date(text: str) -> datetime | None:
+    """An HTTP Date header as an aware UTC datetime; None when it does not parse."""
+    try:
+        return email.utils.parsedate_to_datetime(text).astimezone(timezone.utc)
+    except (TypeError, ValueError):
+        return None
 
 
 def _query(params: Mapping[str, Any] | None) -> str:

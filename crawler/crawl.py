@@ -230,7 +230,8 @@ class Crawler:
 
     # -- driver -------------------------------------------------------------------------------
     def run(self) -> CrawlResult:
-        default = default_window(self.opts.window_days)
+        # "now" is the server's clock when it said (its Date header), else this machine's.
+        default = default_window(self.opts.window_days, now=self.client.server_now)
         self.crawl_id, self.since, self.until, selection = self.store.crawl_for(
             self.opts.since, self.opts.until, default
         )
@@ -836,6 +837,7 @@ def crawl(
 ) -> CrawlResult:
     """Crawl into the raw store at `out`, continuing whatever an earlier run left unfinished."""
     store = CrawlStore(out, api_url=client.api_url)
+    store.synthetic = lambda: client.simulated
     if store.kill.point == "request":
         client.on_response = lambda: store.kill.tick("request")
     try:

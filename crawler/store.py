@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,10 @@ class CrawlStore:
         self._pending: list[Sql] = []
         self._stored: set[tuple[str, str]] = set()  # keys added since the last flush
         self.flushes = 0
+        # Whether the API answering this crawl is gharuntime's simulated GitHub (the client saw
+        # SIMULATED_HEADER); the next shard's transaction records it in meta as synthetic=1.
+        self.synthetic: Callable[[], bool] = lambda: False
+        self._synthetic_recorded = False
 
     def _kill_point(self) -> int:
         self.kill.tick("shard-write")
@@ -132,6 +136,9 @@ class CrawlStore:
         if not statements and not self.writer.pending:
             return
         self.flushes += 1
+        if not self._synthetic_recorded and self.synthetic():
+            statements.append(("INSERT OR REPLACE INTO meta VALUES ('synthetic', '1')", ()))
+            self._synthetic_recorded = True
         if self.writer.pending and self.kill.point == "shard-write":
             statements.append(("SELECT crawl_kill_point()", ()))
         self.writer.flush(statements)

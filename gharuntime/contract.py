@@ -26,6 +26,7 @@ __all__ = [
     "PRIMARY_TARGET",
     "RAW_STORE_FORMAT",
     "SCHEMA_VERSION",
+    "SIMULATED_HEADER",
     "SPLITS",
     "SPLIT_FRACTIONS",
     "TARGETS",
@@ -368,7 +369,9 @@ class RawStoreLayout:
       `key` identifies the record within its kind (e.g. the job id) so readers can drop repeats.
     - `state.sqlite`: table `shards(name PRIMARY KEY, records, sha256)` lists every complete
       shard; a shard file that is not listed there is unfinished and readers must ignore it.
-      Table `meta(key PRIMARY KEY, value)` holds `format`, `source` and `api_url` (never a token).
+      Table `meta(key PRIMARY KEY, value)` holds `format`, `source` and `api_url` (never a token),
+      and `synthetic` = `1` when the records come from gharuntime's simulated GitHub (a crawl
+      that saw SIMULATED_HEADER, or `simulate dump`).
       Writers may keep their own progress tables beside them.
     Shards are written under a temporary name, renamed, then listed in one transaction, so a kill
     at any moment leaves either a listed, complete shard or an ignorable leftover.
@@ -380,3 +383,8 @@ class RawStoreLayout:
 
 
 RAW_STORE_FORMAT: Final = "gharuntime-raw/1"
+
+SIMULATED_HEADER: Final = "X-GHARuntime-Simulated"
+"""Every response of gharuntime's simulated GitHub carries this header (value `1`). The crawler
+records it in the raw store's meta (`synthetic` = `1`), so whatever is built from that store is
+labelled synthetic: known, not guessed from a URL."""

@@ -3,14 +3,12 @@ contract (schema and roles, manifest hashes and counts, id uniqueness, split dis
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +26,16 @@ from gharuntime.contract import (
     job_table_schema,
     split_file_name,
 )
+from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits
+from gharuntime.validation import Problem, validate_folder
 from gharuntime.version import __version__
 
 __all__ = [
     "DatasetError",
     "Problem",
     "card_front_matter",
+    "dataset_revision",
     "load",
     "read_manifest",
     "sha256_file",
@@ -48,26 +49,6 @@ DEFAULT_ROWS_PER_FILE = 250_000
 
 class DatasetError(Exception):
     """A dataset folder that cannot be written or read as the contract says."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One way a dataset folder breaks the contract."""
-
-    where: str  # file (relative to the dataset), with ':row N' when a row is at fault
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def conform(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -192,6 +173,8 @@ def write_dataset(
         (tmp / DATASET_LAYOUT.figures).mkdir(exist_ok=True)
         manifest: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
+            "revision": None,  # filled in below, from the files and the build parameters
+            "revision_rule": REVISION_RULE,
             "gharuntime_version": __version__,
             **dict(extra or {}),
             "source": dict(source),
@@ -203,6 +186,7 @@ def write_dataset(
             "filters": dict(filters or {}),
             "files": files,
         }
+        manifest["revision"] = dataset_revision(manifest)
         card = render_card(manifest, jobs, tmp) if render_card else _minimal_card(manifest)
         (tmp / DATASET_LAYOUT.card).write_text(card, encoding="utf-8")
         (tmp / DATASET_LAYOUT.manifest).write_text(
@@ -276,6 +260,4 @@ def load(
 
 def validate(root: Path | str) -> list[Problem]:
     """Every way the folder breaks the contract; empty when it is valid."""
-    from gharuntime.validation import validate_folder
-
     return validate_folder(Path(root))

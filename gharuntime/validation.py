@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,22 @@ import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
-from gharuntime.dataset import Problem, sha256_file
+from gharuntime.revision import dataset_revision, sha256_file
 
-__all__ = ["validate_folder"]
+__all__ = ["Problem", "validate_folder"]
 
 _MAX_ROWS_REPORTED = 10
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One way a dataset folder breaks the contract."""
+
+    where: str  # file (relative to the dataset), with ':row N' when a row is at fault
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
 
 
 def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -> list[Problem]:
@@ -51,6 +63,13 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             f"schema_version {version or 'missing'} is not compatible with this gharuntime's {SCHEMA_VERSION}",
         )
     _check_card(root, manifest, add)
+    stated = manifest.get("revision")
+    if stated is not None and stated != dataset_revision(manifest):
+        add(
+            DATASET_LAYOUT.manifest,
+            f"revision {str(stated)[:12]}… is not the revision of the files it lists "
+            f"({dataset_revision(manifest)[:12]}…); the manifest was edited after the build",
+        )
 
     listed: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(manifest["files"]):

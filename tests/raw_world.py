@@ -212,8 +212,16 @@ class RawWorld:
             )
         return job_id
 
-    def write(self, root: Path, *, per_shard: int = 1_000_000, source: str = "test") -> Path:
-        writer = RawStoreWriter(root, meta={"source": source})
+    def write(
+        self,
+        root: Path,
+        *,
+        per_shard: int = 1_000_000,
+        source: str = "test",
+        synthetic: bool = False,
+    ) -> Path:
+        meta = {"source": source, **({"synthetic": "1"} if synthetic else {})}
+        writer = RawStoreWriter(root, meta=meta)
         for i, (kind, key, body) in enumerate(self.records, start=1):
             writer.add(kind, key, body, self.repo_id)
             if i % per_shard == 0:

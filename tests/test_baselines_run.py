@@ -13,7 +13,7 @@ from gharuntime.baselines.model_io import MODEL_FILE, load_model, save_model
 from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
-from gharuntime.dataset import load, sha256_file
+from gharuntime.dataset import load
 
 
 def _lines(path: Path) -> list[dict[str, object]]:
@@ -46,7 +46,8 @@ def test_sidecar_names_method_track_inputs_and_dataset_revision(
     assert meta["method"] == "last-run"
     assert meta["track"] == "history"
     assert meta["inputs"] == ["history_duration_s", "repo_id", "workflow_path", "job_name"]
-    assert meta["dataset_revision"] == sha256_file(fixture_dataset / "manifest.json")
+    manifest = json.loads((fixture_dataset / "manifest.json").read_text())
+    assert meta["dataset_revision"] == manifest["revision"]
     assert (meta["config"], meta["split"], meta["seed"]) == ("temporal", "test", 7)
 
 

@@ -17,7 +17,9 @@ from gharuntime.dataset import load, read_manifest
 @pytest.fixture(scope="module")
 def carded_dataset(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("card")
-    store = standard_world(shared_dir).write(root / "store", source="simulate dump seed=3")
+    store = standard_world(shared_dir).write(
+        root / "store", source="simulate dump seed=3", synthetic=True
+    )
     out = root / "ds"
     build_from_raw([store], out)
     return out
@@ -83,3 +85,12 @@ def test_card_lists_every_filter_with_its_count(carded_dataset: Path) -> None:
 def test_card_reports_the_time_window(carded_dataset: Path) -> None:
     text = (carded_dataset / "README.md").read_text()
     assert "| time window (job creation, UTC) | 2024-03-01 12:00 to 2024-03-01 14:00 |" in text
+
+
+def test_card_says_what_each_config_measures(carded_dataset: Path) -> None:
+    text = " ".join((carded_dataset / "README.md").read_text().split())
+    assert "effectively a lookup of the job's own history" in text
+    assert (
+        "the generalization tables, to jobs and repositories never seen, are the `cross_repo`"
+        in text
+    )

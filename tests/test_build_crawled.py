@@ -80,6 +80,9 @@ def test_github_source_crawls_the_api_url_then_builds(
     assert result.exit_code == 0, result.output
     assert validate_folder(tmp_path / "ds") == []
     assert read_manifest(tmp_path / "ds")["source"]["kind"] == "github"
+    # The simulated GitHub said what it is; the store recorded it; the dataset says it.
+    assert read_manifest(tmp_path / "ds")["source"]["synthetic"] is True
+    assert "**This dataset is synthetic.**" in (tmp_path / "ds" / "README.md").read_text()
     assert (tmp_path / "ds.raw" / "state.sqlite").is_file()  # the crawl is kept, resumable
     for secret in TOKENS:
         assert secret not in result.output

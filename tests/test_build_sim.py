@@ -47,6 +47,7 @@ def test_sim_job_names_all_resolve_to_yaml_keys(sim_dataset: Path) -> None:
 
 def test_sim_dataset_is_marked_synthetic(sim_dataset: Path) -> None:
     assert read_manifest(sim_dataset)["source"]["synthetic"] is True
+    assert read_manifest(sim_dataset)["source"]["stores"][0]["meta"]["synthetic"] == "1"
     assert "**This dataset is synthetic.**" in (sim_dataset / "README.md").read_text()
 
 

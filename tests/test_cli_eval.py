@@ -160,3 +160,67 @@ def test_gold_check_flags_an_imperfect_score() -> None:
     assert _gold_problems({"metrics": {"duration_s": broken}}) == [
         "duration_s mae: 0.5 (a perfect prediction gives 0.0)"
     ]
+
+
+def test_the_result_records_its_provenance(
+    submission: Path, fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import subprocess
+
+    out = tmp_path / "r.json"
+    code, _ = _run(
+        str(submission), "--dataset", str(fixture_dataset_master), "--track", "config",
+        "--resamples", "20", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0
+    result = json.loads(out.read_text())
+    prov = result["provenance"]
+    assert set(prov) == {"gharuntime_version", "git_commit", "git_dirty", "command"}
+    assert prov["command"][0] == "gharuntime"
+    root = Path(__file__).resolve().parent.parent
+    if shutil.which("git") and (root / ".git").exists():
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        assert prov["git_commit"] == head
+        assert isinstance(prov["git_dirty"], bool)
+    assert result["dataset"]["repositories"] >= 10
+    assert result["warnings"] == []
+
+
+def _small_dataset(tmp_path: Path, repos: int) -> Path:
+    from gharuntime.dataset import write_dataset
+    from gharuntime.fixture import fixture_jobs
+
+    out = tmp_path / f"ds{repos}"
+    write_dataset(fixture_jobs(repos=repos, runs_per_repo=10), out, source={"kind": "fixture"})
+    return out
+
+
+def test_few_repositories_warn_that_intervals_are_unreliable(tmp_path: Path) -> None:
+    ds = _small_dataset(tmp_path, 3)
+    out = tmp_path / "gold.json"
+    code, output = _run(
+        "--gold", "--dataset", str(ds), "--config", "temporal", "--split", "test",
+        "--resamples", "20", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    assert "intervals are unreliable" in output
+    result = json.loads(out.read_text())
+    assert 1 <= result["dataset"]["repositories"] <= 3
+    assert any("fewer than 10" in w for w in result["warnings"])
+
+
+def test_a_split_with_no_records_is_an_error(tmp_path: Path) -> None:
+    from gharuntime.dataset import read_manifest
+
+    ds = _small_dataset(tmp_path, 2)
+    counts = read_manifest(ds)["splits"]["cross_repo"]
+    empty = next(s for s, n in counts.items() if n == 0)  # 2 repositories cannot fill 3 splits
+    code, output = _run(
+        "--gold", "--dataset", str(ds), "--config", "cross_repo", "--split", empty,
+        "--resamples", "20",
+    )  # fmt: skip
+    assert code == 2
+    assert "0 records" in output and "Traceback" not in output

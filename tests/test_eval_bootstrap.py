@@ -70,6 +70,42 @@ def test_resampled_metrics_equal_the_expanded_multiset(
         # the documented approximation: whole-split ranks, weighted by the resample
         approx = np.corrcoef(np.repeat(rank_p, reps), np.repeat(rank_y, reps))[0, 1]
         assert got["spearman"][i] == pytest.approx(approx)
+    # exact: the multiset re-ranked (scipy ranks the expanded rows itself)
+    exact = cell.resample(weights, exact_spearman=True)["spearman"]
+    for i, w in enumerate(weights):
+        reps = w[cluster].astype(int)
+        want = stats.spearmanr(np.repeat(p, reps), np.repeat(y, reps)).statistic
+        assert exact[i] == pytest.approx(want, abs=1e-12)
+    assert not np.allclose(exact, got["spearman"])  # the two ways really differ
+
+
+def test_exact_spearman_with_ties_and_empty_resamples() -> None:
+    y = np.array([1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 5.0, 8.0])
+    p = np.array([2.0, 2.0, 2.0, 1.0, 4.0, 4.0, 9.0, 9.0])
+    cluster = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    cell = Cell(row_terms(y, p, np.zeros(8, bool)), cluster, 4)
+    weights = np.array([[1.0, 1, 1, 1], [0, 2, 0, 2], [4, 0, 0, 0], [0, 0, 0, 0]])
+    got = cell.resample(weights, exact_spearman=True)["spearman"]
+    for i in range(2):
+        reps = weights[i][cluster].astype(int)
+        want = stats.spearmanr(np.repeat(p, reps), np.repeat(y, reps)).statistic
+        assert got[i] == pytest.approx(want, abs=1e-12)
+    assert np.isnan(got[2])  # one repository with a constant prediction: undefined
+    assert np.isnan(got[3])  # no rows
+
+
+def test_run_cells_says_which_spearman_it_used(
+    clustered: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    y, p, cluster = clustered
+    boot = Bootstrap.for_repositories(3, 25, np.arange(30))
+    cells = [Cell(row_terms(y, p, np.zeros(y.shape[0], bool)), cluster, 30)]
+    exact = run_cells(boot, cells)[0]
+    cells = [Cell(row_terms(y, p, np.zeros(y.shape[0], bool)), cluster, 30)]
+    approx = run_cells(boot, cells, exact_spearman_max=y.shape[0] * 25 - 1)[0]
+    assert exact.spearman_exact and not approx.spearman_exact
+    assert not np.allclose(exact.resamples["spearman"], approx.resamples["spearman"])
+    assert np.array_equal(exact.resamples["mae"], approx.resamples["mae"])
 
 
 @pytest.mark.parametrize("half_window", [None, 0, 50])

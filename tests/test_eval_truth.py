@@ -46,12 +46,14 @@ def test_training_median_comes_from_the_train_split(fixture_dataset_master: Path
     assert truth.train_median["duration_s"] == np.median(train["duration_s"].to_numpy())
 
 
-def test_revision_is_the_manifest_hash(fixture_dataset_master: Path) -> None:
+def test_revision_is_the_content_revision_the_manifest_states(fixture_dataset_master: Path) -> None:
     import hashlib
+    import json
 
     truth = load_truth(resolve_dataset(str(fixture_dataset_master)), "temporal", "test")
     manifest = (fixture_dataset_master / "manifest.json").read_bytes()
-    assert truth.revision == hashlib.sha256(manifest).hexdigest()
+    assert truth.revision == json.loads(manifest)["revision"]
+    assert truth.manifest_sha256 == hashlib.sha256(manifest).hexdigest() != truth.revision
 
 
 def test_changed_split_file_is_refused(fixture_dataset: Path) -> None:

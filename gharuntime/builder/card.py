@@ -16,6 +16,7 @@ import yaml
 from gharuntime.builder.filters import FILTERS, MAX_DURATION_S
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
 from gharuntime.dataset import card_front_matter
+from gharuntime.splits import assign_splits
 
 __all__ = ["FIGURE", "load_template", "render_card"]
 
@@ -122,6 +123,36 @@ def _provenance(source: Mapping[str, Any]) -> str:
     return (
         "Built from raw stores of GitHub REST API responses collected by the gharuntime crawler: "
         f"{names or 'none listed'}. Each raw store's shard digest is in manifest.json."
+    )
+
+
+_IDENTITY = ("repo_id", "workflow_path", "job_name")
+
+
+def _identity_note(jobs: pl.DataFrame) -> str:
+    """How many test jobs of each config have a job identity (repository, workflow, job name)
+    that the train split already holds: on `temporal` a job's identity is an input, so a
+    per-identity median is a lookup of its own history."""
+    if jobs.height == 0:
+        return "(no rows)"
+    shares = {}
+    for config, assignment in assign_splits(jobs).items():
+        frame = jobs.select(_IDENTITY).with_columns(assignment.alias("split"))
+        train = frame.filter(pl.col("split") == "train").select(_IDENTITY).unique()
+        test = frame.filter(pl.col("split") == "test")
+        seen = test.join(train, on=list(_IDENTITY), how="semi", nulls_equal=True).height
+        shares[config] = (seen, test.height)
+    t_seen, t_all = shares["temporal"]
+    c_seen, c_all = shares["cross_repo"]
+    return (
+        f"On `temporal`, {_pct(t_seen, t_all)} of the test jobs ({t_seen:,} of {t_all:,}) have a "
+        "job identity (repository, workflow path, job name) that the train split already holds, "
+        "and that identity is an input: a per-identity median such as the `group-median` "
+        "baseline is then effectively a lookup of the job's own history, not a prediction from "
+        "its configuration. Results on `temporal` measure forecasting known jobs. On "
+        f"`cross_repo` {_pct(c_seen, c_all)} of the test jobs ({c_seen:,} of {c_all:,}) have an "
+        "identity seen in training (every repository sits in one split): the generalization "
+        "tables, to jobs and repositories never seen, are the `cross_repo` ones."
     )
 
 
@@ -248,6 +279,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "problems": problem_text,
         "column_table": column_table,
         "limitations": "\n".join(limitations),
+        "identity_note": _identity_note(jobs),
         "ghalogs_citation": ghalogs_citation,
         "max_duration_days": f"{MAX_DURATION_S / 86400:.0f}",
     }

@@ -2,25 +2,122 @@
 crawler, over real HTTP) or GitHub itself; the crawl's raw store is then built like any other.
 
 The raw store is kept (a second call with the same folder continues the crawl instead of
-starting again), so an interrupted build loses no requests.
+starting again), so an interrupted build loses no requests. Same parameters, same bytes, whatever
+was there before: `prepare_simulated_store` continues only a store of the same world (seed,
+scale, logs); a store it recorded for another world is removed and crawled afresh (said in the
+result's notes); anything else is refused.
 """
 
 from __future__ import annotations
 
 import secrets
+import shutil
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_raw
+from gharuntime.contract import RawStoreLayout
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
+from gharuntime.rawstore import connect_state
 from gharuntime.sources._columns import Progress
 from gharuntime.sources.raw import count_records
 
-__all__ = ["build_from_crawl", "build_from_simulated", "crawl_simulated"]
+__all__ = [
+    "build_from_crawl",
+    "build_from_simulated",
+    "crawl_simulated",
+    "prepare_simulated_store",
+    "simulated_store_identity",
+]
+
+_LAYOUT = RawStoreLayout()
+
+
+def simulated_store_identity(seed: int, scale: str, logs: bool) -> dict[str, str]:
+    """What a crawl of the simulated GitHub records in its store's meta: the world (seed, scale,
+    the scale's sizes) and whether logs were crawled. Two stores with the same identity hold the
+    same records once complete."""
+    from gharuntime.sim import SCALES
+
+    sc = SCALES[scale]
+    return {
+        "sim_seed": str(seed),
+        "sim_scale": f"{scale} ({sc.repos}/{sc.workflows_per_repo}/{sc.runs_per_workflow}/{sc.days})",
+        "sim_logs": "1" if logs else "0",
+    }
+
+
+def _stored_meta(raw: Path) -> dict[str, str] | None:
+    """The meta table of the raw store at `raw`; None when `raw` holds no raw store."""
+    state = raw / _LAYOUT.state
+    if not state.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+        try:
+            return {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise BuildError(
+            f"{state}: unreadable raw store state ({exc}); use another --crawl-dir"
+        ) from exc
+
+
+def prepare_simulated_store(raw: Path, identity: dict[str, str]) -> str | None:
+    """Make `raw` ready for a crawl of the world `identity` names; returns a note when it removed
+    an earlier store, None otherwise.
+
+    The one rule for "same parameters, same bytes": a new or empty folder is used as it is; a
+    store recorded as a crawl of this very world is continued (a resumed crawl stores what a
+    fresh one would); a store recorded as a crawl of another world (seed, scale or logs) is
+    removed and crawled afresh, since its records would end up in the dataset; anything else (a
+    raw store with no record of its world, a folder that is not a raw store) is refused."""
+    if raw.exists() and not raw.is_dir():
+        raise BuildError(f"{raw} is a file; --crawl-dir must be a folder")
+    if not raw.is_dir() or not any(raw.iterdir()):
+        _record_identity(raw, identity)
+        return None
+    meta = _stored_meta(raw)
+    if meta is None:
+        raise BuildError(
+            f"{raw} is not empty and holds no raw store; give an empty or new --crawl-dir "
+            "(nothing there was touched)"
+        )
+    stored = {k: meta[k] for k in identity if k in meta}
+    if stored == identity:
+        return None  # the same world: continue the crawl
+    if meta.get("source") != "crawl" or set(stored) != set(identity):
+        raise BuildError(
+            f"{raw} holds a raw store that is not a recorded crawl of a simulated world "
+            f"(source {meta.get('source')!r}); its records would mix into this dataset. Delete "
+            "it or give another --crawl-dir"
+        )
+    was = ", ".join(f"{k.removeprefix('sim_')} {v}" for k, v in sorted(stored.items()))
+    now = ", ".join(f"{k.removeprefix('sim_')} {v}" for k, v in sorted(identity.items()))
+    aside = raw.with_name(f".{raw.name}.old")
+    shutil.rmtree(aside, ignore_errors=True)
+    raw.rename(aside)  # out of the way at once; removed below
+    shutil.rmtree(aside, ignore_errors=True)
+    _record_identity(raw, identity)
+    return (
+        f"{raw} held a crawl of another simulated world ({was}); removed it and crawled "
+        f"{now} afresh, so this dataset is the one these parameters always give"
+    )
+
+
+def _record_identity(raw: Path, identity: dict[str, str]) -> None:
+    con = connect_state(raw)
+    try:
+        for k, v in identity.items():
+            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+    finally:
+        con.close()
 
 
 def _events(progress: Progress | None, stage: str) -> Any:
@@ -63,12 +160,16 @@ def crawl_simulated(
     logs: bool = False,
     progress: Progress | None = None,
 ) -> tuple[CrawlResult, dict[str, Any]]:
-    """Serve the seeded simulated world on 127.0.0.1 and crawl all of its history into `raw`."""
+    """Serve the seeded simulated world on 127.0.0.1 and crawl all of its history into `raw`.
+
+    The crawl window is the world's own: its `days` up to its fixed END, never the wall clock.
+    The returned info's `notes` says when an earlier store of another world was removed."""
     from gharuntime.sim import END, SCALES, ServerConfig, World, serve
     from gharuntime.sim.world import DAY, iso
 
     if scale not in SCALES:
         raise BuildError(f"unknown scale {scale!r}; choose one of {', '.join(sorted(SCALES))}")
+    note = prepare_simulated_store(raw, simulated_store_identity(seed, scale, logs))
     world = World(seed, scale)
     token = "ghp_" + secrets.token_hex(18)  # a throwaway token for this one local server
     # No quota worth waiting for: the simulated GitHub only serves this crawl.
@@ -94,6 +195,7 @@ def crawl_simulated(
         "seed": seed,
         "scale": scale,
         "crawled": "the simulated GitHub over HTTP on 127.0.0.1, by gharuntime's crawler",
+        "notes": [note] if note else [],
     }
     return result, info
 
@@ -111,13 +213,16 @@ def build_from_simulated(
 ) -> BuildResult:
     """Crawl the simulated GitHub into `raw`, then build the dataset at `out` from it."""
     result, info = crawl_simulated(raw, seed=seed, scale=scale, logs=logs, progress=progress)
+    notes = info.pop("notes")
     info["crawl_failures"] = len(result.failures)
     # The server's port and the crawl's shard boundaries change from call to call; the world
     # (seed, scale) and the record count do not, so only they describe the store.
     info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
-    return build_from_raw(
+    built = build_from_raw(
         [raw], out, conclusions=conclusions, source=info, progress=progress, workers=workers
     )
+    built.notes.extend(notes)
+    return built
 
 
 def build_from_crawl(

@@ -54,6 +54,7 @@ class BuildResult:
     manifest: dict[str, Any]
     filters: dict[str, int]
     problems: Problems = field(default_factory=Problems)
+    notes: list[str] = field(default_factory=list)  # things the build did that a user must hear
 
     @property
     def rows(self) -> int:
@@ -85,7 +86,7 @@ def _store_provenance(root: Path) -> dict[str, Any]:
         "meta": {
             k: v
             for k, v in meta.items()
-            if k in ("format", "source", "api_url", "seed") or k.startswith("sim_")
+            if k in ("format", "source", "api_url", "seed", "synthetic") or k.startswith("sim_")
         },
         "shards": len(shards),
         "records": sum(int(r) for _, r, _ in shards),
@@ -178,13 +179,20 @@ def build_from_raw(
     _note(progress, "normalizing")
     normalized = [normalize_raw(tables, problems, workers=workers, progress=progress)]
     del tables  # the raw tables are no longer needed; free them before the filters run
-    synthetic = any("simul" in str(s["meta"].get("source", "")).lower() for s in stores)
+    # Recorded, not guessed: a crawl that met the simulated GitHub's SIMULATED_HEADER, and
+    # `simulate dump`, write synthetic=1 into the store's meta.
+    synthetic = any(
+        s["meta"].get("synthetic") == "1" or s["meta"].get("source") == "simulated" for s in stores
+    )
     src = {
         "kind": "simulated" if synthetic else "raw",
         "synthetic": synthetic,
         "stores": stores,
         **(source or {}),
     }
+    # A store's record wins over what the caller assumed (`--source github` pointed at the
+    # simulated GitHub is still synthetic).
+    src["synthetic"] = synthetic or bool(src.get("synthetic"))
     texts = normalized[0][1]
     return finish_build(
         normalized.pop()[0],  # passed on without a reference here, so it can be freed early

@@ -283,6 +283,8 @@ def build_command(
         err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
         sys.exit(2)
     _summary(result, time.monotonic() - started)
+    for note in result.notes:
+        err_console.print(f"[yellow]note[/yellow]: {note}")
     if as_json:
         out_console.print_json(json.dumps(_plain(result.manifest)))
     if result.lost_input:

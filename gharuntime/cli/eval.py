@@ -71,6 +71,11 @@ def _print_problems(problems: ProblemLog, as_json: bool) -> None:
     )
 
 
+def _command() -> list[str]:
+    """The command line, for the result's provenance (the program as `gharuntime`)."""
+    return ["gharuntime", *sys.argv[1:]]
+
+
 def _gold_problems(result: dict[str, Any]) -> list[str]:
     """Ways the ground truth failed to score perfectly (empty when the self-check passes)."""
     perfect = {"mae": 0.0, "median_ape": 0.0, "rmsle": 0.0, "within_2x": 1.0}
@@ -121,7 +126,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 @click.option(
     "--dataset-revision",
     help="The dataset revision the predictions were made on; must match the dataset's "
-    "(for a folder: the sha256 of its manifest.json).",
+    "(for a folder: the `revision` in its manifest.json, a digest of its data files).",
 )
 @click.option("--seed", "method_seed", type=int, help="The method's own training seed.")
 @click.option(
@@ -234,6 +239,7 @@ def eval_command(
                     seed=bootstrap_seed,
                     resamples=resamples,
                     progress=progress,
+                    command=_command(),
                 )
             else:
                 assert submission is not None
@@ -259,6 +265,7 @@ def eval_command(
                     seed=bootstrap_seed,
                     resamples=resamples,
                     progress=progress,
+                    command=_command(),
                 )
     except DatasetError as exc:
         err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)
@@ -277,6 +284,8 @@ def eval_command(
     else:
         for table in render_tables(result):
             out_console.print(table)
+    for warning in result.get("warnings", []):
+        err_console.print(f"[yellow]warning[/yellow]: {warning}", markup=True, highlight=False)
     if out is not None:
         err_console.print(f"result written to {out}")
     if gold:

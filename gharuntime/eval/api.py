@@ -4,7 +4,7 @@ the same (the baselines, the leaderboard)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,6 +20,7 @@ from gharuntime.eval.evaluate import (
 )
 from gharuntime.eval.meta import MethodMeta, check_meta
 from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.provenance import add_provenance, check_not_empty
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
 
@@ -44,12 +45,14 @@ def evaluate_file(
     seed: int = 0,
     resamples: int = 1000,
     progress: Progress | None = None,
+    command: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Check and score `submission` (and `vs`, on the same resamples) against `dataset`.
 
     `options` are metadata fields (method, track, config, split, inputs, ...) that fill in or
-    override the sidecar. Raises InvalidSubmission listing every problem of both files, or
-    gharuntime.dataset.DatasetError when the dataset cannot be read.
+    override the sidecar; `command` (an argv list) is recorded in the result's provenance.
+    Raises InvalidSubmission listing every problem of both files, or
+    gharuntime.dataset.DatasetError when the dataset cannot be read or the split is empty.
     """
     paths = [Path(submission)] + ([Path(vs)] if vs is not None else [])
     logs = [ProblemLog() for _ in paths]
@@ -59,6 +62,7 @@ def evaluate_file(
     if config not in CONFIGS or split not in SPLITS:
         raise InvalidSubmission(logs[0])  # check_meta said which; no split to read
     truth = load_truth(_dataset(dataset), config, split)
+    check_not_empty(truth.rows, config, split)
     metas = [meta]
     if vs is not None:
         agree = {"track": meta.track, "config": config, "split": split}
@@ -78,8 +82,11 @@ def evaluate_file(
         raise InvalidSubmission(combined)
     track = meta.track
     assert track is not None  # resolve_meta reported a missing track
-    return result_json(
-        score(truth, track, methods, seed=seed, resamples=resamples, progress=progress)
+    return add_provenance(
+        result_json(
+            score(truth, track, methods, seed=seed, resamples=resamples, progress=progress)
+        ),
+        command,
     )
 
 
@@ -92,21 +99,26 @@ def evaluate_gold(
     seed: int = 0,
     resamples: int = 1000,
     progress: Progress | None = None,
+    command: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The self-check: the ground truth (scores must be perfect) compared with the constant
     training median."""
     truth = load_truth(_dataset(dataset), config, split)
+    check_not_empty(truth.rows, config, split)
     check = ProblemLog()
     check_meta(MethodMeta(track=track), check, "--track")
     if check:
         raise InvalidSubmission(check)
-    return result_json(
-        score(
-            truth,
-            track,
-            gold_methods(truth, track),
-            seed=seed,
-            resamples=resamples,
-            progress=progress,
-        )
+    return add_provenance(
+        result_json(
+            score(
+                truth,
+                track,
+                gold_methods(truth, track),
+                seed=seed,
+                resamples=resamples,
+                progress=progress,
+            )
+        ),
+        command,
     )

@@ -6,9 +6,10 @@ every method scored on the same split gets the same resamples and the difference
 methods have intervals too.
 
 Per resample every sum-based metric is `weights @ per_repository_sums`; the median APE is an
-exact weighted median (the median of the resampled multiset). Spearman ρ in a resample is the
-weighted Pearson correlation of ranks computed once on the whole split (an approximation: exact
-re-ranking per resample would cost a sort per resample); its point estimate is exact.
+exact weighted median (the median of the resampled multiset). Spearman ρ in a resample is exact
+(the multiset re-ranked, gharuntime.eval.spearman) while rows × resamples stays under
+EXACT_SPEARMAN_MAX_WORK; above it, the weighted Pearson correlation of ranks computed once on the
+whole split (an approximation). Its point estimate is always exact.
 """
 
 from __future__ import annotations
@@ -22,9 +23,16 @@ import numpy as np
 import numpy.typing as npt
 
 from gharuntime.eval.metrics import METRICS, RowTerms, metrics_from_sums
+from gharuntime.eval.spearman import (
+    EXACT_SPEARMAN_MAX_WORK,
+    SPEARMAN_APPROXIMATE,
+    SPEARMAN_EXACT,
+    ResampledSpearman,
+)
 
 __all__ = [
     "CONFIDENCE",
+    "SPEARMAN_EXACT",
     "SPEARMAN_NOTE",
     "Bootstrap",
     "Cell",
@@ -37,10 +45,8 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 CONFIDENCE: Final = 0.95
-SPEARMAN_NOTE: Final = (
-    "Spearman intervals use ranks computed once on the whole split, weighted by the resample "
-    "(not re-ranked per resample); the point estimate is exact."
-)
+SPEARMAN_NOTE: Final = SPEARMAN_APPROXIMATE.format(limit=EXACT_SPEARMAN_MAX_WORK)
+"""The result's `bootstrap.spearman` when the approximation is used (SPEARMAN_EXACT otherwise)."""
 _BLOCKS: Final = 64  # value blocks (and sub-blocks) of the weighted median's full search
 _WINDOW_SHARE: Final = 0.02  # half-width of the median's first-try window, as a share of rows
 _WINDOW_MIN: Final = 2_000  # ... and at least this many rows
@@ -118,6 +124,8 @@ class Cell:
         self.version = 0  # bumped whenever columns() changes
         self._set_window(n // 2 - half, n // 2 + half)
         self.point = self._point(terms)
+        self._terms_for_spearman = (terms, cluster)
+        self._spearman: ResampledSpearman | None = None
 
     def _set_window(self, a: int, z: int) -> None:
         """Try the sorted values [a, z) first; `below` counts each repository's rows under a."""
@@ -142,16 +150,30 @@ class Cell:
         weights: FloatArray,
         weighted: FloatArray | None = None,
         compact: npt.NDArray[np.float32] | None = None,
+        exact_spearman: bool = False,
     ) -> dict[str, FloatArray]:
         """Every metric for each row of `weights` (a chunk of resamples); `weighted` is
         `weights @ self.columns()` and `compact` the weights as float32, when the caller has
-        them."""
+        them; Spearman re-ranked exactly when `exact_spearman`."""
         if weighted is None:
             weighted = weights @ self.columns()
         sums = weighted[:, : self.sums.shape[1]]
         out = metrics_from_sums(sums)
         out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1], compact)
+        if exact_spearman:
+            out["spearman"] = self.exact_spearman(weights)
         return out
+
+    def exact_spearman(self, weights: FloatArray) -> FloatArray:
+        """Spearman ρ of each resample, its multiset re-ranked (gharuntime.eval.spearman)."""
+        if self._spearman is None:
+            terms, cluster = self._terms_for_spearman
+            if terms.p is None or terms.y is None:
+                raise ValueError("these row terms carry no values to re-rank")
+            self._spearman = ResampledSpearman(
+                terms.p, terms.y, cluster, terms.p_order, terms.y_order
+            )
+        return self._spearman(weights)
 
     def tune(self, weights: FloatArray) -> None:
         """Place the median window where a few resamples (`weights`) put their medians: three
@@ -293,14 +315,21 @@ class CellResult:
     repositories: int
     point: dict[str, float]
     resamples: dict[str, FloatArray]  # metric -> (resamples,)
+    spearman_exact: bool = False  # whether resample Spearman values were re-ranked exactly
 
 
 def run_cells(
     boot: Bootstrap,
     cells: Sequence[Cell],
     progress: Callable[[int, int], None] | None = None,
+    exact_spearman_max: int | None = None,
 ) -> list[CellResult]:
-    """Resample every cell with the same weights, one chunk of resamples at a time."""
+    """Resample every cell with the same weights, one chunk of resamples at a time.
+
+    Spearman is re-ranked exactly per resample when the total rows × resamples is at most
+    `exact_spearman_max` (default EXACT_SPEARMAN_MAX_WORK)."""
+    limit = EXACT_SPEARMAN_MAX_WORK if exact_spearman_max is None else exact_spearman_max
+    exact = sum(c.rows for c in cells) * boot.resamples <= limit
     parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
     done = 0
     stacked: FloatArray | None = None
@@ -317,7 +346,9 @@ def run_cells(
         weighted = weights @ stacked if stacked is not None else weights[:, :0]
         compact = weights.astype(np.float32)
         for i, (cell, part) in enumerate(zip(cells, parts, strict=True)):
-            values = cell.resample(weights, weighted[:, widths[i] : widths[i + 1]], compact)
+            values = cell.resample(
+                weights, weighted[:, widths[i] : widths[i + 1]], compact, exact_spearman=exact
+            )
             for name, v in values.items():
                 part[name].append(v)
         done += weights.shape[0]
@@ -332,6 +363,7 @@ def run_cells(
                 k: np.concatenate(v) if v else np.empty(0, dtype=np.float64)
                 for k, v in part.items()
             },
+            spearman_exact=exact,
         )
         for cell, part in zip(cells, parts, strict=True)
     ]

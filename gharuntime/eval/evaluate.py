@@ -95,7 +95,7 @@ def prepare_submission(
             "revision_mismatch",
             where,
             f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.id} is at "
-            f"revision {truth.revision!r} (the sha256 of its manifest.json); predict on that "
+            f"revision {truth.revision!r} (gharuntime.dataset.dataset_revision: its data files, schema and conclusion policy); predict on that "
             "revision or pass the dataset it was made for",
         )
     if meta.track not in TRACKS:

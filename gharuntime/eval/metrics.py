@@ -136,6 +136,11 @@ class RowTerms:
     stats: FloatArray  # (len(STAT_COLUMNS), rows): one contiguous row per term
     ape: FloatArray  # (rows,)
     ape_order: IntArray  # argsort of ape
+    # for exact per-resample Spearman (gharuntime.eval.spearman): values and their argsorts
+    p: FloatArray | None = None
+    y: FloatArray | None = None
+    p_order: IntArray | None = None
+    y_order: IntArray | None = None
 
 
 class TargetTerms:
@@ -211,7 +216,15 @@ class TargetTerms:
         np.multiply(rp, rp, out=stats[6])
         np.multiply(ry, ry, out=stats[7])
         np.multiply(rp, ry, out=stats[8])
-        return RowTerms(stats=stats, ape=self.ape[rows], ape_order=oa)
+        return RowTerms(
+            stats=stats,
+            ape=self.ape[rows],
+            ape_order=oa,
+            p=self.p[rows],
+            y=self.y[rows],
+            p_order=op,
+            y_order=oy,
+        )
 
 
 def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:

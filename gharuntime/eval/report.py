@@ -13,7 +13,13 @@ from typing import Any, Final
 import numpy as np
 
 from gharuntime.contract import PRIMARY_TARGET
-from gharuntime.eval.bootstrap import CONFIDENCE, SPEARMAN_NOTE, CellResult, interval
+from gharuntime.eval.bootstrap import (
+    CONFIDENCE,
+    SPEARMAN_EXACT,
+    SPEARMAN_NOTE,
+    CellResult,
+    interval,
+)
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
 from gharuntime.eval.metrics import METRICS
 from gharuntime.version import __version__
@@ -109,7 +115,9 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "clusters": scores.bootstrap.clusters,
             "confidence": CONFIDENCE,
             "interval": "percentile",
-            "spearman": SPEARMAN_NOTE,
+            "spearman": SPEARMAN_EXACT
+            if all(s.overall.spearman_exact for s in scores.targets[0].values())
+            else SPEARMAN_NOTE,
         },
         "metric_definitions": {
             m.name: {

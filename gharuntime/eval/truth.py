@@ -13,7 +13,13 @@ import numpy.typing as npt
 import polars as pl
 
 from gharuntime.contract import DATASET_LAYOUT, PRIMARY_TARGET, TARGETS
-from gharuntime.dataset import DatasetError, read_manifest, sha256_file, split_paths
+from gharuntime.dataset import (
+    DatasetError,
+    dataset_revision,
+    read_manifest,
+    sha256_file,
+    split_paths,
+)
 
 __all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
 
@@ -74,6 +80,7 @@ class Truth:
     targets: dict[str, FloatArray]  # NaN where the truth is null
     seen: BoolArray  # per row: the repository has rows in the config's train split
     train_median: dict[str, float]  # per target, NaN where training has none
+    content_revision: str | None = None  # gharuntime.dataset.dataset_revision of the manifest
 
     @property
     def rows(self) -> int:
@@ -81,8 +88,10 @@ class Truth:
 
     @property
     def revision(self) -> str | None:
-        """The dataset revision a submission must name: the manifest's sha256 for a folder."""
-        return self.dataset.revision or self.manifest_sha256
+        """The dataset revision a submission must name: for a folder, `dataset_revision` of its
+        manifest (data files, schema version, row-changing build parameters; never ports, paths
+        or shard layout)."""
+        return self.dataset.revision or self.content_revision or self.manifest_sha256
 
     @classmethod
     def from_frames(
@@ -95,6 +104,7 @@ class Truth:
         split: str,
         manifest_sha256: str | None = None,
         schema_version: str | None = None,
+        content_revision: str | None = None,
     ) -> Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets)."""
@@ -122,6 +132,7 @@ class Truth:
             targets=targets,
             seen=np.isin(repo_id, train_repos),
             train_median=medians,
+            content_revision=content_revision,
         )
 
     def decile_edges(self) -> FloatArray:
@@ -170,4 +181,5 @@ def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
         split=split,
         manifest_sha256=sha256_file(root / DATASET_LAYOUT.manifest),
         schema_version=str(manifest.get("schema_version")),
+        content_revision=dataset_revision(manifest),
     )

@@ -8,12 +8,13 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import unquote, urlencode
 
 from gharuntime.sim.graphql import GraphQLError, answer
 from gharuntime.sim.logs import job_log
 from gharuntime.sim.payloads import WEB_FLOW, Payloads
+from gharuntime.sim.ratelimit import RateLimiter
 from gharuntime.sim.world import (
     COMMIT_AUTHORS,
     DAY,
@@ -23,14 +24,28 @@ from gharuntime.sim.world import (
     RepoMeta,
     RepoWorld,
     Run,
+    World,
     parse_iso,
 )
 from gharuntime.workflow import runner_os
 
-if TYPE_CHECKING:
-    from gharuntime.sim.server import SimServer
+__all__ = ["DOCS", "FILTERED_CAP", "Answer", "Backend", "error", "rate_limit_body", "respond"]
 
-__all__ = ["DOCS", "FILTERED_CAP", "Answer", "error", "rate_limit_body", "respond"]
+
+class Backend(Protocol):
+    """What the answers need from the server around them (`server.SimServer` is one); a protocol,
+    so that this module does not import the server that imports it."""
+
+    url: str
+    world: World
+    payloads: Payloads
+    limiter: RateLimiter
+    expired_jobs: set[int]
+
+    def repo(self, groups: Mapping[str, str | None], rest: str) -> RepoWorld: ...
+
+    def metas(self) -> list[RepoMeta]: ...
+
 
 DOCS = "https://docs.github.com/rest"
 FILTERED_CAP = 1000
@@ -108,7 +123,7 @@ def _page_args(query: Mapping[str, list[str]]) -> tuple[int, int]:
 
 
 def _paginate(
-    server: SimServer,
+    server: Backend,
     path: str,
     query: Mapping[str, list[str]],
     total: int,
@@ -165,7 +180,7 @@ def _filter_runs(runs: list[Run], query: Mapping[str, list[str]]) -> list[Run]:
     return out
 
 
-def _search(server: SimServer, q: str) -> list[RepoMeta]:
+def _search(server: Backend, q: str) -> list[RepoMeta]:
     metas = server.metas()
     terms: list[str] = []
     for part in q.split():
@@ -228,7 +243,7 @@ def _number_filter(spec: str) -> Callable[[int], bool]:
 _AUTHORS_CREATED = 1_262_304_000  # 2010-01-01: the authors' accounts predate every repository
 
 
-def _account(server: SimServer, login: str) -> dict[str, Any]:
+def _account(server: Backend, login: str) -> dict[str, Any]:
     """`GET /users/{username}` for the accounts the world names: repository owners (every owner
     holds three repositories, its group number ends its login), commit authors and web-flow."""
     P = server.payloads
@@ -246,7 +261,7 @@ def _account(server: SimServer, login: str) -> dict[str, Any]:
 
 
 def respond(
-    server: SimServer,
+    server: Backend,
     name: str,
     g: Mapping[str, str | None],
     path: str,
@@ -399,11 +414,11 @@ def respond(
             return 200, P.job(rw, job_run, job), {}
         if job.status != "completed" or not job.steps:
             raise error(404, "Not Found")  # still running, or never started: no log
-        if job.completed < END - LOG_RETENTION_DAYS * DAY or job.id in server._expired_jobs:
+        if job.completed < END - LOG_RETENTION_DAYS * DAY or job.id in server.expired_jobs:
             fault[0] = None
             raise error(410, "Gone")
         if fault[0] == "expire":
-            server._expired_jobs.add(job.id)
+            server.expired_jobs.add(job.id)
             raise error(410, "Gone")
         sig = hashlib.sha1(f"{job.id}".encode()).hexdigest()[:16]
         where = f"{server.url}/_blobs/logs/{job.id}?sig={sig}"
@@ -446,7 +461,7 @@ def _os(labels: tuple[str, ...]) -> str:
     return runner_os(labels) or "Linux"
 
 
-def rate_limit_body(server: SimServer, account: str) -> dict[str, Any]:
+def rate_limit_body(server: Backend, account: str) -> dict[str, Any]:
     def one(resource: str) -> dict[str, int]:
         q = server.limiter.peek(account, resource)
         return {"limit": q.limit, "remaining": q.remaining, "reset": q.reset, "used": q.used}

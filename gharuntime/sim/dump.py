@@ -112,6 +112,7 @@ def _meta(world: World, logs: bool) -> dict[str, str]:
     return {
         "source": "simulated",
         "api_url": "https://api.github.com",
+        "synthetic": "1",
         "sim_seed": str(world.seed),
         "sim_scale": f"{sc.repos}/{sc.workflows_per_repo}/{sc.runs_per_workflow}/{sc.days}",
         "sim_logs": "1" if logs else "0",

@@ -9,6 +9,7 @@ limits, ETags, redirects and errors, plus seeded fault injection and a request r
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import hashlib
 import json
 import re
@@ -24,11 +25,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from gharuntime.contract import SIMULATED_HEADER
 from gharuntime.sim.api import DOCS, Answer, error, rate_limit_body, respond
 from gharuntime.sim.faults import REQUEST_FAULTS, Faults, Recorder
 from gharuntime.sim.payloads import Payloads
 from gharuntime.sim.ratelimit import Quota, RateLimiter
 from gharuntime.sim.world import (
+    END,
     RepoMeta,
     RepoWorld,
     World,
@@ -150,7 +153,7 @@ class SimServer:
             clock=config.clock,
         )
         self._occurrences: Counter[str] = Counter()
-        self._expired_jobs: set[int] = set()
+        self.expired_jobs: set[int] = set()  # logs answered 410 (they stay expired)
         self._token_labels: dict[str, str] = {}
         self._lock = threading.Lock()
         self._metas: list[RepoMeta] | None = None
@@ -245,6 +248,12 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             return  # quiet: and a request line never carries a token anyway
+
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            # The Date header is the world's "now" (END), whatever the wall clock says: a
+            # crawler's default window ("the last 90 days" of the server's clock) then covers the
+            # same runs on any day.
+            return email.utils.formatdate(END, usegmt=True)
 
         def do_GET(self) -> None:
             self._dispatch("GET")
@@ -393,6 +402,7 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
                 headers.pop("Content-Type", None)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("X-GitHub-Api-Version-Selected", "2022-11-28")
+            self.send_header(SIMULATED_HEADER, "1")  # this is not GitHub: crawlers record it
             if quota is not None:
                 self.send_header("X-RateLimit-Limit", str(quota.limit))
                 self.send_header("X-RateLimit-Remaining", str(quota.remaining))

@@ -1,0 +1,166 @@
+"""Regenerate every committed result under leaderboard/results/ at HEAD, from nothing.
+
+For each results folder: build its dataset with its documented command, fit and score every
+reference method on both configs and both tracks (benchmarks/baselines.py), and write the
+result JSONs plus a summary table (summary.md). reference-real scores the models trained on
+gharuntime-sim-medium on the real jobs under ../shared/reference/ (benchmarks/baselines_real.py).
+Each result names its dataset revision, the gharuntime version, the git commit (and whether the
+tree was dirty) and the command that made it.
+
+    python benchmarks/regenerate_results.py                      # all (about 20-40 min, 2 cores)
+    python benchmarks/regenerate_results.py --only gharuntime-sim-small   # the CI one (minutes)
+
+Old result files of a folder are removed before its new ones are written, so nothing stale
+survives. tests/test_committed_results.py rebuilds gharuntime-sim-small and fails when the
+committed results no longer match. The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "leaderboard" / "results"
+
+# label -> the `gharuntime build` arguments of its dataset (the documented command).
+DATASETS: dict[str, list[str]] = {
+    "gharuntime-sim-small": ["build", "--source", "simulated", "--seed", "1", "--scale", "small"],
+    "gharuntime-sim-medium": ["build", "--source", "simulated", "--seed", "1", "--scale", "medium"],
+}
+CONFIGS = ("temporal", "cross_repo")
+REAL = "reference-real"
+REAL_MODELS_FROM = "gharuntime-sim-medium"
+RESAMPLES = 1000
+
+
+def gharuntime_cmd() -> list[str]:
+    return [sys.executable, "-c", "from gharuntime.cli.main import main; main()"]
+
+
+def build_dataset(label: str, work: Path) -> Path:
+    out = work / label
+    run([*gharuntime_cmd(), *DATASETS[label], "--out", str(out)])
+    return out
+
+
+def run(cmd: list[str]) -> None:
+    print("+", " ".join(cmd[3:] if cmd[1] == "-c" else cmd), file=sys.stderr, flush=True)
+    subprocess.run(cmd, check=True, cwd=ROOT)
+
+
+def _summary(folder: Path, title: str) -> str:
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        r = json.loads(path.read_text(encoding="utf-8"))
+        m = r["metrics"]["duration_s"]["rmsle"]
+        w = r["metrics"]["duration_s"]["within_2x"]
+        rows.append(
+            f"| {r['dataset']['config']} | {r['track']} | {r['name']} | "
+            f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] | "
+            f"{100 * w['value']:.1f}% | {r['dataset']['rows']:,} | {r['dataset']['repositories']} |"
+        )
+    any_result = json.loads(next(folder.glob("*.json")).read_text(encoding="utf-8"))
+    prov = any_result.get("provenance", {})
+    return (
+        f"# {title}\n\n"
+        f"Dataset revision `{any_result['dataset']['revision']}`; gharuntime "
+        f"{prov.get('gharuntime_version')}, commit `{prov.get('git_commit')}`"
+        f"{' (dirty tree)' if prov.get('git_dirty') else ''}. duration_s, 95% repository-bootstrap "
+        f"intervals, {any_result['bootstrap']['resamples']:,} resamples "
+        f"(Spearman: {any_result['bootstrap']['spearman'].split(':')[0]}).\n\n"
+        "| config | track | method | RMSLE | within 2× | rows scored | repositories |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
+    )
+
+
+def regenerate(label: str, work: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    dataset = build_dataset(label, work)
+    staged = work / "results" / label
+    shutil.rmtree(staged, ignore_errors=True)
+    for config in CONFIGS:
+        run(
+            [
+                *(sys.executable, "benchmarks/baselines.py", "--dataset", str(dataset)),
+                *("--config", config, "--work", str(work / f"{label}-bench")),
+                *("--results-dir", str(work / "results"), "--label", label),
+                *("--resamples", str(RESAMPLES)),
+            ]
+        )
+    (staged / "summary.md").write_text(_summary(staged, label), encoding="utf-8")
+    _install(staged, RESULTS / label)
+    return {"label": label, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def regenerate_real(work: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    medium = work / REAL_MODELS_FROM
+    models = work / f"{REAL_MODELS_FROM}-bench" / "temporal"
+    if not models.is_dir():
+        raise SystemExit(f"{REAL} needs the {REAL_MODELS_FROM} models: regenerate it first")
+    staged = work / "results" / REAL
+    shutil.rmtree(staged, ignore_errors=True)
+    run(
+        [
+            *(sys.executable, "benchmarks/baselines_real.py", "--models", str(models)),
+            *("--dataset", str(medium), "--results-dir", str(staged)),
+            *("--resamples", str(RESAMPLES)),
+        ]
+    )
+    (staged / "summary.md").write_text(_summary(staged, REAL), encoding="utf-8")
+    _install(staged, RESULTS / REAL)
+    return {"label": REAL, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _install(staged: Path, target: Path) -> None:
+    """Replace the committed folder's result files with the staged ones (other files stay)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for old in [*target.glob("*.json"), target / "summary.md"]:
+        old.unlink(missing_ok=True)
+    for new in sorted(staged.iterdir()):
+        shutil.copy2(new, target / new.name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append", choices=[*DATASETS, REAL])
+    parser.add_argument("--work", type=Path, help="keep datasets, models and logs here [tmp]")
+    args = parser.parse_args(argv)
+    wanted = args.only or [*DATASETS, REAL]
+    if REAL in wanted and REAL_MODELS_FROM not in wanted:
+        wanted.insert(0, REAL_MODELS_FROM)
+    work = args.work or Path(tempfile.mkdtemp(prefix="gharuntime-regen-"))
+    done = []
+    t0 = time.perf_counter()
+    try:
+        for label in wanted:
+            done.append(regenerate_real(work) if label == REAL else regenerate(label, work))
+            print(f"{done[-1]['label']}: {done[-1]['seconds']} s", file=sys.stderr, flush=True)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    load = os.getloadavg()[0]
+    print(
+        json.dumps(
+            {
+                "benchmark": "regenerate_results",
+                "regenerated": done,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "loadavg_1m": round(load, 2),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""Where a result comes from, and what a reader must be warned of.
+
+Every result document carries `provenance` (the gharuntime version, the git commit of the
+gharuntime source tree when it is a git checkout, whether that tree had uncommitted changes, and
+the command line) and `warnings` (e.g. too few repositories for the intervals to mean much).
+A split with no records is not scored at all (`EmptySplit`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from gharuntime.dataset import DatasetError
+from gharuntime.version import __version__
+
+__all__ = [
+    "MIN_REPOSITORIES",
+    "EmptySplit",
+    "add_provenance",
+    "check_not_empty",
+    "provenance",
+    "source_commit",
+    "warnings_for",
+]
+
+MIN_REPOSITORIES: Final = 10
+"""Below this many repositories in the scored split, repository-bootstrap intervals are
+unreliable (few distinct resamples; one repository can be all of one)."""
+
+_SOURCE_ROOT: Final = Path(__file__).resolve().parents[2]  # the folder holding gharuntime/
+
+
+class EmptySplit(DatasetError):
+    """The split to score holds no records."""
+
+
+def source_commit(root: Path = _SOURCE_ROOT) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the git checkout holding gharuntime's source; (None, None) when it is
+    not a git checkout (an installed wheel) or git is not available."""
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists() or not (root / "gharuntime").is_dir():
+        return None, None
+    try:
+        head = subprocess.run(
+            [git, "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            [git, "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return (head or None), bool(status.strip())
+
+
+def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
+    """The `provenance` object of a result: version, git commit and dirtiness of the source tree
+    (null when it is not a git checkout), and the command line (argv list; null when called as
+    a library without one)."""
+    commit, dirty = source_commit()
+    return {
+        "gharuntime_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "command": list(command) if command is not None else None,
+    }
+
+
+def check_not_empty(rows: int, config: str, split: str) -> None:
+    """Raise EmptySplit when the split to score has no records: there is nothing to score."""
+    if rows == 0:
+        raise EmptySplit(
+            f"the {config}/{split} split has 0 records: there is nothing to score (choose another "
+            "--config/--split, or rebuild the dataset with more data)"
+        )
+
+
+def warnings_for(result: dict[str, Any]) -> list[str]:
+    """What a reader of this result must know before trusting its intervals."""
+    out = []
+    repos = int(result.get("dataset", {}).get("repositories") or 0)
+    if repos < MIN_REPOSITORIES:
+        out.append(
+            f"only {repos} repositor{'y' if repos == 1 else 'ies'} in the scored split (fewer than "
+            f"{MIN_REPOSITORIES}): the repository-bootstrap intervals are unreliable"
+            + (" (zero width: every resample is the same repository)" if repos == 1 else "")
+        )
+    return out
+
+
+def add_provenance(result: dict[str, Any], command: Sequence[str] | None = None) -> dict[str, Any]:
+    """`result` with `provenance` and `warnings` filled in (changed in place and returned)."""
+    result["provenance"] = provenance(command)
+    result["warnings"] = [*result.get("warnings", []), *warnings_for(result)]
+    return result
