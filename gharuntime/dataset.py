@@ -35,6 +35,7 @@ __all__ = [
     "DatasetError",
     "Problem",
     "card_front_matter",
+    "dataset_revision",
     "load",
     "read_manifest",
     "sha256_file",
@@ -68,6 +69,15 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def dataset_revision(root: Path | str) -> str:
+    """The revision of a dataset folder: the sha256 of its manifest.json, which pins every data
+    file by its own sha256. Submissions name it; `gharuntime publish` records it in the commit."""
+    path = Path(root) / DATASET_LAYOUT.manifest
+    if not path.is_file():
+        raise DatasetError(f"{root}: not a dataset folder (no {DATASET_LAYOUT.manifest})")
+    return sha256_file(path)
 
 
 def conform(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -267,7 +277,13 @@ def load(
     split: str = "train",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One split of a dataset folder as a polars DataFrame."""
+    """One split of a dataset folder as a polars DataFrame; `root` may also be a Hub dataset id,
+    ORG/NAME[@REVISION], downloaded (and checked against its manifest) on first use."""
+    if not Path(root).exists():
+        from gharuntime.hub import HUB_ID, open_dataset
+
+        if HUB_ID.match(str(root)):
+            root = open_dataset(str(root)).root
     paths = split_paths(Path(root), config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
