@@ -66,6 +66,18 @@ def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
             progress("checking", i + 1, len(entries))
 
 
+def _cache_dir(cache_dir: Path | None) -> Path | None:
+    """The Hub cache: `cache_dir`, else $HF_HUB_CACHE, else $HF_HOME/hub, read at call time (so
+    a process that changes them is followed), else huggingface_hub's default."""
+    if cache_dir is not None:
+        return cache_dir
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    return None
+
+
 def _snapshot(
     spec: HubSpec, endpoint: str, token: str | None, force: bool, cache_dir: Path | None
 ) -> Path:
@@ -88,7 +100,7 @@ def _snapshot(
                 endpoint=endpoint,
                 token=token,
                 force_download=force,
-                cache_dir=cache_dir,
+                cache_dir=_cache_dir(cache_dir),
             )
     except RevisionNotFoundError as exc:
         raise HubError(

@@ -138,9 +138,7 @@ def publish(
                         "--tag (the commit itself is published on main)"
                     )
                 if tag not in tags:
-                    api.create_tag(
-                        spec.repo_id, tag=tag, revision=commit, repo_type="dataset"
-                    )
+                    api.create_tag(spec.repo_id, tag=tag, revision=commit, repo_type="dataset")
     except HfHubHTTPError as exc:
         raise HubError(
             f"publishing {folder} to {spec.repo_id} at {url} failed; the Hub answered "

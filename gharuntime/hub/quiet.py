@@ -13,7 +13,7 @@ __all__ = ["quiet"]
 @contextmanager
 def quiet() -> Iterator[None]:
     """Silence huggingface_hub's progress bars and log output for the duration."""
-    from huggingface_hub.utils import (
+    from huggingface_hub.utils.tqdm import (
         are_progress_bars_disabled,
         disable_progress_bars,
         enable_progress_bars,

@@ -11,9 +11,9 @@ from typing import Final
 from gharuntime.dataset import DatasetError
 
 __all__ = [
+    "DATASET_ENV",
     "DEFAULT_DATASET",
     "DEFAULT_ENDPOINT",
-    "DATASET_ENV",
     "HUB_ID",
     "HubError",
     "HubSpec",
@@ -66,9 +66,7 @@ def default_dataset() -> str:
 
 def endpoint_url(endpoint: str | None) -> str:
     """The Hub to talk to: `endpoint`, else $HF_ENDPOINT, else huggingface.co."""
-    return (endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT).rstrip(
-        "/"
-    )
+    return (endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT).rstrip("/")
 
 
 def scrub(text: str, token: str | None) -> str:

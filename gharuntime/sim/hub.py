@@ -50,7 +50,9 @@ __all__ = ["HubFault", "HubServer", "HubTraffic", "serve_hub"]
 _LFS_SUFFIXES = (".parquet", ".arrow", ".png", ".jpg", ".bin", ".gz", ".zst", ".safetensors")
 _REGULAR_MAX = 10 * 1024 * 1024
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
-_GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n"
+_GITATTRIBUTES = (
+    b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n"
+)
 
 
 class _HubHTTPError(Exception):
@@ -94,7 +96,9 @@ def git_blob_oid(data: bytes) -> str:
 
 
 def _lfs_pointer(sha256: str, size: int) -> bytes:
-    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+    return (
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+    )
 
 
 class _Store:
@@ -135,7 +139,9 @@ class _Store:
                     h.update(block)
                     f.write(block)
             if h.hexdigest() != expected:
-                raise _HubHTTPError(400, f"uploaded content has sha256 {h.hexdigest()}, not {expected}")
+                raise _HubHTTPError(
+                    400, f"uploaded content has sha256 {h.hexdigest()}, not {expected}"
+                )
             os.replace(tmp, self.object_path(expected))
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -258,7 +264,7 @@ _LFS_BATCH = re.compile(r"^/datasets/(?P<repo>[^/]+/[^/]+)\.git/info/lfs/objects
 _LFS_OBJECT = re.compile(r"^/lfs/(?P<oid>[0-9a-f]{64})(?P<verify>/verify)?$")
 
 
-def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
+def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
     store = hub.store
 
     class Handler(BaseHTTPRequestHandler):
@@ -464,9 +470,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
             url = f"{hub.url}/datasets/{repo_id}"
             with store.lock:
                 if store.repo(repo_id) is not None:
-                    self._send(
-                        409, {"error": "You already created this dataset repo", "url": url}
-                    )
+                    self._send(409, {"error": "You already created this dataset repo", "url": url})
                     return
                 sha = store.put_bytes(_GITATTRIBUTES)
                 files = {
@@ -531,7 +535,9 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
             for obj in body.get("objects", []):
                 oid, size = str(obj.get("oid")), int(obj.get("size", -1))
                 if not re.fullmatch(r"[0-9a-f]{64}", oid) or size < 0:
-                    objects.append({"oid": oid, "size": size, "error": {"code": 422, "message": "bad object"}})
+                    objects.append(
+                        {"oid": oid, "size": size, "error": {"code": 422, "message": "bad object"}}
+                    )
                 elif store.has_object(oid, size):
                     objects.append({"oid": oid, "size": size})  # already here: no actions
                 else:
@@ -615,7 +621,10 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
                     else:
                         files[p] = entry
                 oid = store.write_commit(
-                    parent, files, str(header.get("summary", "")), str(header.get("description", ""))
+                    parent,
+                    files,
+                    str(header.get("summary", "")),
+                    str(header.get("description", "")),
                 )
                 repo["branches"][branch] = oid
                 store.save_repo(repo_id, repo)  # one rename: the revision appears whole
@@ -703,7 +712,9 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
                     d = prefix + "/".join(tail[:i])
                     if (recursive or i == 1) and d not in dirs:
                         dirs.add(d)
-                        out.append({"type": "directory", "path": d, "oid": git_blob_oid(d.encode())})
+                        out.append(
+                            {"type": "directory", "path": d, "oid": git_blob_oid(d.encode())}
+                        )
                 if recursive or len(tail) == 1:
                     out.append(self._file_json(p, files[p]))
             return sorted(out, key=lambda e: str(e["path"]))
@@ -723,7 +734,11 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
             commit = self._resolve(repo, rev)
             files = self._files(commit)
             recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
-            if sub and sub not in files and not any(k.startswith(sub.rstrip("/") + "/") for k in files):
+            if (
+                sub
+                and sub not in files
+                and not any(k.startswith(sub.rstrip("/") + "/") for k in files)
+            ):
                 raise _HubHTTPError(404, f"{sub} does not exist at {rev}", "EntryNotFound")
             entries = self._entries(files, sub, recursive)
             start = int(query.get("cursor", ["0"])[0] or 0)
@@ -780,7 +795,11 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901
                 else:
                     start = max(0, size - int(m[2] or 0))
                 if start >= size:
-                    self._send(416, {"error": "range not satisfiable"}, headers={"Content-Range": f"bytes */{size}"})
+                    self._send(
+                        416,
+                        {"error": "range not satisfiable"},
+                        headers={"Content-Range": f"bytes */{size}"},
+                    )
                     return
                 status = 206
                 headers["Content-Range"] = f"bytes {start}-{end}/{size}"
