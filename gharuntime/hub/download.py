@@ -81,6 +81,7 @@ def _cache_dir(cache_dir: Path | None) -> Path | None:
 def _snapshot(
     spec: HubSpec, endpoint: str, token: str | None, force: bool, cache_dir: Path | None
 ) -> Path:
+    import httpx2
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
         HfHubHTTPError,
@@ -120,7 +121,7 @@ def _snapshot(
         ) from exc
     except HfHubHTTPError as exc:
         raise HubError(f"{where}: the Hub answered {scrub(str(exc), token)}") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, httpx2.HTTPError) as exc:
         raise HubError(
             f"{where}: download failed: {type(exc).__name__}: {scrub(str(exc), token)}"
         ) from exc

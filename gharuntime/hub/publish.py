@@ -77,6 +77,7 @@ def publish(
     main branch and tag that commit. The token comes from `token`, $HF_TOKEN or the
     huggingface_hub login. Raises HubError (nothing published) on any failure; a tag that
     already names another commit is refused, never moved."""
+    import httpx2
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import HfHubHTTPError
     from huggingface_hub.hf_api import RepoFile
@@ -145,7 +146,7 @@ def publish(
             f"{scrub(str(exc), token)}. Nothing partial was published; run the same command "
             "again"
         ) from exc
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, httpx2.HTTPError) as exc:
         raise HubError(
             f"publishing {folder} to {spec.repo_id} at {url} failed: {type(exc).__name__}: "
             f"{scrub(str(exc), token)}"
