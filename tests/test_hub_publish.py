@@ -229,7 +229,10 @@ def test_a_commit_naming_an_object_never_uploaded_is_refused(
     before = _main_commit(hub)
     lines = [
         {"key": "header", "value": {"summary": "sneaky", "description": ""}},
-        {"key": "lfsFile", "value": {"path": "x.parquet", "algo": "sha256", "oid": "1" * 64, "size": 3}},
+        {
+            "key": "lfsFile",
+            "value": {"path": "x.parquet", "algo": "sha256", "oid": "1" * 64, "size": 3},
+        },
     ]
     answer = requests.post(
         f"{hub.url}/api/datasets/org/bench/commit/main",
