@@ -98,7 +98,7 @@ def test_the_token_never_appears_in_output_errors_or_files(
 def test_the_published_card_loads_with_the_datasets_library(
     hub: HubServer, fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    code, out, err = _invoke(
+    code, _, err = _invoke(
         "publish", str(fixture_dataset), "--repo-id", "org/bench", "--tag", "v1.0"
     )
     assert code == 0, err
