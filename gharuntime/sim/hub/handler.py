@@ -1,28 +1,4 @@
-"""A Hugging Face Hub endpoint on 127.0.0.1 that accepts uploads: the test double for publishing,
-in the spirit of the simulated GitHub. It speaks what `huggingface_hub`'s real client sends and
-expects, for dataset repositories:
-
-    POST /api/repos/create                         (409 still carries `url`)
-    POST /api/validate-yaml
-    POST /api/datasets/ORG/NAME/preupload/REV      (uploadMode, shouldIgnore, remote oid)
-    POST /datasets/ORG/NAME.git/info/lfs/objects/batch   (basic transfer; known objects: no actions)
-    PUT  /lfs/OID  +  POST /lfs/OID/verify
-    POST /api/datasets/ORG/NAME/commit/REV         (NDJSON: header, file, lfsFile, deletedFile)
-    POST /api/datasets/ORG/NAME/tag/REV
-    GET  /api/datasets/ORG/NAME[/revision/REV], /refs, /tree/REV[/PATH] (Link paging)
-    POST /api/datasets/ORG/NAME/paths-info/REV
-    GET|HEAD /datasets/ORG/NAME/resolve/REV/PATH   (ETag, X-Repo-Commit, X-Linked-Etag,
-                                                    X-Linked-Size, X-Error-Code, Range)
-
-Storage is content-addressed (`objects/SHA256`, each written to a temporary name and renamed
-once its hash checks) and a commit is atomic: the commit record is written first, then the
-branch moves with one rename of the repository's refs file, so a dropped connection or an error
-at any point leaves a revision complete or absent. Faults (`HubFault`) make chosen requests
-answer 500 or drop the connection mid-body; `requests` and the byte counters record traffic.
-
-    with serve_hub(tmp_path / "hub", tokens={"hf_secret": "alice"}) as hub:
-        HfApi(endpoint=hub.url, token="hf_secret").create_repo("org/ds", repo_type="dataset")
-"""
+"""The test Hub's HTTP handler: each endpoint huggingface_hub's client calls, as it calls it."""
 
 from __future__ import annotations
 
@@ -30,232 +6,35 @@ import base64
 import contextlib
 import hashlib
 import json
-import os
 import re
 import socket
-import tempfile
-import threading
-import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any, BinaryIO
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import yaml
 
-__all__ = ["HubFault", "HubServer", "HubTraffic", "serve_hub"]
+from gharuntime.sim.hub.store import (
+    COMMIT_RE,
+    GITATTRIBUTES,
+    HubHTTPError,
+    file_entry,
+    git_blob_oid,
+    lfs_pointer,
+)
+
+if TYPE_CHECKING:
+    from gharuntime.sim.hub.server import HubServer
+
+__all__ = ["make_handler"]
 
 _LFS_SUFFIXES = (".parquet", ".arrow", ".png", ".jpg", ".bin", ".gz", ".zst", ".safetensors")
 _REGULAR_MAX = 10 * 1024 * 1024
-_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
-_GITATTRIBUTES = (
-    b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n"
-)
-
-
-class _HubHTTPError(Exception):
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
 
 
 class _Dropped(Exception):
     """A fault hung up on the client."""
-
-
-@dataclass
-class HubFault:
-    """Answer `times` requests whose method is `method` and whose path matches `path` (a
-    regular expression) with `kind`: "500", or "drop" (read half the body, then close the
-    connection without an answer)."""
-
-    method: str
-    path: str
-    kind: str = "500"
-    times: int = 1
-
-
-@dataclass
-class HubTraffic:
-    """What the server received and sent: request lines and body/response byte counts."""
-
-    requests: list[tuple[str, str]] = field(default_factory=list)
-    bytes_received: int = 0
-    bytes_sent: int = 0
-
-    def count(self, method: str, path_pattern: str) -> int:
-        return sum(1 for m, p in self.requests if m == method and re.search(path_pattern, p))
-
-
-def git_blob_oid(data: bytes) -> str:
-    """Git's object id of a blob: sha1 of `blob SIZE\\0` + content."""
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
-
-
-def _lfs_pointer(sha256: str, size: int) -> bytes:
-    return (
-        f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
-    )
-
-
-class _Store:
-    """Objects by sha256, commit records, and each repository's refs, under one folder."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        for sub in ("objects", "commits", "repos", "tmp"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-        self.lock = threading.RLock()
-
-    def object_path(self, sha256: str) -> Path:
-        return self.root / "objects" / sha256
-
-    def has_object(self, sha256: str, size: int | None = None) -> bool:
-        path = self.object_path(sha256)
-        return path.is_file() and (size is None or path.stat().st_size == size)
-
-    def put_bytes(self, data: bytes) -> str:
-        sha = hashlib.sha256(data).hexdigest()
-        if not self.has_object(sha):
-            self._write_atomic(self.object_path(sha), data)
-        return sha
-
-    def _write_atomic(self, path: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-
-    def receive_object(self, expected: str, stream: Iterator[bytes]) -> None:
-        """Stream an upload into a temporary file; keep it only if its sha256 is `expected`."""
-        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
-        h = hashlib.sha256()
-        try:
-            with os.fdopen(fd, "wb") as f:
-                for block in stream:
-                    h.update(block)
-                    f.write(block)
-            if h.hexdigest() != expected:
-                raise _HubHTTPError(
-                    400, f"uploaded content has sha256 {h.hexdigest()}, not {expected}"
-                )
-            os.replace(tmp, self.object_path(expected))
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-
-    def _repo_file(self, repo_id: str) -> Path:
-        return self.root / "repos" / (repo_id.replace("/", "__") + ".json")
-
-    def repo(self, repo_id: str) -> dict[str, Any] | None:
-        path = self._repo_file(repo_id)
-        if not path.is_file():
-            return None
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return data
-
-    def save_repo(self, repo_id: str, data: Mapping[str, Any]) -> None:
-        self._write_atomic(self._repo_file(repo_id), json.dumps(data, indent=1).encode())
-
-    def commit(self, oid: str) -> dict[str, Any] | None:
-        path = self.root / "commits" / f"{oid}.json"
-        if not _COMMIT_RE.match(oid) or not path.is_file():
-            return None
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return data
-
-    def write_commit(
-        self, parent: str | None, files: Mapping[str, Any], summary: str, description: str
-    ) -> str:
-        body = {
-            "parents": [parent] if parent else [],
-            "summary": summary,
-            "description": description,
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
-            "files": dict(sorted(files.items())),
-        }
-        oid = hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        self._write_atomic(self.root / "commits" / f"{oid}.json", json.dumps(body).encode())
-        return oid
-
-
-def _file_entry(sha256: str, size: int, lfs: bool, data: bytes | None) -> dict[str, Any]:
-    git_oid = git_blob_oid(_lfs_pointer(sha256, size) if lfs else (data or b""))
-    return {"sha256": sha256, "size": size, "lfs": lfs, "git_oid": git_oid}
-
-
-class HubServer:
-    """The Hub endpoint; `start()` binds 127.0.0.1 on a free port (or `port`)."""
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        tokens: Mapping[str, str] | None = None,
-        page_size: int = 1000,
-        port: int = 0,
-    ) -> None:
-        self.store = _Store(root)
-        self.tokens = dict(tokens or {})
-        self.page_size = page_size
-        self.faults: list[HubFault] = []
-        self.traffic = HubTraffic()
-        self._traffic_lock = threading.Lock()
-        self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> str:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self.url
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever()
-
-    def fault_for(self, method: str, path: str) -> str | None:
-        with self._traffic_lock:
-            for fault in self.faults:
-                if fault.times > 0 and fault.method == method and re.search(fault.path, path):
-                    fault.times -= 1
-                    return fault.kind
-        return None
-
-    def record(self, method: str, path: str, received: int = 0, sent: int = 0) -> None:
-        with self._traffic_lock:
-            if method:
-                self.traffic.requests.append((method, path))
-            self.traffic.bytes_received += received
-            self.traffic.bytes_sent += sent
-
-    def user(self, authorization: str | None) -> str | None:
-        """The account a token names; None for no token or one the server does not know."""
-        if not authorization or not authorization.startswith("Bearer "):
-            return None
-        token = authorization[len("Bearer ") :].strip()
-        if not self.tokens:
-            return "anonymous-writer" if token else None
-        return self.tokens.get(token)
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-request is not a server error worth a traceback."""
 
 
 _API_REPO = re.compile(r"^/api/datasets/(?P<repo>[^/]+/[^/]+?)(?P<rest>/.*)?$")
@@ -264,7 +43,7 @@ _LFS_BATCH = re.compile(r"^/datasets/(?P<repo>[^/]+/[^/]+)\.git/info/lfs/objects
 _LFS_OBJECT = re.compile(r"^/lfs/(?P<oid>[0-9a-f]{64})(?P<verify>/verify)?$")
 
 
-def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
+def make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
     store = hub.store
 
     class Handler(BaseHTTPRequestHandler):
@@ -322,7 +101,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             try:
                 return json.loads(self._body() or b"{}")
             except ValueError as exc:
-                raise _HubHTTPError(400, f"request body is not JSON: {exc}") from exc
+                raise HubHTTPError(400, f"request body is not JSON: {exc}") from exc
 
         def _drop(self) -> None:
             """Read about half the body, then hang up without answering."""
@@ -357,7 +136,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(body)
                 hub.record("", "", sent=len(body))
 
-        def _error(self, exc: _HubHTTPError) -> None:
+        def _error(self, exc: HubHTTPError) -> None:
             headers = {"X-Error-Message": str(exc)}
             if exc.code:
                 headers["X-Error-Code"] = exc.code
@@ -374,11 +153,11 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                     return
                 if fault == "500":
                     self._body()
-                    raise _HubHTTPError(500, "injected server error")
+                    raise HubHTTPError(500, "injected server error")
                 self._route(method, url.path, path, parse_qs(url.query))
             except _Dropped:
                 self.close_connection = True
-            except _HubHTTPError as exc:
+            except HubHTTPError as exc:
                 self._error(exc)
             except (ConnectionError, BrokenPipeError):
                 self.close_connection = True
@@ -388,7 +167,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def _writer(self) -> str:
             user = hub.user(self.headers.get("Authorization"))
             if user is None:
-                raise _HubHTTPError(401, "Invalid credentials in Authorization header")
+                raise HubHTTPError(401, "Invalid credentials in Authorization header")
             return user
 
         def _repo(self, repo_id: str) -> dict[str, Any]:
@@ -396,7 +175,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             if repo is None or (
                 repo.get("private") and hub.user(self.headers.get("Authorization")) is None
             ):
-                raise _HubHTTPError(
+                raise HubHTTPError(
                     401 if repo is not None else 404,
                     f"Repository Not Found for url: {self.path}",
                     "RepoNotFound",
@@ -409,9 +188,9 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 name = rev.removeprefix(f"refs/{'heads' if kind == 'branches' else 'tags'}/")
                 if name in repo[kind]:
                     return str(repo[kind][name])
-            if _COMMIT_RE.match(rev) and store.commit(rev) is not None:
+            if COMMIT_RE.match(rev) and store.commit(rev) is not None:
                 return rev
-            raise _HubHTTPError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+            raise HubHTTPError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
 
         def _files(self, commit: str) -> dict[str, Any]:
             record = store.commit(commit)
@@ -436,7 +215,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 return self._resolve_file(m["repo"], unquote(m["rev"]), unquote(m["path"]))
             m = _API_REPO.match(raw)
             if not m:
-                raise _HubHTTPError(404, f"no such endpoint: {method} {path}")
+                raise HubHTTPError(404, f"no such endpoint: {method} {path}")
             repo_id, rest = unquote(m["repo"]), m["rest"] or ""
             parts = rest.split("/")
             if method == "GET" and rest in ("", "/"):
@@ -456,25 +235,25 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 return self._tag(repo_id, unquote(parts[2]))
             if method == "POST" and len(parts) == 3 and parts[1] == "paths-info":
                 return self._paths_info(repo_id, unquote(parts[2]))
-            raise _HubHTTPError(404, f"no such endpoint: {method} {path}")
+            raise HubHTTPError(404, f"no such endpoint: {method} {path}")
 
         def _create_repo(self) -> None:
             self._writer()
             body = self._json_body()
             if body.get("type") != "dataset":
-                raise _HubHTTPError(400, "this Hub keeps dataset repositories only")
+                raise HubHTTPError(400, "this Hub keeps dataset repositories only")
             org, name = body.get("organization"), body.get("name")
             if not org or not name or not re.fullmatch(r"[\w.-]+", f"{org}{name}"):
-                raise _HubHTTPError(400, "a repository needs an organization and a name")
+                raise HubHTTPError(400, "a repository needs an organization and a name")
             repo_id = f"{org}/{name}"
             url = f"{hub.url}/datasets/{repo_id}"
             with store.lock:
                 if store.repo(repo_id) is not None:
                     self._send(409, {"error": "You already created this dataset repo", "url": url})
                     return
-                sha = store.put_bytes(_GITATTRIBUTES)
+                sha = store.put_bytes(GITATTRIBUTES)
                 files = {
-                    ".gitattributes": _file_entry(sha, len(_GITATTRIBUTES), False, _GITATTRIBUTES)
+                    ".gitattributes": file_entry(sha, len(GITATTRIBUTES), False, GITATTRIBUTES)
                 }
                 first = store.write_commit(None, files, "initial commit", "")
                 private = body.get("visibility") == "private" or bool(body.get("private"))
@@ -530,7 +309,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             self._repo(repo_id)
             body = self._json_body()
             if "basic" not in body.get("transfers", ["basic"]):
-                raise _HubHTTPError(422, "only the basic transfer is offered")
+                raise HubHTTPError(422, "only the basic transfer is offered")
             objects = []
             for obj in body.get("objects", []):
                 oid, size = str(obj.get("oid")), int(obj.get("size", -1))
@@ -566,7 +345,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def _lfs_verify(self, oid: str) -> None:
             body = self._json_body()
             if not store.has_object(oid, int(body.get("size", -1))):
-                raise _HubHTTPError(404, f"object {oid} of size {body.get('size')} not uploaded")
+                raise HubHTTPError(404, f"object {oid} of size {body.get('size')} not uploaded")
             self._send(200, {})
 
         def _commit(self, repo_id: str, rev: str) -> None:
@@ -576,9 +355,9 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             try:
                 items = [json.loads(ln) for ln in lines]
             except ValueError as exc:
-                raise _HubHTTPError(400, f"commit body is not NDJSON: {exc}") from exc
+                raise HubHTTPError(400, f"commit body is not NDJSON: {exc}") from exc
             if not items or items[0].get("key") != "header":
-                raise _HubHTTPError(400, "a commit starts with its header line")
+                raise HubHTTPError(400, "a commit starts with its header line")
             header = items[0]["value"]
             blobs: dict[str, bytes] = {}
             changes: list[tuple[str, dict[str, Any] | None]] = []
@@ -586,33 +365,33 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 key, value = item.get("key"), item.get("value", {})
                 p = str(value.get("path", ""))
                 if not p or p.startswith("/") or ".." in p.split("/"):
-                    raise _HubHTTPError(400, f"bad path in commit: {p!r}")
+                    raise HubHTTPError(400, f"bad path in commit: {p!r}")
                 if key == "file":
                     data = base64.b64decode(value.get("content", ""))
                     sha = hashlib.sha256(data).hexdigest()
                     blobs[sha] = data
-                    changes.append((p, _file_entry(sha, len(data), False, data)))
+                    changes.append((p, file_entry(sha, len(data), False, data)))
                 elif key == "lfsFile":
                     oid, size = str(value.get("oid")), int(value.get("size", -1))
                     if not store.has_object(oid, size):
-                        raise _HubHTTPError(
+                        raise HubHTTPError(
                             422, f"{p}: LFS object {oid} was never uploaded", "EntryNotFound"
                         )
-                    changes.append((p, _file_entry(oid, size, True, None)))
+                    changes.append((p, file_entry(oid, size, True, None)))
                 elif key in ("deletedFile", "deletedFolder"):
                     changes.append((p, None))
                 else:
-                    raise _HubHTTPError(400, f"unknown commit line {key!r}")
+                    raise HubHTTPError(400, f"unknown commit line {key!r}")
             for data in blobs.values():
                 store.put_bytes(data)
             with store.lock:
                 repo = self._repo(repo_id)
                 if rev.removeprefix("refs/heads/") not in repo["branches"]:
-                    raise _HubHTTPError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+                    raise HubHTTPError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
                 branch = rev.removeprefix("refs/heads/")
                 parent = repo["branches"][branch]
                 if header.get("parentCommit") and header["parentCommit"] != parent:
-                    raise _HubHTTPError(412, "parentCommit is not the head of the branch")
+                    raise HubHTTPError(412, "parentCommit is not the head of the branch")
                 files = dict(self._files(parent))
                 for p, entry in changes:
                     if entry is None:
@@ -642,12 +421,12 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             body = self._json_body()
             tag = str(body.get("tag", ""))
             if not re.fullmatch(r"[\w.-]+", tag):
-                raise _HubHTTPError(400, f"bad tag name {tag!r}")
+                raise HubHTTPError(400, f"bad tag name {tag!r}")
             with store.lock:
                 repo = self._repo(repo_id)
                 target = self._resolve(repo, rev)
                 if tag in repo["tags"]:
-                    raise _HubHTTPError(409, f"tag {tag} already exists")
+                    raise HubHTTPError(409, f"tag {tag} already exists")
                 repo["tags"][tag] = target
                 store.save_repo(repo_id, repo)
             self._send(200, {})
@@ -722,7 +501,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def _file_json(self, p: str, f: Mapping[str, Any]) -> dict[str, Any]:
             entry: dict[str, Any] = {"type": "file", "path": p, "oid": f["git_oid"]}
             if f["lfs"]:
-                size = len(_lfs_pointer(f["sha256"], f["size"]))
+                size = len(lfs_pointer(f["sha256"], f["size"]))
                 entry["size"] = f["size"]
                 entry["lfs"] = {"oid": f["sha256"], "size": f["size"], "pointerSize": size}
             else:
@@ -739,7 +518,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 and sub not in files
                 and not any(k.startswith(sub.rstrip("/") + "/") for k in files)
             ):
-                raise _HubHTTPError(404, f"{sub} does not exist at {rev}", "EntryNotFound")
+                raise HubHTTPError(404, f"{sub} does not exist at {rev}", "EntryNotFound")
             entries = self._entries(files, sub, recursive)
             start = int(query.get("cursor", ["0"])[0] or 0)
             page = entries[start : start + hub.page_size]
@@ -774,7 +553,7 @@ def _make_handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             commit = self._resolve(repo, rev)
             f = self._files(commit).get(path)
             if f is None:
-                raise _HubHTTPError(404, f"{path} does not exist at {rev}", "EntryNotFound")
+                raise HubHTTPError(404, f"{path} does not exist at {rev}", "EntryNotFound")
             headers = {
                 "X-Repo-Commit": commit,
                 "ETag": f'"{f["git_oid"]}"',
@@ -828,16 +607,3 @@ def _copy_range(src: BinaryIO, dst: Any, start: int, length: int) -> None:
             break
         dst.write(block)
         left -= len(block)
-
-
-@contextlib.contextmanager
-def serve_hub(
-    root: Path, *, tokens: Mapping[str, str] | None = None, page_size: int = 1000
-) -> Iterator[HubServer]:
-    """A running HubServer storing under `root`, stopped on exit."""
-    server = HubServer(root, tokens=tokens, page_size=page_size)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
