@@ -242,3 +242,20 @@ def test_a_commit_naming_an_object_never_uploaded_is_refused(
     )
     assert answer.status_code == 422
     assert _main_commit(hub) == before
+
+
+def test_a_failed_tag_leaves_the_release_absent_and_a_rerun_tags_the_same_commit(
+    hub: HubServer, fixture_dataset: Path
+) -> None:
+    hub.faults.append(HubFault("POST", r"/tag/", kind="500", times=1))
+    with pytest.raises(HubError, match="500"):
+        publish(fixture_dataset, "org/bench", tag="v1.0", endpoint=hub.url, token=TOKEN)
+    api = HfApi(endpoint=hub.url)
+    assert api.list_repo_refs("org/bench", repo_type="dataset").tags == []
+    committed = _main_commit(hub)
+    puts = hub.traffic.count("PUT", r"^/lfs/")
+    result = publish(fixture_dataset, "org/bench", tag="v1.0", endpoint=hub.url, token=TOKEN)
+    assert result.commit == committed and result.changed == []
+    assert hub.traffic.count("PUT", r"^/lfs/") == puts
+    tags = api.list_repo_refs("org/bench", repo_type="dataset").tags
+    assert [(t.name, t.target_commit) for t in tags] == [("v1.0", committed)]
