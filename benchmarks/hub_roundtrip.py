@@ -4,10 +4,11 @@ Figures, all measured in this run (`gharuntime` runs as its own process, as a us
 1. `gharuntime publish` of the folder to the project's Hub endpoint (gharuntime.sim.hub): wall
    time, bytes the server received (request bodies) and sent.
 2. the same command again on the unchanged folder: wall time, bytes, and how many data files
-   went up (LFS PUTs; goal: none).
+   went up (LFS PUTs of data files and figures; goal: none).
 3. `gharuntime download` of the tag into an empty Hub cache, from the same server and from
    olah serving the same files from a git repository: wall time, bytes the server sent.
-4. reference: copying the folder on local disk (shutil.copytree), to give the ratios.
+4. references: copying the folder on local disk (shutil.copytree), and the wall time of
+   `gharuntime --version` (interpreter and CLI start-up, part of every figure above).
 
     .venv/bin/gharuntime build --source simulated --seed 1 --scale medium --out /tmp/hub/medium
     python benchmarks/hub_roundtrip.py --dataset /tmp/hub/medium
@@ -64,6 +65,8 @@ def main() -> None:
         shutil.copytree(folder, work / "copy")
         figures["local_copy_s"] = round(time.perf_counter() - start, 3)
 
+        figures["cli_startup_s"] = round(_gharuntime(dict(os.environ), "--version")[0], 2)
+
         with serve_hub(work / "store", tokens={TOKEN: "bench"}) as hub:
             env = hub_env(work / "hf-publisher", hub.url, HF_TOKEN=TOKEN)
             for name in ("publish_first", "publish_again"):
@@ -76,7 +79,7 @@ def main() -> None:
                     "wall_s": round(wall, 2),
                     "bytes_received_by_server": hub.traffic.bytes_received - received,
                     "bytes_sent_by_server": hub.traffic.bytes_sent - sent,
-                    "data_files_uploaded": hub.traffic.count("PUT", r"^/lfs/") - puts,
+                    "lfs_files_uploaded": hub.traffic.count("PUT", r"^/lfs/") - puts,
                 }
                 print(f"{name}: {figures[name]}", flush=True)
             sent = hub.traffic.bytes_sent
