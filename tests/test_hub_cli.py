@@ -119,3 +119,32 @@ def test_the_published_card_loads_with_the_datasets_library(
     for split in ("train", "validation", "test"):
         want = gharuntime.load(fixture_dataset, config="temporal", split=split)
         assert got[split] == [want.height, sorted(want["id"].to_list())]
+
+
+def test_publish_uses_the_huggingface_hub_login_when_hf_token_is_unset(
+    hub: HubServer, fixture_dataset: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "logged-in"
+    home.mkdir()
+    (home / "token").write_text(TOKEN, encoding="utf-8")  # where `hf auth login` stores it
+    env = hub_env(home, hub.url)
+    cmd = [sys.executable, "-c", "from gharuntime.cli.main import main; main()", "publish"]
+    done = subprocess.run(
+        [*cmd, str(fixture_dataset), "--repo-id", "org/login", "--private"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert TOKEN not in done.stdout + done.stderr
+    assert hub.store.repo("org/login") is not None
+
+
+def test_a_bad_tag_name_is_refused_before_anything_is_sent(
+    hub: HubServer, fixture_dataset: Path
+) -> None:
+    code, _, err = _invoke(
+        "publish", str(fixture_dataset), "--repo-id", "org/bench", "--tag", "../v1"
+    )
+    assert code == 2 and "--tag" in err
+    assert hub.traffic.requests == []

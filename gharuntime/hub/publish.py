@@ -8,6 +8,7 @@ already has, and content it already stores is skipped by the LFS batch endpoint.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,8 @@ def publish(
     spec = parse_spec(repo_id)
     if spec.revision is not None:
         raise HubError(f"--repo-id takes ORG/NAME without @REVISION (got {repo_id!r}); use --tag")
+    if tag is not None and not re.fullmatch(r"[A-Za-z0-9][\w.-]*", tag):
+        raise HubError(f"--tag {tag!r}: use letters, digits, '.', '_' and '-', e.g. v1.0")
     folder = Path(folder)
     if progress:
         progress("validating", 0, 1)
