@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,3 +260,23 @@ def test_a_failed_tag_leaves_the_release_absent_and_a_rerun_tags_the_same_commit
     assert hub.traffic.count("PUT", r"^/lfs/") == puts
     tags = api.list_repo_refs("org/bench", repo_type="dataset").tags
     assert [(t.name, t.target_commit) for t in tags] == [("v1.0", committed)]
+
+
+@pytest.mark.slow  # huggingface_hub retries a 500 five times, backing off 1 + 2 + 4 + 8 + 8 s
+def test_a_file_the_server_keeps_refusing_leaves_no_revision_and_a_rerun_sends_only_it(
+    hub: HubServer, fixture_dataset: Path, tmp_path: Path
+) -> None:
+    entry = read_manifest(fixture_dataset)["files"][0]
+    hub.faults.append(HubFault("PUT", rf"^/lfs/{entry['sha256']}$", kind="500", times=1000))
+    with pytest.raises(HubError, match=re.escape(entry["path"])):
+        publish(fixture_dataset, "org/bench", tag="v1.0", endpoint=hub.url, token=TOKEN)
+    api = HfApi(endpoint=hub.url)
+    assert api.list_repo_files("org/bench", repo_type="dataset") == [".gitattributes"]
+    assert api.list_repo_refs("org/bench", repo_type="dataset").tags == []
+    hub.faults.clear()
+    before = len(hub.traffic.requests)
+    publish(fixture_dataset, "org/bench", tag="v1.0", endpoint=hub.url, token=TOKEN)
+    rerun_puts = [p for m, p in hub.traffic.requests[before:] if m == "PUT"]
+    assert rerun_puts == [f"/lfs/{entry['sha256']}"]  # the others were kept from the first try
+    got = download("org/bench@v1.0", endpoint=hub.url, cache_dir=tmp_path / "c")
+    assert _files(got.root) == _files(fixture_dataset)
