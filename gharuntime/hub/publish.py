@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gharuntime.dataset import dataset_revision, validate
+from gharuntime.dataset import dataset_revision, sha256_file, validate
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import HubError, endpoint_url, parse_spec, scrub
 
@@ -57,8 +57,6 @@ def _changed(local: dict[str, Path], remote: dict[str, tuple[str, bool]]) -> lis
             out.append(rel)
             continue
         oid, lfs = known
-        from gharuntime.dataset import sha256_file
-
         if oid != (sha256_file(path) if lfs else _git_blob_oid(path)):
             out.append(rel)
     return out
