@@ -14,6 +14,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
 import pytest  # noqa: E402
 
+# huggingface_hub reads this once, at import: the Hub tests' servers speak LFS, not Xet.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+
 pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
 
 from gharuntime.dataset import write_dataset  # noqa: E402

@@ -108,10 +108,21 @@ def test_vs_shows_the_difference(
     assert "A − B" in output
 
 
-def test_hub_id_is_a_clear_usage_error() -> None:
+def test_unreachable_hub_id_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     code, output = _run("preds.jsonl", "--dataset", "someone/gharuntime@main", "--track", "config")
     assert code == 2
-    assert "Hub" in output and "not available" in output and "local dataset folder" in output
+    assert "someone/gharuntime@main" in output and "not in the Hub cache" in " ".join(
+        output.split()
+    )
 
 
 def test_missing_track_is_reported(submission: Path, fixture_dataset_master: Path) -> None:

@@ -17,8 +17,18 @@ def test_local_folder_resolves(fixture_dataset_master: Path) -> None:
 
 
 @pytest.mark.parametrize("spec", ["gharuntime/gharuntime", "org/name@v1.0"])
-def test_hub_id_says_hub_download_is_not_available_yet(spec: str) -> None:
-    with pytest.raises(DatasetError, match="not available in this gharuntime yet"):
+def test_an_unreachable_hub_id_is_a_clear_error(
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nothing listens on the endpoint, and the cache is empty (downloads: tests/test_hub_*.py)
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(DatasetError, match="cannot be reached and that revision is not in the"):
         resolve_dataset(spec)
 
 

@@ -15,6 +15,7 @@ from gharuntime.baselines.run import meta_path, run_baseline
 from gharuntime.cli.output import err_console
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
+from gharuntime.hub import open_dataset
 
 __all__ = ["baseline_command"]
 
@@ -38,8 +39,8 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
     "--dataset",
     "dataset",
     required=True,
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    help="Dataset folder (from `gharuntime build`).",
+    metavar="DIR|ORG/NAME[@REVISION]",
+    help="Dataset folder (from `gharuntime build`), or a Hub id downloaded and checked.",
 )
 @click.option(
     "--config",
@@ -83,7 +84,7 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
 )
 def baseline_command(
     name: str,
-    dataset: Path,
+    dataset: str,
     config: str,
     track: str,
     out: Path,
@@ -115,9 +116,10 @@ def baseline_command(
     model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
     try:
         with err_console.status(f"{name} on {track} track…") as status:
+            root = open_dataset(dataset).root
             result = run_baseline(
                 name,
-                dataset,
+                root,
                 config=config,
                 track=track,
                 out=out,

@@ -20,6 +20,7 @@ from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, ev
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
+from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
 
 __all__ = ["eval_command"]
 
@@ -98,10 +99,9 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 @click.option(
     "--dataset",
     "-d",
-    required=True,
-    metavar="DIR|HUB_ID[@REVISION]",
-    help="The dataset folder the predictions are for (a Hub id is accepted once Hub download "
-    "lands).",
+    metavar="DIR|ORG/NAME[@REVISION]",
+    help="The dataset the predictions are for: a folder, or a Hub id downloaded and checked "
+    f"[default: ${DATASET_ENV}, else the official benchmark {DEFAULT_DATASET}].",
 )
 @click.option(
     "--config",
@@ -180,7 +180,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 )
 def eval_command(
     submission: Path | None,
-    dataset: str,
+    dataset: str | None,
     config: str | None,
     split: str | None,
     track: str | None,
@@ -221,6 +221,7 @@ def eval_command(
       gharuntime eval preds.jsonl --dataset ./ds --track config --out result.json
       gharuntime eval a.jsonl --vs b.jsonl --dataset ./ds --track config
       gharuntime eval --gold --dataset ./ds --config temporal --split test
+      gharuntime eval preds.jsonl   # the official benchmark, downloaded from the Hub
     """
     if gold == (submission is not None):
         raise click.UsageError(
@@ -228,6 +229,8 @@ def eval_command(
         )
     if gold and vs is not None:
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    pinned = dataset is None
+    dataset = dataset or default_dataset()
     try:
         with _progress() as progress:
             if gold:
@@ -269,6 +272,13 @@ def eval_command(
                 )
     except DatasetError as exc:
         err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)
+        if pinned:
+            err_console.print(
+                f"no --dataset was given, so eval used the official benchmark {dataset} "
+                f"(${DATASET_ENV} overrides it); pass --dataset DIR|ORG/NAME[@REVISION] or set "
+                f"{DATASET_ENV}=ORG/NAME[@REVISION] to score against another dataset",
+                highlight=False,
+            )
         sys.exit(2)
     except InvalidSubmission as exc:
         _print_problems(exc.problems, as_json)

@@ -8,6 +8,7 @@ from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
+from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -39,6 +40,8 @@ cli.add_command(eval_command)
 cli.add_command(build_command)
 cli.add_command(crawl_command)
 cli.add_command(simulate_command)
+cli.add_command(publish_command)
+cli.add_command(download_command)
 
 
 def main() -> None:

@@ -9,17 +9,19 @@ from pathlib import Path
 import click
 
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.dataset import DatasetError
+from gharuntime.hub import HUB_ID, open_dataset
 from gharuntime.validation import validate_folder
 
 __all__ = ["validate_command"]
 
 
 @click.command("validate")
-@click.argument("dataset_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("dataset_dir", metavar="DATASET_DIR|ORG/NAME[@REVISION]")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the problems as a JSON list on stdout."
 )
-def validate_command(dataset_dir: Path, as_json: bool) -> None:
+def validate_command(dataset_dir: str, as_json: bool) -> None:
     """Check a dataset folder against the GHARuntime data contract.
 
     Checks the manifest (schema version, every file present, sha256 and row counts), the dataset
@@ -27,14 +29,21 @@ def validate_command(dataset_dir: Path, as_json: bool) -> None:
     values are present, and that splits are disjoint: no run in two temporal splits, no
     repository in two cross_repo splits. Every problem is reported with its file and row.
 
+    A Hub id (ORG/NAME[@REVISION]) is downloaded first and checked against its manifest.
+
     \b
-    Exit codes: 0 valid, 1 problems found, 2 usage error.
+    Exit codes: 0 valid, 1 problems found, 2 usage error or a download that failed.
     Example:  gharuntime validate ./gharuntime-dataset
     """
-    if not dataset_dir.exists():
+    if not Path(dataset_dir).exists() and not HUB_ID.match(dataset_dir):
         raise click.BadParameter(f"{dataset_dir} does not exist", param_hint="DATASET_DIR")
     with err_console.status("validating…") as status:
-        problems = validate_folder(dataset_dir, progress=lambda f: status.update(f"checking {f}"))
+        try:
+            root = open_dataset(dataset_dir).root
+        except DatasetError as exc:
+            err_console.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
+            sys.exit(2)
+        problems = validate_folder(root, progress=lambda f: status.update(f"checking {f}"))
     if as_json:
         out_console.print_json(
             json.dumps([{"where": p.where, "message": p.message} for p in problems])

@@ -99,6 +99,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "id": truth.dataset.id,
             "kind": truth.dataset.kind,
             "revision": truth.revision,
+            "commit": truth.dataset.commit,
             "manifest_sha256": truth.manifest_sha256,
             "schema_version": truth.schema_version,
             "config": truth.config,

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -20,15 +19,13 @@ from gharuntime.dataset import (
     sha256_file,
     split_paths,
 )
+from gharuntime.hub import HUB_ID, open_dataset
 
 __all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-
-HUB_ID: Final = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
-"""A Hugging Face Hub dataset id with an optional revision: owner/name[@revision]."""
 
 _TRUTH_COLUMNS: Final = ["id", "repo_id", "runner_os", *TARGETS]
 
@@ -41,26 +38,21 @@ class DatasetRef:
     kind: str  # "local" or "hub"
     root: Path | None = None
     revision: str | None = None
+    commit: str | None = None  # the Hub commit a Hub id resolved to
 
 
 def resolve_dataset(spec: str) -> DatasetRef:
-    """A local folder, or a Hub id; raises DatasetError saying what to do instead."""
+    """A local folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked against its
+    manifest; raises DatasetError saying what to do instead."""
     path = Path(spec).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise DatasetError(f"{spec}: not a folder; --dataset takes a dataset folder")
-        return DatasetRef(id=str(path.resolve()), kind="local", root=path.resolve())
-    match = HUB_ID.match(spec)
-    if match:
-        raise DatasetError(
-            f"{spec!r} is not a local folder, and reads as a Hugging Face Hub id "
-            f"({match['repo']}"
-            + (f" at revision {match['revision']}" if match["revision"] else "")
-            + "), but downloading from the Hub is not available in this gharuntime yet. "
-            "Pass a local dataset folder instead, e.g. --dataset ./gharuntime-dataset "
-            "(`python -m gharuntime.fixture ./gharuntime-dataset` writes a small one)."
-        )
-    raise DatasetError(f"{spec}: no such folder; --dataset takes a dataset folder")
+    if path.exists() and not path.is_dir():
+        raise DatasetError(f"{spec}: not a folder; --dataset takes a dataset folder")
+    if not path.exists() and not HUB_ID.match(spec):
+        raise DatasetError(f"{spec}: no such folder; --dataset takes a dataset folder")
+    local = open_dataset(spec)
+    if local.repo_id is None:
+        return DatasetRef(id=str(local.root), kind="local", root=local.root)
+    return DatasetRef(id=local.spec, kind="hub", root=local.root, commit=local.commit)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,104 @@
+"""`gharuntime publish DATASET_DIR --repo-id ORG/NAME` and `gharuntime download ORG/NAME[@REV]`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.dataset import DatasetError
+from gharuntime.hub import download, publish
+
+__all__ = ["download_command", "publish_command"]
+
+_ENDPOINT = click.option(
+    "--endpoint",
+    envvar="HF_ENDPOINT",
+    metavar="URL",
+    help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co].",
+)
+
+
+@click.command("publish")
+@click.argument("dataset_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--repo-id", required=True, metavar="ORG/NAME", help="Dataset repository on the Hub.")
+@click.option("--tag", metavar="TAG", help="Tag the published commit, e.g. v1.0 (never moved).")
+@click.option("--private", is_flag=True, help="Create the repository private.")
+@_ENDPOINT
+def publish_command(
+    dataset_dir: Path, repo_id: str, tag: str | None, private: bool, endpoint: str | None
+) -> None:
+    """Publish a dataset folder to the Hugging Face Hub as one commit, and tag it.
+
+    The folder is validated first (an invalid one is refused). Data, manifest, card and figures
+    go up in a single commit on main; publishing an unchanged folder uploads nothing new. The
+    token comes from $HF_TOKEN or `hf auth login` and is never printed.
+
+    \b
+    Exit codes: 0 published, 2 invalid folder, refused tag or Hub error (nothing half-published).
+    Example:
+      HF_TOKEN=... gharuntime publish out/dataset --repo-id gharuntime/GHARuntime --tag v1.0
+    """
+    try:
+        with err_console.status("publishing…") as status:
+            result = publish(
+                dataset_dir,
+                repo_id,
+                tag=tag,
+                private=private,
+                endpoint=endpoint,
+                progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
+            )
+    except DatasetError as exc:
+        err_console.print(f"[red]publish failed[/red]: {exc}", markup=True, highlight=False)
+        sys.exit(2)
+    what = (
+        f"{len(result.changed)} file(s) changed, {len(result.deleted)} deleted"
+        if result.changed or result.deleted
+        else "nothing changed; no new upload"
+    )
+    err_console.print(f"[green]published[/green] {dataset_dir} ({what})", markup=True)
+    out_console.print(f"commit {result.commit}", highlight=False)
+    if result.tag:
+        out_console.print(f"tag    {result.tag}", highlight=False)
+    out_console.print(f"url    {result.url}", highlight=False, soft_wrap=True)
+
+
+@click.command("download")
+@click.argument("dataset", metavar="ORG/NAME[@REVISION]")
+@click.option(
+    "--to",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Also copy the checked folder here [default: use it in the Hub cache].",
+)
+@click.option("--force", is_flag=True, help="Download every file again, even if cached.")
+@_ENDPOINT
+def download_command(dataset: str, to: Path | None, force: bool, endpoint: str | None) -> None:
+    """Download a dataset revision (tag, branch or commit id; default main) from the Hub.
+
+    Files go to the huggingface_hub cache (HF_HOME); every file is then checked against the
+    sha256 in manifest.json, and a corrupted or missing one is an error naming it (nothing is
+    used). With HF_HUB_OFFLINE=1 the cache answers. Prints the folder and the exact commit.
+
+    \b
+    Exit codes: 0 downloaded and checked, 2 not found, unreachable or corrupted.
+    Example:
+      gharuntime download gharuntime/GHARuntime@v1.0 --to ./gharuntime-v1.0
+    """
+    try:
+        with err_console.status(f"downloading {dataset}…") as status:
+            got = download(
+                dataset,
+                to=to,
+                endpoint=endpoint,
+                force=force,
+                progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
+            )
+    except DatasetError as exc:
+        err_console.print(f"[red]download failed[/red]: {exc}", markup=True, highlight=False)
+        sys.exit(2)
+    err_console.print(f"[green]checked[/green] every file of {got.spec} against manifest.json")
+    out_console.print(f"commit {got.commit}", highlight=False)
+    out_console.print(f"folder {got.root}", highlight=False, soft_wrap=True)

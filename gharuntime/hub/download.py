@@ -1,0 +1,206 @@
+"""Download a dataset revision from the Hub into the huggingface_hub cache, check every file the
+manifest lists against its sha256, and hand back the folder (optionally copied to `--to`).
+Nothing is returned, and nothing is written to `--to`, unless every file checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gharuntime.contract import DATASET_LAYOUT
+from gharuntime.dataset import DatasetError, read_manifest, sha256_file
+from gharuntime.hub.quiet import quiet
+from gharuntime.hub.spec import HUB_ID, HubError, HubSpec, endpoint_url, parse_spec, scrub
+
+__all__ = ["LocalDataset", "download", "open_dataset", "verify_folder"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class LocalDataset:
+    """A dataset folder on disk; for one from the Hub, the id, the revision asked for and the
+    exact commit it resolved to."""
+
+    root: Path
+    repo_id: str | None = None
+    revision: str | None = None
+    commit: str | None = None
+
+    @property
+    def spec(self) -> str:
+        """ORG/NAME@REVISION as asked for (the folder's path for a local folder)."""
+        if self.repo_id is None:
+            return str(self.root)
+        return self.repo_id + (f"@{self.revision}" if self.revision else "")
+
+
+def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
+    """Every file manifest.json lists is present with its sha256; HubError naming the first
+    file that is not (and how to get a good copy)."""
+    try:
+        manifest = read_manifest(root)
+    except DatasetError as exc:
+        raise HubError(f"{exc}; the download is not a gharuntime dataset") from exc
+    entries = [f for f in manifest.get("files", []) if isinstance(f, dict)]
+    for i, entry in enumerate(entries):
+        rel = str(entry.get("path", ""))
+        path = root / rel
+        if not rel or ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise HubError(f"{root / DATASET_LAYOUT.manifest}: unsafe file path {rel!r}")
+        if not path.is_file():
+            raise HubError(f"{rel}: listed in manifest.json but missing from the download")
+        got = sha256_file(path)
+        if got != entry.get("sha256"):
+            raise HubError(
+                f"{rel}: sha256 {got} does not match manifest.json ({entry.get('sha256')}); "
+                f"the copy at {path.resolve()} is corrupted. Nothing was used. Download it "
+                "again with `gharuntime download ... --force`, or delete that file from the "
+                "Hub cache."
+            )
+        if progress:
+            progress("checking", i + 1, len(entries))
+
+
+def _cache_dir(cache_dir: Path | None) -> Path | None:
+    """The Hub cache: `cache_dir`, else $HF_HUB_CACHE, else $HF_HOME/hub, read at call time (so
+    a process that changes them is followed), else huggingface_hub's default."""
+    if cache_dir is not None:
+        return cache_dir
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    return None
+
+
+def _snapshot(
+    spec: HubSpec, endpoint: str, token: str | None, force: bool, cache_dir: Path | None
+) -> Path:
+    import httpx2
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    where = f"{spec} at {endpoint}"
+    try:
+        with quiet():
+            path = snapshot_download(
+                spec.repo_id,
+                repo_type="dataset",
+                revision=spec.revision,
+                endpoint=endpoint,
+                token=token,
+                force_download=force,
+                cache_dir=_cache_dir(cache_dir),
+            )
+    except RevisionNotFoundError as exc:
+        raise HubError(
+            f"{where}: no revision {spec.revision!r}; name a tag, branch or commit id of "
+            f"{spec.repo_id}"
+        ) from exc
+    except RepositoryNotFoundError as exc:
+        raise HubError(
+            f"{where}: no such dataset repository (or it is private: set HF_TOKEN or log in "
+            "with `hf auth login`)"
+        ) from exc
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
+        raise HubError(
+            f"{where}: cannot be reached and that revision is not in the Hub cache "
+            f"({type(exc).__name__}). Connect once without HF_HUB_OFFLINE to fill the cache, "
+            "or pass a local dataset folder"
+        ) from exc
+    except HfHubHTTPError as exc:
+        raise HubError(f"{where}: the Hub answered {scrub(str(exc), token)}") from exc
+    except (OSError, ValueError, httpx2.HTTPError) as exc:
+        raise HubError(
+            f"{where}: download failed: {type(exc).__name__}: {scrub(str(exc), token)}"
+        ) from exc
+    return Path(path)
+
+
+def _copy_to(src: Path, to: Path) -> None:
+    """Copy the checked snapshot to `to` through a temporary sibling, renamed at the end."""
+    to = to.resolve()
+    if to.exists() and any(to.iterdir()) and not (to / DATASET_LAYOUT.manifest).is_file():
+        raise HubError(f"{to} exists and is not a dataset folder; choose another --to")
+    to.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.tmp-", dir=to.parent))
+    try:
+        for path in sorted(src.rglob("*")):
+            if path.is_file():
+                dst = tmp / path.relative_to(src)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, dst)  # follows the cache's symlinks
+        verify_folder(tmp)
+        if to.exists():
+            old = to.with_name(f".{to.name}.old-{os.getpid()}")
+            os.replace(to, old)
+            os.replace(tmp, to)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, to)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def download(
+    spec: str | HubSpec,
+    *,
+    to: Path | None = None,
+    endpoint: str | None = None,
+    token: str | None = None,
+    force: bool = False,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> LocalDataset:
+    """Download ORG/NAME[@REVISION] (default branch main) and check it against its manifest.
+
+    The token comes from `token`, $HF_TOKEN or the huggingface_hub login; the endpoint from
+    `endpoint`, $HF_ENDPOINT or huggingface.co. With $HF_HUB_OFFLINE=1 the cache answers.
+    Raises HubError (a DatasetError) naming what failed; a corrupted file is never used."""
+    parsed = spec if isinstance(spec, HubSpec) else parse_spec(spec)
+    url = endpoint_url(endpoint)
+    if progress:
+        progress("downloading", 0, 1)
+    snapshot = _snapshot(parsed, url, token, force, cache_dir)
+    if progress:
+        progress("downloading", 1, 1)
+    verify_folder(snapshot, progress=progress)
+    commit = snapshot.name if len(snapshot.name) == 40 else None
+    root = snapshot
+    if to is not None:
+        _copy_to(snapshot, to)
+        root = to.resolve()
+    return LocalDataset(root=root, repo_id=parsed.repo_id, revision=parsed.revision, commit=commit)
+
+
+def open_dataset(
+    spec: str | Path,
+    *,
+    endpoint: str | None = None,
+    token: str | None = None,
+    progress: Progress | None = None,
+) -> LocalDataset:
+    """A dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked first."""
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise DatasetError(f"{spec}: not a folder; give a dataset folder or ORG/NAME[@REV]")
+        return LocalDataset(root=path.resolve())
+    if not HUB_ID.match(str(spec)):
+        raise DatasetError(
+            f"{spec}: no such folder, and not a Hub id (ORG/NAME[@REVISION]); give a dataset "
+            "folder or a Hub dataset id"
+        )
+    return download(str(spec), endpoint=endpoint, token=token, progress=progress)
