@@ -17,7 +17,8 @@ from gharuntime.contract import (
     Role,
     Track,
 )
-from gharuntime.dataset import DatasetError, Problem, load, read_manifest, validate, write_dataset
+from gharuntime.dataset import DatasetError, Problem, read_manifest, validate, write_dataset
+from gharuntime.hub import load
 from gharuntime.version import __version__
 
 __all__ = [

@@ -251,13 +251,8 @@ def load(
     split: str = "train",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One split of a dataset folder as a polars DataFrame; `root` may also be a Hub dataset id,
-    ORG/NAME[@REVISION], downloaded (and checked against its manifest) on first use."""
-    if not Path(root).exists():
-        from gharuntime.hub import HUB_ID, open_dataset
-
-        if HUB_ID.match(str(root)):
-            root = open_dataset(str(root)).root
+    """One split of a dataset folder as a polars DataFrame (`gharuntime.load` also takes a Hub
+    dataset id)."""
     paths = split_paths(Path(root), config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())

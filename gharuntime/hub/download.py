@@ -11,12 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import DatasetError, read_manifest, sha256_file
+from gharuntime.dataset import load as load_folder
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import HUB_ID, HubError, HubSpec, endpoint_url, parse_spec, scrub
 
-__all__ = ["LocalDataset", "download", "open_dataset", "verify_folder"]
+__all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -204,3 +207,16 @@ def open_dataset(
             "folder or a Hub dataset id"
         )
     return download(str(spec), endpoint=endpoint, token=token, progress=progress)
+
+
+def load(
+    source: Path | str,
+    config: str = "temporal",
+    split: str = "train",
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    """One split as a polars DataFrame, from a dataset folder or a Hub dataset id
+    ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use)."""
+    if not Path(source).exists() and HUB_ID.match(str(source)):
+        source = open_dataset(str(source)).root
+    return load_folder(source, config, split, columns)

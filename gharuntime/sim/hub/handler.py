@@ -10,7 +10,7 @@ import re
 import socket
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import yaml
@@ -19,13 +19,29 @@ from gharuntime.sim.hub.store import (
     COMMIT_RE,
     GITATTRIBUTES,
     HubHTTPError,
+    Store,
     file_entry,
     git_blob_oid,
     lfs_pointer,
 )
 
-if TYPE_CHECKING:
-    from gharuntime.sim.hub.server import HubServer
+
+class HubServer(Protocol):
+    """What the handler needs from the server around it (`server.HubServer` is one); a protocol,
+    so that this module does not import the server that imports it."""
+
+    store: Store
+    page_size: int
+
+    @property
+    def url(self) -> str: ...
+
+    def fault_for(self, method: str, path: str) -> str | None: ...
+
+    def record(self, method: str, path: str, received: int = 0, sent: int = 0) -> None: ...
+
+    def user(self, authorization: str | None) -> str | None: ...
+
 
 __all__ = ["make_handler"]
 
