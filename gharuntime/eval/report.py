@@ -3,6 +3,7 @@ person reads in the terminal."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -15,13 +16,35 @@ import numpy as np
 from gharuntime.contract import PRIMARY_TARGET
 from gharuntime.eval.bootstrap import CONFIDENCE, SPEARMAN_NOTE, CellResult, interval
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
+from gharuntime.eval.truth import Truth
 from gharuntime.eval.metrics import METRICS
 from gharuntime.version import __version__
 
-__all__ = ["RESULT_VERSION", "render_tables", "result_json", "write_result"]
+__all__ = [
+    "PER_RESAMPLE_METRICS",
+    "RESULT_VERSION",
+    "SAMPLE_SEED",
+    "SAMPLE_SIZE",
+    "render_tables",
+    "result_json",
+    "write_result",
+]
 
-RESULT_VERSION: Final = 1
-"""Bump on any change a reader of result files could notice."""
+RESULT_VERSION: Final = 2
+"""Bump on any change a reader of result files could notice.
+
+2: `bootstrap.per_resample` (the submission's value of the primary metrics in every resample,
+so two results on the same resamples can be compared pairwise), `bootstrap.repo_ids_sha256` and
+`dataset.record_ids_sha256` (to prove two results share resamples and records),
+`dataset.source_kind` and `dataset.synthetic`, and `plot_data` (a fixed-seed sample of
+(actual, predicted) pairs and the quantiles of |ln(p'/y')|)."""
+
+PER_RESAMPLE_METRICS: Final = ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+"""The metrics whose per-resample values a result stores (the leaderboard's columns)."""
+SAMPLE_SEED: Final = 0
+SAMPLE_SIZE: Final = 500
+"""The (actual, predicted) sample: the same records for every method scored on a split."""
+_QUANTILES: Final = 101  # 0%, 1%, ..., 100%
 
 _FAILURE: Final = (
     "A record with no prediction (scored only with --allow-partial) is a failure: it is scored "
@@ -44,6 +67,55 @@ def _metric_block(cell: CellResult) -> dict[str, Any]:
             "higher_is_better": m.higher_is_better,
         }
     return out
+
+
+def _per_resample(targets: dict[str, TargetScores]) -> dict[str, dict[str, list[float | None]]]:
+    """Every resample's value of the primary metrics (null where undefined), per target."""
+    return {
+        t: {m: [_num(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS}
+        for t, s in targets.items()
+    }
+
+
+def _sha256_ids(truth: Truth) -> str:
+    return hashlib.sha256("\n".join(truth.ids.to_list()).encode("utf-8")).hexdigest()
+
+
+def _plot_data(truth: Truth, method: Method) -> dict[str, Any]:
+    """A fixed-seed sample of (actual, predicted) pairs of the primary target (the same records
+    for every method on this split; a failure's prediction is null), and the quantiles of
+    |ln(p'/y')| over every scored record (p' = max(p, 1), y' = max(y, 1), as within 2×; a
+    failure counts as infinitely far, shown as null)."""
+    y = truth.targets[PRIMARY_TARGET]
+    p = method.predictions[PRIMARY_TARGET]
+    scored = np.flatnonzero(np.isfinite(y))
+    rng = np.random.default_rng(SAMPLE_SEED)
+    size = min(SAMPLE_SIZE, scored.shape[0])
+    rows = np.sort(rng.choice(scored, size=size, replace=False)) if size else scored[:0]
+    failed = ~method.present[scored] | ~np.isfinite(p[scored])
+    ratio = np.full(scored.shape[0], np.inf)
+    ok = ~failed
+    ratio[ok] = np.abs(
+        np.log(np.maximum(p[scored][ok], 1.0)) - np.log(np.maximum(y[scored][ok], 1.0))
+    )
+    qs = np.linspace(0.0, 1.0, _QUANTILES)
+    values = np.quantile(ratio, qs, method="inverted_cdf") if scored.shape[0] else qs * np.nan
+    return {
+        "target": PRIMARY_TARGET,
+        "sample": {
+            "seed": SAMPLE_SEED,
+            "size": int(size),
+            "actual": [_num(v) for v in y[rows].tolist()],
+            "predicted": [
+                _num(v) if method.present[r] else None
+                for r, v in zip(rows.tolist(), p[rows].tolist(), strict=True)
+            ],
+        },
+        "abs_log_ratio_quantiles": {
+            "q": [round(float(q), 2) for q in qs],
+            "value": [_num(v) for v in values.tolist()],
+        },
+    }
 
 
 def _difference(a: CellResult, b: CellResult) -> dict[str, Any]:
@@ -98,7 +170,10 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "config": truth.config,
             "split": truth.split,
             "rows": truth.rows,
+            "record_ids_sha256": _sha256_ids(truth),
             "repositories": int(truth.repo_ids.shape[0]),
+            "source_kind": truth.source_kind,
+            "synthetic": truth.synthetic,
             "duration_decile_edges": [float(e) for e in truth.decile_edges()],
         },
         "track": scores.track,
@@ -107,9 +182,13 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "resamples": scores.bootstrap.resamples,
             "cluster": "repo_id",
             "clusters": scores.bootstrap.clusters,
+            "repo_ids_sha256": hashlib.sha256(
+                scores.bootstrap.repo_ids.astype("<i8").tobytes()
+            ).hexdigest(),
             "confidence": CONFIDENCE,
             "interval": "percentile",
             "spearman": SPEARMAN_NOTE,
+            "per_resample": _per_resample(scores.targets[0]),
         },
         "metric_definitions": {
             m.name: {
@@ -122,6 +201,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
         },
         "failure": _FAILURE,
         **{k: first[k] for k in ("name", "meta", "submission", "counts", "metrics", "breakdowns")},
+        "plot_data": _plot_data(truth, scores.methods[0]),
         "comparison": None,
     }
     if len(scores.methods) > 1:

@@ -74,6 +74,8 @@ class Truth:
     targets: dict[str, FloatArray]  # NaN where the truth is null
     seen: BoolArray  # per row: the repository has rows in the config's train split
     train_median: dict[str, float]  # per target, NaN where training has none
+    source_kind: str | None = None  # the manifest's source.kind (simulated, raw, ghalogs, ...)
+    synthetic: bool | None = None  # the manifest's source.synthetic; None when it does not say
 
     @property
     def rows(self) -> int:
@@ -95,6 +97,7 @@ class Truth:
         split: str,
         manifest_sha256: str | None = None,
         schema_version: str | None = None,
+        source: dict[str, Any] | None = None,
     ) -> Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets)."""
@@ -122,6 +125,8 @@ class Truth:
             targets=targets,
             seen=np.isin(repo_id, train_repos),
             train_median=medians,
+            source_kind=str(source["kind"]) if source and source.get("kind") else None,
+            synthetic=_synthetic(source),
         )
 
     def decile_edges(self) -> FloatArray:
@@ -131,6 +136,17 @@ class Truth:
         if y.shape[0] == 0:
             return np.empty(0)
         return np.asarray(np.quantile(y, np.arange(1, 10) / 10.0), dtype=np.float64)
+
+
+def _synthetic(source: dict[str, Any] | None) -> bool | None:
+    """Whether the manifest's source says its data is synthetic (simulated and fixture data
+    are, even when an older manifest lacks the flag)."""
+    if not source:
+        return None
+    if isinstance(source.get("synthetic"), bool):
+        return bool(source["synthetic"])
+    kind = source.get("kind")
+    return True if kind in ("simulated", "fixture") else None
 
 
 def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
@@ -170,4 +186,5 @@ def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
         split=split,
         manifest_sha256=sha256_file(root / DATASET_LAYOUT.manifest),
         schema_version=str(manifest.get("schema_version")),
+        source=manifest.get("source") if isinstance(manifest.get("source"), dict) else None,
     )
