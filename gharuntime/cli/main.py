@@ -8,6 +8,8 @@ from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
+from gharuntime.cli.leaderboard import leaderboard_command
+from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -36,6 +38,8 @@ cli.add_command(validate_command)
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
 cli.add_command(eval_command)
+cli.add_command(leaderboard_command)
+cli.add_command(pipeline_command)
 cli.add_command(build_command)
 cli.add_command(crawl_command)
 cli.add_command(simulate_command)
