@@ -103,6 +103,10 @@ def write_submission(
     _atomic_write(meta_path(path), lambda f: f.write(json.dumps(meta, indent=2) + "\n"))
 
 
+def _per_1000(seconds: float, rows: int) -> float | None:
+    return round(1000 * seconds / rows, 4) if rows else None
+
+
 def run_baseline(
     name: str,
     dataset: Path,
@@ -149,12 +153,10 @@ def run_baseline(
         "timing": {
             "fit_seconds": round(fit_seconds, 3),
             "fit_rows": train.height,
-            "fit_seconds_per_1000_jobs": round(1000 * fit_seconds / max(train.height, 1), 4),
+            "fit_seconds_per_1000_jobs": _per_1000(fit_seconds, train.height),
             "predict_seconds": round(predict_seconds, 3),
             "predict_rows": target.height,
-            "predict_seconds_per_1000_jobs": round(
-                1000 * predict_seconds / max(target.height, 1), 4
-            ),
+            "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
         },
     }
     write_submission(out, [str(x) for x in target["id"].to_list()], predictions, meta)

@@ -58,7 +58,7 @@ def _table(view: TableView) -> list[str]:
         "predict s / 1k jobs",
     ]
     lines.append("| " + " | ".join(header) + " |")
-    lines.append("| " + " | ".join("---" if i < 2 else "---:" for i in range(len(header))) + " |")
+    lines.append("| " + " | ".join("---" if i < 4 else "---:" for i in range(len(header))) + " |")
     for row in view.rows:
         method = row["method"] + (f" (partial: {row['missing']:,} missing)" if row["missing"] else "")
         cells = [

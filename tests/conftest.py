@@ -14,7 +14,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
 import pytest  # noqa: E402
 
-pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
+pytest_plugins = ["crawler_support", "leaderboard_support"]  # simulated GitHub; scored results
 
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402
