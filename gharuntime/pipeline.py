@@ -130,7 +130,11 @@ def run_pipeline(
     results = out / "results"
     t1 = time.perf_counter()
     for i, step in enumerate(steps):
-        say(f"{step.label}: fitting", i, len(steps))
+
+        def stage(msg: str, step: Step = step, i: int = i) -> None:
+            say(f"{step.label}: {msg}", i, len(steps))
+
+        stage("fitting")
         submission = out / "runs" / step.config / step.track / f"{step.method.name}.jsonl"
         run = run_baseline(
             step.method.name,
@@ -139,9 +143,9 @@ def run_pipeline(
             track=step.track,
             out=submission,
             params=dict(step.method.params) or None,
-            progress=lambda msg, step=step, i=i: say(f"{step.label}: {msg}", i, len(steps)),
+            progress=stage,
         )
-        say(f"{step.label}: scoring", i, len(steps))
+        stage("scoring")
         result = evaluate_file(submission, dataset, resamples=resamples)
         scored = submission.with_name(submission.stem + ".result.json")
         write_result(result, scored)

@@ -60,7 +60,9 @@ def _table(view: TableView) -> list[str]:
     lines.append("| " + " | ".join(header) + " |")
     lines.append("| " + " | ".join("---" if i < 4 else "---:" for i in range(len(header))) + " |")
     for row in view.rows:
-        method = row["method"] + (f" (partial: {row['missing']:,} missing)" if row["missing"] else "")
+        method = row["method"] + (
+            f" (partial: {row['missing']:,} missing)" if row["missing"] else ""
+        )
         cells = [
             str(row["group"]) if row["group"] is not None else "—",
             method,

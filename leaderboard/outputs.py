@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gharuntime.leaderboard.markdown import render_markdown
 from gharuntime.leaderboard.page import render_page
-from gharuntime.leaderboard.registry import LeaderboardError, write_atomic, scan
+from gharuntime.leaderboard.registry import LeaderboardError, scan, write_atomic
 from gharuntime.leaderboard.view import TableView, table_views
 
 __all__ = ["Leaderboard", "build_leaderboard"]

@@ -83,9 +83,7 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     elif key == "revision":
         text = f'<code title="{escape(value)}">{escape(value[:12])}</code>'
     elif key == "synthetic":
-        text = {True: '<span class="synthetic">synthetic</span>', False: "real", None: "?"}[
-            value
-        ]
+        text = {True: '<span class="synthetic">synthetic</span>', False: "real", None: "?"}[value]
         value = {True: "synthetic", False: "real", None: ""}[value]
     elif key == "method" and row["missing"]:
         text = f"{escape(value)} (partial: {row['missing']:,} missing)"

@@ -115,8 +115,7 @@ def forest_plot(view: TableView, metric: str) -> str:
         cy = top + step * i + step / 2
         group = f"group {r['group']}" if r["group"] is not None else "no group"
         body.append(
-            f'<text x="{left - 8}" y="{_f(cy + 4)}" text-anchor="end">{escape(r["method"])}'
-            f"</text>"
+            f'<text x="{left - 8}" y="{_f(cy + 4)}" text-anchor="end">{escape(r["method"])}</text>'
         )
         if r[f"{metric}_low"] is not None and r[f"{metric}_high"] is not None:
             body.append(
@@ -301,4 +300,3 @@ def table_plots(view: TableView) -> list[str]:
         cdf_plot(view),
         scatter_plots(view),
     ]
-

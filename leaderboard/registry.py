@@ -23,7 +23,6 @@ import jsonschema
 
 __all__ = [
     "RESULT_VERSION",
-    "write_atomic",
     "Entry",
     "LeaderboardError",
     "Table",
@@ -31,6 +30,7 @@ __all__ = [
     "check_tables",
     "load_result",
     "scan",
+    "write_atomic",
 ]
 
 RESULT_VERSION: Final = 2

@@ -41,9 +41,7 @@ def _factors(pattern: str, n: int) -> np.ndarray:
     raise ValueError(pattern)
 
 
-def write_submission(
-    path: Path, dataset: Path, config: str, pattern: str, drop: int = 0
-) -> Path:
+def write_submission(path: Path, dataset: Path, config: str, pattern: str, drop: int = 0) -> Path:
     rows = load(dataset, config, "test")
     y = rows["duration_s"].to_numpy().astype(float)
     if pattern == "constant":

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from leaderboard_support import METHODS, score
 
@@ -222,7 +221,7 @@ def test_scored_table_groups_match_the_paired_intervals(results_master: Path) ->
     """On real results: recompute each method's paired interval against its group's leader."""
     tables = {(t.config, t.track): t for t in scan(results_master)}
     ranked = rank_table(tables[("temporal", "config")])
-    assert [r.entry.method for r in ranked][0] == "exact-ish"
+    assert ranked[0].entry.method == "exact-ish"
     assert ranked[0].group == 1 and ranked[-1].entry.method == "double"
     per = {
         r.entry.method: np.array(

@@ -16,8 +16,8 @@ import numpy as np
 from gharuntime.contract import PRIMARY_TARGET
 from gharuntime.eval.bootstrap import CONFIDENCE, SPEARMAN_NOTE, CellResult, interval
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
-from gharuntime.eval.truth import Truth
 from gharuntime.eval.metrics import METRICS
+from gharuntime.eval.truth import Truth
 from gharuntime.version import __version__
 
 __all__ = [
