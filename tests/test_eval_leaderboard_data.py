@@ -134,3 +134,18 @@ def test_a_failure_is_infinitely_far_and_has_no_predicted_value(
     rows = load(fixture_dataset_master, "temporal", "test")
     if rows.height <= 500:  # the sample is every record, so the three failures are in it
         assert result["plot_data"]["sample"]["predicted"].count(None) == 3
+
+
+def test_written_result_keeps_number_lists_on_one_line(
+    pair: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    from gharuntime.eval import write_result
+
+    a, _ = pair
+    doc = {**a, "note": "a string with [\n 1,\n 2] inside stays as it is"}
+    out = tmp_path / "r.json"
+    write_result(doc, out)
+    text = out.read_text()
+    assert json.loads(text) == doc
+    rmsle = [line for line in text.splitlines() if line.strip().startswith('"rmsle": [')]
+    assert len(rmsle) == 1 and rmsle[0].rstrip(",").count(",") == RESAMPLES - 1

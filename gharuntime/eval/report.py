@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Final
@@ -45,6 +46,12 @@ SAMPLE_SEED: Final = 0
 SAMPLE_SIZE: Final = 500
 """The (actual, predicted) sample: the same records for every method scored on a split."""
 _QUANTILES: Final = 101  # 0%, 1%, ..., 100%
+_PER_RESAMPLE_DIGITS: Final = 7  # significant digits kept of each per-resample value
+_NUMBER_LIST: Final = re.compile(
+    r"\[\n\s+((?:-?\d[\d.eE+-]*|null)(?:,\n\s+(?:-?\d[\d.eE+-]*|null))*)\n\s*\]"
+)
+"""A list of numbers as json.dumps(indent=2) writes it, one per line. A newline never occurs
+inside a JSON string (it is escaped), so this matches only real lists."""
 
 _FAILURE: Final = (
     "A record with no prediction (scored only with --allow-partial) is a failure: it is scored "
@@ -69,10 +76,19 @@ def _metric_block(cell: CellResult) -> dict[str, Any]:
     return out
 
 
+def _sig(x: float) -> float | None:
+    """`x` to 7 significant digits (null when undefined): exact enough for any interval shown
+    with 3 digits, and half the bytes."""
+    return float(f"{x:.{_PER_RESAMPLE_DIGITS}g}") if math.isfinite(x) else None
+
+
 def _per_resample(targets: dict[str, TargetScores]) -> dict[str, dict[str, list[float | None]]]:
-    """Every resample's value of the primary metrics (null where undefined), per target."""
+    """Every resample's value of the primary metrics (7 significant digits; null where
+    undefined), per target."""
     return {
-        t: {m: [_num(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS}
+        t: {
+            m: [_sig(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS
+        }
         for t, s in targets.items()
     }
 
@@ -220,9 +236,11 @@ def write_result(result: dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
+        text = json.dumps(result, indent=2, allow_nan=False)
+        # lists of numbers (per-resample values, samples) on one line each, not one per line
+        text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, allow_nan=False)
-            f.write("\n")
+            f.write(text + "\n")
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
