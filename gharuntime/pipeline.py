@@ -17,6 +17,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import ForbiddenInputError
 from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
+from gharuntime.dataset import DatasetError, validate
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.report import write_result
 from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
@@ -113,8 +114,9 @@ def run_pipeline(
     progress: Progress | None = None,
     step_done: StepDone | None = None,
 ) -> PipelineResult:
-    """Build `out/gharuntime-sim-<scale>-seed<seed>` (crawl store beside it), fit and score every
-    step into `out/runs/` and `out/results/`, and write `out/leaderboard/`."""
+    """Build and validate `out/gharuntime-sim-<scale>-seed<seed>` (crawl store beside it), fit
+    and score every step into `out/runs/` and `out/results/`, and write `out/leaderboard/`.
+    Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
     from gharuntime.builder.crawled import build_from_simulated
 
     say = progress or (lambda _s, _d, _t: None)
@@ -125,6 +127,11 @@ def run_pipeline(
     build_from_simulated(
         dataset, out / f"{name}.raw", seed=seed, scale=scale, progress=lambda s, d, t: say(s, d, t)
     )
+    say("validating the dataset", 0, None)
+    problems = validate(dataset)
+    if problems:
+        shown = "; ".join(str(p) for p in problems[:5])
+        raise DatasetError(f"{dataset}: the built dataset breaks the contract: {shown}")
     seconds["build"] = time.perf_counter() - t0
     steps, skipped = pipeline_steps(methods)
     results = out / "results"

@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from gharuntime.baselines.method import MethodError
 from gharuntime.builder.pipeline import BuildError
 from gharuntime.cli.output import err_console
+from gharuntime.dataset import DatasetError
+from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.leaderboard.registry import LeaderboardError
 from gharuntime.pipeline import PIPELINE_METHODS, Step, pipeline_steps, run_pipeline
 
@@ -46,7 +49,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
 
     \b
     Stages: serve the seeded simulated GitHub on 127.0.0.1 → crawl it → build a (synthetic)
-    dataset → for cross_repo and temporal, config and history tracks: median, group-median,
+    dataset and validate it → for cross_repo and temporal, config and history tracks: median, group-median,
     last-run (history only), lightgbm, xgboost → gharuntime eval → gharuntime leaderboard.
     Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
 
@@ -85,7 +88,14 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
                 progress=report,
                 step_done=done,
             )
-    except (BuildError, LeaderboardError, OSError, ValueError) as exc:
+    except (
+        BuildError,
+        DatasetError,
+        MethodError,
+        InvalidSubmission,
+        LeaderboardError,
+        OSError,
+    ) as exc:
         err_console.print(f"[red]pipeline failed[/red]: {exc}", markup=True)
         sys.exit(2)
     for line in skipped:

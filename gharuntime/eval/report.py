@@ -86,9 +86,7 @@ def _per_resample(targets: dict[str, TargetScores]) -> dict[str, dict[str, list[
     """Every resample's value of the primary metrics (7 significant digits; null where
     undefined), per target."""
     return {
-        t: {
-            m: [_sig(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS
-        }
+        t: {m: [_sig(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS}
         for t, s in targets.items()
     }
 
