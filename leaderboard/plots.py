@@ -99,7 +99,8 @@ def forest_plot(view: TableView, metric: str) -> str:
     height = top + step * len(rows) + 30
     title = f"{label} {'↑' if up else '↓'} with 95% intervals"
     if not values:
-        return _svg("forest", right + 20, height, title, [])
+        empty = f'<text x="{left}" y="{top + 10}">no scored records</text>'
+        return _svg("forest", right + 20, height, title, [empty])
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
     x = _Scale(lo - pad, hi + pad, left, right)
@@ -247,7 +248,8 @@ def scatter_plots(view: TableView) -> str:
     height = rows_n * (size + pad + 14) + 30
     title = "Predicted vs actual duration (s), log axes, fixed-seed sample"
     if not values:
-        return _svg("scatter", width, height, title, [])
+        empty = '<text x="36" y="44">no scored records</text>'
+        return _svg("scatter", width, height, title, [empty])
     lo = 10 ** math.floor(math.log10(min(values)))
     hi = 10 ** math.ceil(math.log10(max(values)))
     hi = max(hi, lo * 10)

@@ -26,7 +26,9 @@ def cli() -> None:
     \b
     The data flows one way, one command per stage:
       simulate / crawl  ->  build  ->  dataset folder  ->  baseline  ->  eval  ->  leaderboard
-    Try it offline, end to end:
+    The whole flow in one command, offline (simulated GitHub → leaderboard):
+      gharuntime pipeline --scale small --out out
+    Or stage by stage:
       gharuntime build --source simulated --scale tiny --out out/ds
       gharuntime baseline lightgbm --dataset out/ds --track config --out out/lgb.jsonl
       gharuntime eval out/lgb.jsonl --dataset out/ds
