@@ -5,6 +5,7 @@ download."""
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from importlib import resources
 from typing import Any, Final
@@ -92,6 +93,11 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     return f'<td class="{css} {escape(key)}" data-v="{_sort_value(value)}">{text}</td>'
 
 
+def _code(text: str) -> str:
+    """Escaped text with `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
 def _options(values: list[str]) -> str:
     return '<option value="">all</option>' + "".join(
         f'<option value="{escape(v)}">{escape(v)}</option>' for v in values
@@ -121,7 +127,7 @@ def render_page(views: list[TableView], results_label: str) -> str:
                 + "".join(_cell(k, kind, row) for k, _, kind in _HEAD)
                 + "</tr>"
             )
-        note = f'<p class="note">{escape(view.note)}</p>' if view.note else ""
+        note = f'<p class="note">{_code(view.note)}</p>' if view.note else ""
         warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
         plots.append(
             f'<section class="plots" {_attrs(view)}><h2>{escape(view.key)}</h2>{note}{warnings}'

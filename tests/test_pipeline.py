@@ -21,9 +21,7 @@ from gharuntime.pipeline import (
 def test_every_baseline_runs_on_every_config_and_track_it_may() -> None:
     steps, skipped = pipeline_steps()
     assert {m.name for m in PIPELINE_METHODS} == set(METHODS)  # a new baseline joins here
-    assert len(steps) == len(PIPELINE_CONFIGS) * (
-        len(PIPELINE_TRACKS) * len(PIPELINE_METHODS) - 1
-    )
+    assert len(steps) == len(PIPELINE_CONFIGS) * (len(PIPELINE_TRACKS) * len(PIPELINE_METHODS) - 1)
     assert skipped == [
         f"last-run on {c}/config: the track forbids its inputs" for c in PIPELINE_CONFIGS
     ]
