@@ -102,6 +102,10 @@ def write_submission(
     _atomic_write(meta_path(path), lambda f: f.write(json.dumps(meta, indent=2) + "\n"))
 
 
+def _per_1000(seconds: float, rows: int) -> float | None:
+    return round(1000 * seconds / rows, 4) if rows else None
+
+
 def run_baseline(
     name: str,
     dataset: Path,
@@ -144,6 +148,15 @@ def run_baseline(
         "seed": seed,
         "method_config": method.config(),
         "gharuntime_version": __version__,
+        # eval carries these into the result's meta.extra; the leaderboard shows the per-1,000
+        "timing": {
+            "fit_seconds": round(fit_seconds, 3),
+            "fit_rows": train.height,
+            "fit_seconds_per_1000_jobs": _per_1000(fit_seconds, train.height),
+            "predict_seconds": round(predict_seconds, 3),
+            "predict_rows": target.height,
+            "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
+        },
     }
     write_submission(out, [str(x) for x in target["id"].to_list()], predictions, meta)
     if model_dir is not None:

@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 # huggingface_hub reads this once, at import: the Hub tests' servers speak LFS, not Xet.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 
-pytest_plugins = ["crawler_support"]  # the simulated GitHub for the crawler tests
+pytest_plugins = ["crawler_support", "leaderboard_support"]  # simulated GitHub; scored results
 
 from gharuntime.dataset import write_dataset  # noqa: E402
 from gharuntime.fixture import fixture_jobs  # noqa: E402

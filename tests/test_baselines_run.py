@@ -129,3 +129,21 @@ def test_save_model_refuses_to_replace_a_folder_that_is_not_a_model(
 def test_load_model_reports_a_folder_without_a_model(tmp_path: Path) -> None:
     with pytest.raises(MethodError, match=f"no {MODEL_FILE}"):
         load_model(tmp_path)
+
+
+def test_sidecar_timing_reaches_the_eval_result(fixture_dataset: Path, tmp_path: Path) -> None:
+    from gharuntime.eval import evaluate_file
+
+    out = tmp_path / "gm.jsonl"
+    run = run_baseline("group-median", fixture_dataset, config="temporal", track="config", out=out)
+    timing = json.loads((tmp_path / "gm.jsonl.meta.json").read_text())["timing"]
+    train_rows = load(fixture_dataset, "temporal", "train").height
+    assert timing["fit_rows"] == train_rows and timing["predict_rows"] == run.rows
+    assert timing["fit_seconds_per_1000_jobs"] == pytest.approx(
+        1000 * run.fit_seconds / train_rows, abs=1e-4
+    )
+    assert timing["predict_seconds_per_1000_jobs"] == pytest.approx(
+        1000 * run.predict_seconds / run.rows, abs=1e-4
+    )
+    result = evaluate_file(out, fixture_dataset, resamples=5)
+    assert result["meta"]["extra"]["timing"] == timing

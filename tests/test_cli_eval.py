@@ -42,7 +42,7 @@ def test_scores_a_submission_and_writes_the_result(
     assert code == 0, output
     assert "MAE" in output and "within 2×" in output and "decile: D10" in output
     result = json.loads(out.read_text())
-    assert result["result_version"] == 1 and result["meta"]["method"] == "scaled"
+    assert result["result_version"] == 2 and result["meta"]["method"] == "scaled"
     assert not list(tmp_path.glob(".result.json.*"))  # no temporary file left behind
 
 

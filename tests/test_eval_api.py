@@ -84,7 +84,7 @@ def test_result_records_provenance(fixture_dataset_master: Path, tmp_path: Path)
         json.dumps({"method": "scaled", "method_version": "2", "track": "config", "seed": 4})
     )
     result = evaluate_file(sub, fixture_dataset_master, seed=9, resamples=RESAMPLES)
-    assert result["result_version"] == 1
+    assert result["result_version"] == 2
     assert result["submission"]["sha256"] == hashlib.sha256(sub.read_bytes()).hexdigest()
     assert result["meta"]["method"] == "scaled" and result["meta"]["seed"] == 4
     assert (

@@ -37,7 +37,7 @@ def test_write_result_replaces_atomically(gold_result: dict[str, Any], tmp_path:
     out = tmp_path / "sub" / "result.json"
     write_result({"old": True}, out)
     write_result(gold_result, out)
-    assert json.loads(out.read_text())["result_version"] == 1
+    assert json.loads(out.read_text())["result_version"] == 2
     assert [p.name for p in out.parent.iterdir()] == ["result.json"]
 
 

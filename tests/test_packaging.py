@@ -26,6 +26,8 @@ def test_wheel_holds_only_gharuntime_at_top_level(tmp_path: Path) -> None:
     for pkg in ("crawler", "baselines", "leaderboard", "data_cards"):
         assert f"gharuntime/{pkg}/__init__.py" in names
     assert "gharuntime/py.typed" in names
+    assert "gharuntime/leaderboard/template.html" in names  # the page's template and the
+    assert "gharuntime/leaderboard/result.schema.json" in names  # result schema: package data
 
 
 def test_core_imports_and_runs_without_laser_dependencies(tmp_path: Path) -> None:

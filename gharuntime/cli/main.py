@@ -9,6 +9,8 @@ from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
+from gharuntime.cli.leaderboard import leaderboard_command
+from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -25,7 +27,9 @@ def cli() -> None:
     \b
     The data flows one way, one command per stage:
       simulate / crawl  ->  build  ->  dataset folder  ->  baseline  ->  eval  ->  leaderboard
-    Try it offline, end to end:
+    The whole flow in one command, offline (simulated GitHub → leaderboard):
+      gharuntime pipeline --scale small --out out
+    Or stage by stage:
       gharuntime build --source simulated --scale tiny --out out/ds
       gharuntime baseline lightgbm --dataset out/ds --track config --out out/lgb.jsonl
       gharuntime eval out/lgb.jsonl --dataset out/ds
@@ -37,6 +41,8 @@ cli.add_command(validate_command)
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
 cli.add_command(eval_command)
+cli.add_command(leaderboard_command)
+cli.add_command(pipeline_command)
 cli.add_command(build_command)
 cli.add_command(crawl_command)
 cli.add_command(simulate_command)

@@ -3,9 +3,11 @@ person reads in the terminal."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Final
@@ -22,12 +24,40 @@ from gharuntime.eval.bootstrap import (
 )
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
 from gharuntime.eval.metrics import METRICS
+from gharuntime.eval.truth import Truth
 from gharuntime.version import __version__
 
-__all__ = ["RESULT_VERSION", "render_tables", "result_json", "write_result"]
+__all__ = [
+    "PER_RESAMPLE_METRICS",
+    "RESULT_VERSION",
+    "SAMPLE_SEED",
+    "SAMPLE_SIZE",
+    "render_tables",
+    "result_json",
+    "write_result",
+]
 
-RESULT_VERSION: Final = 1
-"""Bump on any change a reader of result files could notice."""
+RESULT_VERSION: Final = 2
+"""Bump on any change a reader of result files could notice.
+
+2: `bootstrap.per_resample` (the submission's value of the primary metrics in every resample,
+so two results on the same resamples can be compared pairwise), `bootstrap.repo_ids_sha256` and
+`dataset.record_ids_sha256` (to prove two results share resamples and records),
+`dataset.source_kind` and `dataset.synthetic`, and `plot_data` (a fixed-seed sample of
+(actual, predicted) pairs and the quantiles of |ln(p'/y')|)."""
+
+PER_RESAMPLE_METRICS: Final = ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+"""The metrics whose per-resample values a result stores (the leaderboard's columns)."""
+SAMPLE_SEED: Final = 0
+SAMPLE_SIZE: Final = 500
+"""The (actual, predicted) sample: the same records for every method scored on a split."""
+_QUANTILES: Final = 101  # 0%, 1%, ..., 100%
+_PER_RESAMPLE_DIGITS: Final = 7  # significant digits kept of each per-resample value
+_NUMBER_LIST: Final = re.compile(
+    r"\[\n\s+((?:-?\d[\d.eE+-]*|null)(?:,\n\s+(?:-?\d[\d.eE+-]*|null))*)\n\s*\]"
+)
+"""A list of numbers as json.dumps(indent=2) writes it, one per line. A newline never occurs
+inside a JSON string (it is escaped), so this matches only real lists."""
 
 _FAILURE: Final = (
     "A record with no prediction (scored only with --allow-partial) is a failure: it is scored "
@@ -50,6 +80,62 @@ def _metric_block(cell: CellResult) -> dict[str, Any]:
             "higher_is_better": m.higher_is_better,
         }
     return out
+
+
+def _sig(x: float) -> float | None:
+    """`x` to 7 significant digits (null when undefined): exact enough for any interval shown
+    with 3 digits, and half the bytes."""
+    return float(f"{x:.{_PER_RESAMPLE_DIGITS}g}") if math.isfinite(x) else None
+
+
+def _per_resample(targets: dict[str, TargetScores]) -> dict[str, dict[str, list[float | None]]]:
+    """Every resample's value of the primary metrics (7 significant digits; null where
+    undefined), per target."""
+    return {
+        t: {m: [_sig(v) for v in s.overall.resamples[m].tolist()] for m in PER_RESAMPLE_METRICS}
+        for t, s in targets.items()
+    }
+
+
+def _sha256_ids(truth: Truth) -> str:
+    return hashlib.sha256("\n".join(truth.ids.to_list()).encode("utf-8")).hexdigest()
+
+
+def _plot_data(truth: Truth, method: Method) -> dict[str, Any]:
+    """A fixed-seed sample of (actual, predicted) pairs of the primary target (the same records
+    for every method on this split; a failure's prediction is null), and the quantiles of
+    |ln(p'/y')| over every scored record (p' = max(p, 1), y' = max(y, 1), as within 2×; a
+    failure counts as infinitely far, shown as null)."""
+    y = truth.targets[PRIMARY_TARGET]
+    p = method.predictions[PRIMARY_TARGET]
+    scored = np.flatnonzero(np.isfinite(y))
+    rng = np.random.default_rng(SAMPLE_SEED)
+    size = min(SAMPLE_SIZE, scored.shape[0])
+    rows = np.sort(rng.choice(scored, size=size, replace=False)) if size else scored[:0]
+    failed = ~method.present[scored] | ~np.isfinite(p[scored])
+    ratio = np.full(scored.shape[0], np.inf)
+    ok = ~failed
+    ratio[ok] = np.abs(
+        np.log(np.maximum(p[scored][ok], 1.0)) - np.log(np.maximum(y[scored][ok], 1.0))
+    )
+    qs = np.linspace(0.0, 1.0, _QUANTILES)
+    values = np.quantile(ratio, qs, method="inverted_cdf") if scored.shape[0] else qs * np.nan
+    return {
+        "target": PRIMARY_TARGET,
+        "sample": {
+            "seed": SAMPLE_SEED,
+            "size": int(size),
+            "actual": [_num(v) for v in y[rows].tolist()],
+            "predicted": [
+                _num(v) if method.present[r] else None
+                for r, v in zip(rows.tolist(), p[rows].tolist(), strict=True)
+            ],
+        },
+        "abs_log_ratio_quantiles": {
+            "q": [round(float(q), 2) for q in qs],
+            "value": [_num(v) for v in values.tolist()],
+        },
+    }
 
 
 def _difference(a: CellResult, b: CellResult) -> dict[str, Any]:
@@ -105,7 +191,10 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "config": truth.config,
             "split": truth.split,
             "rows": truth.rows,
+            "record_ids_sha256": _sha256_ids(truth),
             "repositories": int(truth.repo_ids.shape[0]),
+            "source_kind": truth.source_kind,
+            "synthetic": truth.synthetic,
             "duration_decile_edges": [float(e) for e in truth.decile_edges()],
         },
         "track": scores.track,
@@ -114,11 +203,15 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "resamples": scores.bootstrap.resamples,
             "cluster": "repo_id",
             "clusters": scores.bootstrap.clusters,
+            "repo_ids_sha256": hashlib.sha256(
+                scores.bootstrap.repo_ids.astype("<i8").tobytes()
+            ).hexdigest(),
             "confidence": CONFIDENCE,
             "interval": "percentile",
             "spearman": SPEARMAN_EXACT
             if all(s.overall.spearman_exact for s in scores.targets[0].values())
             else SPEARMAN_NOTE,
+            "per_resample": _per_resample(scores.targets[0]),
         },
         "metric_definitions": {
             m.name: {
@@ -131,6 +224,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
         },
         "failure": _FAILURE,
         **{k: first[k] for k in ("name", "meta", "submission", "counts", "metrics", "breakdowns")},
+        "plot_data": _plot_data(truth, scores.methods[0]),
         "comparison": None,
     }
     if len(scores.methods) > 1:
@@ -149,9 +243,11 @@ def write_result(result: dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
+        text = json.dumps(result, indent=2, allow_nan=False)
+        # lists of numbers (per-resample values, samples) on one line each, not one per line
+        text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, allow_nan=False)
-            f.write("\n")
+            f.write(text + "\n")
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -73,6 +73,8 @@ class Truth:
     seen: BoolArray  # per row: the repository has rows in the config's train split
     train_median: dict[str, float]  # per target, NaN where training has none
     content_revision: str | None = None  # gharuntime.dataset.dataset_revision of the manifest
+    source_kind: str | None = None  # the manifest's source.kind (simulated, raw, ghalogs, ...)
+    synthetic: bool | None = None  # the manifest's source.synthetic; None when it does not say
 
     @property
     def rows(self) -> int:
@@ -97,6 +99,7 @@ class Truth:
         manifest_sha256: str | None = None,
         schema_version: str | None = None,
         content_revision: str | None = None,
+        source: dict[str, Any] | None = None,
     ) -> Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets)."""
@@ -125,6 +128,8 @@ class Truth:
             seen=np.isin(repo_id, train_repos),
             train_median=medians,
             content_revision=content_revision,
+            source_kind=str(source["kind"]) if source and source.get("kind") else None,
+            synthetic=_synthetic(source),
         )
 
     def decile_edges(self) -> FloatArray:
@@ -134,6 +139,17 @@ class Truth:
         if y.shape[0] == 0:
             return np.empty(0)
         return np.asarray(np.quantile(y, np.arange(1, 10) / 10.0), dtype=np.float64)
+
+
+def _synthetic(source: dict[str, Any] | None) -> bool | None:
+    """Whether the manifest's source says its data is synthetic (simulated and fixture data
+    are, even when an older manifest lacks the flag)."""
+    if not source:
+        return None
+    if isinstance(source.get("synthetic"), bool):
+        return bool(source["synthetic"])
+    kind = source.get("kind")
+    return True if kind in ("simulated", "fixture") else None
 
 
 def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
@@ -174,4 +190,5 @@ def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
         manifest_sha256=sha256_file(root / DATASET_LAYOUT.manifest),
         schema_version=str(manifest.get("schema_version")),
         content_revision=dataset_revision(manifest),
+        source=manifest.get("source") if isinstance(manifest.get("source"), dict) else None,
     )

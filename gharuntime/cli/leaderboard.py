@@ -1,0 +1,107 @@
+"""`gharuntime leaderboard`: check every result, rank each table, write README.md and index.html;
+`gharuntime leaderboard add RESULT.json` files one result under its canonical name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gharuntime.cli.output import err_console
+from gharuntime.leaderboard.outputs import build_leaderboard
+from gharuntime.leaderboard.registry import LeaderboardError, add_result
+
+__all__ = ["leaderboard_command"]
+
+_RESULTS = Path("leaderboard/results")
+_OUT = Path("leaderboard")
+
+
+def _fail(exc: LeaderboardError, what: str) -> None:
+    for problem in exc.problems:
+        err_console.print(f"[red]error[/red] {problem}", markup=True, highlight=False)
+    err_console.print(f"[bold red]{what}[/bold red]: nothing written", markup=True)
+    sys.exit(2)
+
+
+@click.group("leaderboard", invoke_without_command=True)
+@click.option(
+    "--results",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=_RESULTS,
+    show_default=True,
+    help="The results folder: RESULTS/<dataset>/<config>-<track>-<method>.json.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=_OUT,
+    show_default=True,
+    help="Folder to write README.md and index.html into.",
+)
+@click.pass_context
+def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
+    """Check every result, rank each (dataset, config, track) table, write the Markdown and page.
+
+    \b
+    Every result file must be a `gharuntime eval --out` result (result_version 2) filed under
+    its canonical name; within a table one dataset revision, one result per method, the same
+    records and the same bootstrap resamples. Methods are ranked by RMSLE into rank groups:
+    a method shares its group's leader's group when their paired bootstrap difference interval
+    includes zero.
+
+    \b
+    Exit codes: 0 written, 2 a bad result (each named; nothing written).
+    Examples:
+      gharuntime leaderboard add out/lgb.result.json --results leaderboard/results
+      gharuntime leaderboard --results leaderboard/results --out leaderboard
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        board = build_leaderboard(results, out)
+    except LeaderboardError as exc:
+        _fail(exc, "cannot build the leaderboard")
+    except OSError as exc:
+        err_console.print(f"[red]error[/red] cannot write to {out}: {exc}", markup=True)
+        sys.exit(2)
+    rows = sum(len(v.rows) for v in board.views)
+    err_console.print(
+        f"[green]wrote[/green] {board.markdown} and {board.page}: {rows} results in "
+        f"{len(board.views)} tables",
+        markup=True,
+    )
+
+
+@leaderboard_command.command("add")
+@click.argument("result", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--results",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=_RESULTS,
+    show_default=True,
+    help="The results folder to file it in.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Accept a result scored with --allow-partial (records without a prediction); the "
+    "table marks it.",
+)
+@click.option("--replace", is_flag=True, help="Replace the table's result of the same method.")
+def add_command(result: Path, results: Path, allow_partial: bool, replace: bool) -> None:
+    """Check RESULT.json and file it as RESULTS/<dataset>/<config>-<track>-<method>.json.
+
+    Refuses (exit 2, nothing written) a file that is not a valid result, a method the table
+    already holds (unless --replace), another dataset revision, records or resamples than the
+    table's, and a partial submission unless --allow-partial says so.
+    """
+    try:
+        path = add_result(result, results, allow_partial=allow_partial, replace=replace)
+    except LeaderboardError as exc:
+        _fail(exc, f"{result} not added")
+    except OSError as exc:
+        err_console.print(f"[red]error[/red] cannot write into {results}: {exc}", markup=True)
+        sys.exit(2)
+    err_console.print(f"[green]filed[/green] {result} as {path}", markup=True)

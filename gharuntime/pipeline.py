@@ -1,0 +1,174 @@
+"""The main job end to end, offline: build a dataset from the simulated GitHub, fit every
+reference method on every config and track, score each with `gharuntime eval`, file the results
+and write the leaderboard.
+
+The methods the pipeline runs are listed once, in PIPELINE_METHODS; a new method (LASER) joins
+the leaderboard by adding one line there (with parameters that fit the pipeline's time budget).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from gharuntime.baselines.method import ForbiddenInputError
+from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.run import run_baseline
+from gharuntime.dataset import DatasetError, validate
+from gharuntime.eval.api import evaluate_file
+from gharuntime.eval.report import write_result
+from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
+from gharuntime.leaderboard.registry import add_result
+
+__all__ = [
+    "PIPELINE_CONFIGS",
+    "PIPELINE_METHODS",
+    "PIPELINE_TRACKS",
+    "MethodPlan",
+    "PipelineResult",
+    "Step",
+    "pipeline_steps",
+    "run_pipeline",
+]
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """A method the pipeline fits, with the parameters it uses there."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+PIPELINE_METHODS: Final[tuple[MethodPlan, ...]] = (
+    MethodPlan("median"),
+    MethodPlan("group-median"),
+    MethodPlan("last-run"),
+    MethodPlan("lightgbm"),
+    MethodPlan("xgboost"),
+    # MethodPlan("laser", {...}),  # when LASER lands: a size that fits the 10-minute budget
+)
+PIPELINE_CONFIGS: Final = ("cross_repo", "temporal")
+PIPELINE_TRACKS: Final = ("config", "history")
+
+Progress = Callable[[str, int, int | None], None]
+"""(what is happening, done, total or None) for long stages."""
+StepDone = Callable[["Step", int, int, str], None]
+"""(step, index, number of steps, one line saying how it went)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One method on one config and track."""
+
+    method: MethodPlan
+    config: str
+    track: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.method.name} · {self.config}/{self.track}"
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    dataset: Path
+    results: Path
+    leaderboard: Leaderboard
+    skipped: list[str]
+    seconds: dict[str, float]
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def pipeline_steps(
+    methods: tuple[MethodPlan, ...] = PIPELINE_METHODS,
+) -> tuple[list[Step], list[str]]:
+    """Every (method, config, track) to run, and why the others are left out (a method the
+    track forbids, e.g. last-run on the config track)."""
+    steps, skipped = [], []
+    for config in PIPELINE_CONFIGS:
+        for track in PIPELINE_TRACKS:
+            for plan in methods:
+                try:
+                    make_method(plan.name, track, params=plan.params or None)
+                except ForbiddenInputError:
+                    skipped.append(f"{plan.name} on {config}/{track}: the track forbids its inputs")
+                    continue
+                steps.append(Step(plan, config, track))
+    return steps, skipped
+
+
+def run_pipeline(
+    out: Path,
+    *,
+    seed: int = 1,
+    scale: str = "small",
+    resamples: int = 1000,
+    methods: tuple[MethodPlan, ...] = PIPELINE_METHODS,
+    progress: Progress | None = None,
+    step_done: StepDone | None = None,
+) -> PipelineResult:
+    """Build and validate `out/gharuntime-sim-<scale>-seed<seed>` (crawl store beside it), fit
+    and score every step into `out/runs/` and `out/results/`, and write `out/leaderboard/`.
+    Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
+    from gharuntime.builder.crawled import build_from_simulated
+
+    say = progress or (lambda _s, _d, _t: None)
+    seconds: dict[str, float] = {}
+    name = f"gharuntime-sim-{scale}-seed{seed}"
+    dataset = out / name
+    t0 = time.perf_counter()
+    build_from_simulated(
+        dataset, out / f"{name}.raw", seed=seed, scale=scale, progress=lambda s, d, t: say(s, d, t)
+    )
+    say("validating the dataset", 0, None)
+    problems = validate(dataset)
+    if problems:
+        shown = "; ".join(str(p) for p in problems[:5])
+        raise DatasetError(f"{dataset}: the built dataset breaks the contract: {shown}")
+    seconds["build"] = time.perf_counter() - t0
+    steps, skipped = pipeline_steps(methods)
+    results = out / "results"
+    t1 = time.perf_counter()
+    for i, step in enumerate(steps):
+
+        def stage(msg: str, step: Step = step, i: int = i) -> None:
+            say(f"{step.label}: {msg}", i, len(steps))
+
+        stage("fitting")
+        submission = out / "runs" / step.config / step.track / f"{step.method.name}.jsonl"
+        run = run_baseline(
+            step.method.name,
+            dataset,
+            config=step.config,
+            track=step.track,
+            out=submission,
+            params=dict(step.method.params) or None,
+            progress=stage,
+        )
+        stage("scoring")
+        result = evaluate_file(submission, dataset, resamples=resamples)
+        scored = submission.with_name(submission.stem + ".result.json")
+        write_result(result, scored)
+        add_result(scored, results, replace=True)
+        rmsle = result["metrics"]["duration_s"]["rmsle"]
+        if step_done:
+            step_done(
+                step,
+                i + 1,
+                len(steps),
+                f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, "
+                f"RMSLE {_num(rmsle['value'])} [{_num(rmsle['ci_low'])}, "
+                f"{_num(rmsle['ci_high'])}]",
+            )
+    seconds["methods"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    board = build_leaderboard(results, out / "leaderboard")
+    seconds["leaderboard"] = time.perf_counter() - t2
+    return PipelineResult(dataset, results, board, skipped, seconds)

@@ -1,0 +1,161 @@
+"""`leaderboard/index.html`: one self-contained page (no network: the data is embedded as JSON,
+the plots are inline SVG, the script is inline) with a sortable, filterable table and a CSV
+download."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from importlib import resources
+from typing import Any, Final
+
+from gharuntime.leaderboard.plots import table_plots
+from gharuntime.leaderboard.rank import GROUP_MEANING
+from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_metric
+
+__all__ = ["CSV_COLUMNS", "render_page"]
+
+CSV_COLUMNS: Final = (
+    "dataset",
+    "config",
+    "track",
+    "group",
+    "method",
+    "version",
+    *(f"{m}{s}" for m, _, _ in METRIC_COLUMNS for s in ("", "_low", "_high")),
+    "records",
+    "repositories",
+    "missing",
+    "fit_s_per_1k",
+    "predict_s_per_1k",
+    "revision",
+    "synthetic",
+    "gharuntime",
+)
+
+# (key, header, type, CSS class)
+_HEAD: Final = (
+    ("dataset", "dataset", "text"),
+    ("config", "config", "text"),
+    ("track", "track", "text"),
+    ("group", "group", "number"),
+    ("method", "method", "text"),
+    ("version", "version", "text"),
+    *((m, f"{label} {'↑' if up else '↓'}", "number") for m, label, up in METRIC_COLUMNS),
+    ("records", "n records", "number"),
+    ("repositories", "repos", "number"),
+    ("fit_s_per_1k", "fit s / 1k jobs", "number"),
+    ("predict_s_per_1k", "predict s / 1k jobs", "number"),
+    ("revision", "dataset revision", "text"),
+    ("synthetic", "data", "text"),
+    ("gharuntime", "scored by", "text"),
+)
+
+
+def _json_for_script(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _sort_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return escape(str(value), quote=True)
+
+
+def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
+    value = row[key]
+    css = "text" if kind == "text" else "num"
+    if key in {m for m, _, _ in METRIC_COLUMNS}:
+        text = escape(fmt_metric(key, value))
+        if row[f"{key}_low"] is not None:
+            low = fmt_metric(key, row[f"{key}_low"])
+            high = fmt_metric(key, row[f"{key}_high"])
+            text += f' <span class="ci">[{escape(low)}, {escape(high)}]</span>'
+    elif key in ("fit_s_per_1k", "predict_s_per_1k"):
+        text = "—" if value is None else f"{value:.3g}"
+    elif key in ("records", "repositories"):
+        text = f"{value:,}"
+    elif key == "group":
+        text = "—" if value is None else str(value)
+    elif key == "revision":
+        text = f'<code title="{escape(value)}">{escape(value[:12])}</code>'
+    elif key == "synthetic":
+        text = {True: '<span class="synthetic">synthetic</span>', False: "real", None: "?"}[value]
+        value = {True: "synthetic", False: "real", None: ""}[value]
+    elif key == "method" and row["missing"]:
+        text = f"{escape(value)} (partial: {row['missing']:,} missing)"
+    else:
+        text = escape(str(value))
+    return f'<td class="{css} {escape(key)}" data-v="{_sort_value(value)}">{text}</td>'
+
+
+def _code(text: str) -> str:
+    """Escaped text with `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def _options(values: list[str]) -> str:
+    return '<option value="">all</option>' + "".join(
+        f'<option value="{escape(v)}">{escape(v)}</option>' for v in values
+    )
+
+
+def _attrs(view: TableView) -> str:
+    t = view.table
+    return (
+        f'data-dataset="{escape(t.dataset)}" data-config="{escape(t.config)}" '
+        f'data-track="{escape(t.track)}"'
+    )
+
+
+def render_page(views: list[TableView], results_label: str) -> str:
+    """The page's HTML; the same views give the same bytes."""
+    rows: list[dict[str, Any]] = []
+    body: list[str] = []
+    plots: list[str] = []
+    for view in views:
+        for row in view.rows:
+            i = len(rows)
+            rows.append({c: row[c] for c in CSV_COLUMNS})
+            group = f"g{row['group']}" if row["group"] is not None else "g-"
+            body.append(
+                f'<tr class="{group}" data-i="{i}" {_attrs(view)}>'
+                + "".join(_cell(k, kind, row) for k, _, kind in _HEAD)
+                + "</tr>"
+            )
+        note = f'<p class="note">{_code(view.note)}</p>' if view.note else ""
+        warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
+        plots.append(
+            f'<section class="plots" {_attrs(view)}><h2>{escape(view.key)}</h2>{note}{warnings}'
+            f'<div class="grid">{"".join(table_plots(view))}</div></section>'
+        )
+    head = "".join(
+        f'<th class="{"text" if kind == "text" else "num"}" data-key="{key}" '
+        f'data-type="{kind}" scope="col">{escape(label)}</th>'
+        for key, label, kind in _HEAD
+    )
+    data = {"csv_columns": list(CSV_COLUMNS), "rows": rows, "group_meaning": GROUP_MEANING}
+    summary = (
+        f"{len(rows)} results in {len(views)} tables from <code>{escape(results_label)}</code>. "
+        "Brackets hold 95% repository-bootstrap intervals; ↓ lower is better, ↑ higher is "
+        "better. Click a column header to sort; filter by dataset, config and track."
+    )
+    replacements = {
+        "/*SUMMARY*/": summary,
+        "/*GROUP_MEANING*/": escape(GROUP_MEANING),
+        "/*OPTIONS_DATASET*/": _options(sorted({v.table.dataset for v in views})),
+        "/*OPTIONS_CONFIG*/": _options(sorted({v.table.config for v in views})),
+        "/*OPTIONS_TRACK*/": _options(sorted({v.table.track for v in views})),
+        "/*HEAD*/": head,
+        "/*BODY*/": "\n".join(body),
+        "/*PLOTS*/": "\n".join(plots),
+        "/*DATA*/": _json_for_script(data),
+    }
+    page = resources.files("gharuntime.leaderboard").joinpath("template.html").read_text()
+    for marker, text in replacements.items():
+        page = page.replace(marker, text)
+    return page

@@ -1,0 +1,308 @@
+"""The results registry: `results/<dataset>/<config>-<track>-<method>.json`, each one
+`gharuntime eval` result (result_version 2), checked before anything is ranked or written.
+
+A *table* is one (dataset, config, track). Within a table every result must name the same dataset
+revision, be scored on the same records and with the same bootstrap resamples (seed, count and
+repository set), so that methods can be compared pairwise, resample by resample.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+import jsonschema
+
+__all__ = [
+    "RESULT_VERSION",
+    "Entry",
+    "LeaderboardError",
+    "Table",
+    "add_result",
+    "check_tables",
+    "load_result",
+    "scan",
+    "write_atomic",
+]
+
+RESULT_VERSION: Final = 2
+"""The result version the leaderboard reads (`gharuntime.eval.RESULT_VERSION`)."""
+
+_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
+
+
+class LeaderboardError(Exception):
+    """Results that cannot be filed or ranked; `problems` names the file of each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    text = resources.files("gharuntime.leaderboard").joinpath("result.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One checked result file."""
+
+    path: Path
+    result: dict[str, Any]
+
+    @property
+    def dataset(self) -> str:
+        """The dataset's name: a local folder's name, or a Hub id with '/' as '--'."""
+        d = self.result["dataset"]
+        name = PurePosixPath(d["id"].replace("\\", "/")).name if d["kind"] == "local" else d["id"]
+        return str(name).replace("/", "--")
+
+    @property
+    def config(self) -> str:
+        return str(self.result["dataset"]["config"])
+
+    @property
+    def track(self) -> str:
+        return str(self.result["track"])
+
+    @property
+    def method(self) -> str:
+        return str(self.result["meta"]["method"])
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.dataset, self.config, self.track)
+
+    @property
+    def canonical(self) -> PurePosixPath:
+        """Where the result belongs, relative to the results folder."""
+        return PurePosixPath(self.dataset, f"{self.config}-{self.track}-{self.method}.json")
+
+    @property
+    def partial(self) -> bool:
+        return int(self.result["submission"]["missing"]) > 0
+
+
+@dataclass(frozen=True)
+class Table:
+    """The results of one (dataset, config, track)."""
+
+    dataset: str
+    config: str
+    track: str
+    entries: tuple[Entry, ...]
+
+
+def _check_document(doc: Any, where: str) -> list[str]:
+    if not isinstance(doc, dict):
+        return [f"{where}: not a result (a JSON object written by `gharuntime eval --out`)"]
+    version = doc.get("result_version")
+    if version != RESULT_VERSION:
+        return [
+            f"{where}: result_version {version!r}, but the leaderboard reads version "
+            f"{RESULT_VERSION} (per-resample values, plot data); score the submission again "
+            "with this gharuntime's `gharuntime eval --out`"
+        ]
+    validator = jsonschema.Draft202012Validator(_schema())
+    problems = []
+    for error in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path))):
+        at = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        problems.append(f"{where}: {at}: {error.message}")
+    if problems:
+        return problems
+    if doc["meta"]["track"] != doc["track"]:
+        problems.append(f"{where}: meta.track {doc['meta']['track']!r} ≠ track {doc['track']!r}")
+    resamples = doc["bootstrap"]["resamples"]
+    for target, metrics in doc["bootstrap"]["per_resample"].items():
+        for metric, values in metrics.items():
+            if len(values) != resamples:
+                problems.append(
+                    f"{where}: bootstrap/per_resample/{target}/{metric} has {len(values)} "
+                    f"values for {resamples} resamples"
+                )
+    return problems
+
+
+def load_result(path: Path) -> Entry:
+    """Read and check one result file; raises LeaderboardError naming the file."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LeaderboardError([f"{where}: cannot read: {exc}"]) from exc
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise LeaderboardError(
+            [f"{where}: not JSON ({exc}); a result is the file `gharuntime eval --out` writes"]
+        ) from exc
+    problems = _check_document(doc, where)
+    if problems:
+        raise LeaderboardError(problems)
+    entry = Entry(path, doc)
+    if not _NAME.match(entry.dataset):
+        raise LeaderboardError([f"{where}: dataset name {entry.dataset!r} cannot name a folder"])
+    return entry
+
+
+def _fingerprint(entry: Entry) -> dict[str, Any]:
+    d, b = entry.result["dataset"], entry.result["bootstrap"]
+    return {
+        "dataset revision": d["revision"],
+        "split": d["split"],
+        "records": (d["rows"], d["record_ids_sha256"]),
+        "bootstrap resamples": (b["seed"], b["resamples"], b["repo_ids_sha256"]),
+    }
+
+
+_FIX: Final = {
+    "dataset revision": "score every method on one revision of the dataset (or keep each "
+    "revision's results in their own results folder)",
+    "split": "score every method on the same split",
+    "records": "score every method on the same records of the same dataset revision",
+    "bootstrap resamples": "score with the same --resamples and --bootstrap-seed "
+    "(the defaults, 1000 and 0)",
+}
+
+
+def _describe(field: str, value: Any) -> str:
+    if field == "records":
+        return f"{value[0]:,} records (ids sha256 {value[1][:12]})"
+    if field == "bootstrap resamples":
+        return f"seed {value[0]}, {value[1]:,} resamples, repositories sha256 {value[2][:12]}"
+    return str(value)
+
+
+def check_tables(entries: Iterable[Entry]) -> tuple[list[Table], list[str]]:
+    """Group entries into tables; the problems of duplicates and of tables whose results
+    cannot be compared (each problem names both files)."""
+    by_key: dict[tuple[str, str, str], list[Entry]] = {}
+    for entry in entries:
+        by_key.setdefault(entry.key, []).append(entry)
+    problems: list[str] = []
+    tables = []
+    for key in sorted(by_key):
+        group = sorted(by_key[key], key=lambda e: (e.method, str(e.path)))
+        seen: dict[str, Entry] = {}
+        for entry in group:
+            if entry.method in seen:
+                problems.append(
+                    f"{entry.path}: a second result for method {entry.method!r} in "
+                    f"{'/'.join(key)} (the first is {seen[entry.method].path}); keep one"
+                )
+            else:
+                seen[entry.method] = entry
+        first = group[0]
+        for entry in group[1:]:
+            a, b = _fingerprint(first), _fingerprint(entry)
+            for field in a:
+                if a[field] != b[field]:
+                    problems.append(
+                        f"{entry.path}: {field} {_describe(field, b[field])} differs from "
+                        f"{first.path} ({_describe(field, a[field])}) in table {'/'.join(key)}; "
+                        f"{_FIX[field]}"
+                    )
+        tables.append(Table(*key, entries=tuple(seen.values())))
+    return tables, problems
+
+
+def scan(results: Path) -> list[Table]:
+    """Every result under `results` (`<dataset>/*.json`), checked, as tables; raises
+    LeaderboardError listing every problem."""
+    if not results.is_dir():
+        raise LeaderboardError([f"{results}: no such results folder"])
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for path in sorted(results.glob("*/*.json")):
+        try:
+            entry = load_result(path)
+        except LeaderboardError as exc:
+            problems.extend(exc.problems)
+            continue
+        rel = PurePosixPath(path.relative_to(results).as_posix())
+        if rel != entry.canonical:
+            problems.append(
+                f"{path}: holds {entry.method!r} on {'/'.join(entry.key)}, whose place is "
+                f"{results / entry.canonical}; file results with `gharuntime leaderboard add`"
+            )
+        entries.append(entry)
+    tables, table_problems = check_tables(entries)
+    problems.extend(table_problems)
+    if problems:
+        raise LeaderboardError(problems)
+    if not tables:
+        raise LeaderboardError(
+            [f"{results}: no results (expected {results}/<dataset>/<config>-<track>-<method>.json)"]
+        )
+    return tables
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for everyone to read
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def add_result(
+    result: Path, results: Path, *, allow_partial: bool = False, replace: bool = False
+) -> Path:
+    """Check `result` and file it under its canonical name in `results`; returns the path.
+
+    Refuses (LeaderboardError, nothing written) a result that is not valid, a partial
+    submission unless `allow_partial`, a method the table already holds unless `replace`, and
+    a result that cannot be compared with the table's others (another dataset revision, other
+    records or resamples)."""
+    entry = load_result(result)
+    where = str(result)
+    if entry.partial and not allow_partial:
+        missing = entry.result["submission"]["missing"]
+        raise LeaderboardError(
+            [
+                f"{where}: a partial submission ({missing:,} records without a prediction, "
+                "scored as failures); file it with --allow-partial to say so (the table marks it)"
+            ]
+        )
+    target = results / entry.canonical
+    others: list[Entry] = []
+    folder = results / entry.dataset
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            other = load_result(path)
+        except LeaderboardError:
+            continue  # `gharuntime leaderboard` reports it; it does not block filing
+        if other.key != entry.key:
+            continue
+        if other.method == entry.method:
+            if not replace:
+                raise LeaderboardError(
+                    [
+                        f"{where}: the table {'/'.join(entry.key)} already holds method "
+                        f"{entry.method!r} ({path}); pass --replace to replace it"
+                    ]
+                )
+            continue
+        others.append(other)
+    if others:
+        _, problems = check_tables([*others[:1], entry])
+        if problems:
+            raise LeaderboardError(problems)
+    write_atomic(target, result.read_text(encoding="utf-8"))  # the bytes eval wrote
+    return target

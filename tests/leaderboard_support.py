@@ -1,0 +1,109 @@
+"""Results for the leaderboard tests: submissions of known quality on the fixture dataset, scored
+by the real `gharuntime eval` (result_version 2), filed by the real `add`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gharuntime.dataset import load
+from gharuntime.eval import evaluate_file, write_result
+from gharuntime.leaderboard import add_result
+
+RESAMPLES = 200
+
+# method -> (config, track, per-record log-factor pattern): prediction = truth * exp(pattern)
+METHODS: dict[str, tuple[str, str, str]] = {
+    "exact-ish": ("temporal", "config", "small"),
+    "alternating": ("temporal", "config", "alternating"),
+    "opposite": ("temporal", "config", "opposite"),
+    "double": ("temporal", "config", "double"),
+    "last-guess": ("temporal", "history", "small"),
+    "constant": ("temporal", "history", "constant"),
+}
+
+
+def _factors(pattern: str, n: int) -> np.ndarray:
+    i = np.arange(n)
+    if pattern == "small":
+        return np.where(i % 2 == 0, 0.05, -0.05)
+    if pattern == "alternating":
+        return np.where(i % 2 == 0, 0.4, -0.4)
+    if pattern == "opposite":
+        return np.where(i % 2 == 0, -0.4, 0.4)
+    if pattern == "double":
+        return np.full(n, np.log(2.5))
+    raise ValueError(pattern)
+
+
+def write_submission(path: Path, dataset: Path, config: str, pattern: str, drop: int = 0) -> Path:
+    rows = load(dataset, config, "test")
+    y = rows["duration_s"].to_numpy().astype(float)
+    if pattern == "constant":
+        p = np.full(y.shape[0], float(np.median(load(dataset, config, "train")["duration_s"])))
+    else:
+        p = y * np.exp(_factors(pattern, y.shape[0]))
+    lines = [
+        json.dumps({"id": rid, "duration_s": round(float(v), 2)})
+        for rid, v in zip(rows["id"].to_list(), p, strict=True)
+    ]
+    path.write_text("".join(line + "\n" for line in lines[drop:]), encoding="utf-8")
+    return path
+
+
+def score(
+    tmp: Path, dataset: Path, method: str, config: str, track: str, pattern: str, **kw: Any
+) -> Path:
+    """Score a submission of `pattern` as `method`, with timing in its sidecar; the result's path."""
+    sub = write_submission(tmp / f"{method}.jsonl", dataset, config, pattern, kw.pop("drop", 0))
+    (tmp / f"{method}.jsonl.meta.json").write_text(
+        json.dumps(
+            {
+                "method": method,
+                "method_version": "1.0",
+                "track": track,
+                "config": config,
+                "timing": {"fit_seconds_per_1000_jobs": 1.5, "predict_seconds_per_1000_jobs": 0.02},
+            }
+        )
+    )
+    result = evaluate_file(sub, dataset, resamples=kw.pop("resamples", RESAMPLES), **kw)
+    out = tmp / f"{method}.result.json"
+    write_result(result, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def scored_results(
+    fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """One result file per method of METHODS (not yet filed)."""
+    tmp = tmp_path_factory.mktemp("scored")
+    # the dataset's folder name is its name on the leaderboard
+    dataset = tmp / "gharuntime-fixture"
+    shutil.copytree(fixture_dataset_master, dataset)
+    return {m: score(tmp, dataset, m, c, t, p) for m, (c, t, p) in METHODS.items()}
+
+
+@pytest.fixture(scope="session")
+def results_master(
+    scored_results: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A results folder holding every scored result, filed by `add_result`."""
+    results = tmp_path_factory.mktemp("registry") / "results"
+    for path in scored_results.values():
+        add_result(path, results)
+    return results
+
+
+@pytest.fixture()
+def results_dir(results_master: Path, tmp_path: Path) -> Path:
+    """A private copy of the results folder that a test may change."""
+    dst = tmp_path / "results"
+    shutil.copytree(results_master, dst)
+    return dst

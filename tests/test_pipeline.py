@@ -1,0 +1,49 @@
+"""`gharuntime pipeline`: simulated GitHub → build → methods → eval → leaderboard, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gharuntime.baselines.registry import METHODS
+from gharuntime.pipeline import (
+    PIPELINE_CONFIGS,
+    PIPELINE_METHODS,
+    PIPELINE_TRACKS,
+    MethodPlan,
+    pipeline_steps,
+    run_pipeline,
+)
+
+
+def test_every_baseline_runs_on_every_config_and_track_it_may() -> None:
+    steps, skipped = pipeline_steps()
+    assert {m.name for m in PIPELINE_METHODS} == set(METHODS)  # a new baseline joins here
+    assert len(steps) == len(PIPELINE_CONFIGS) * (len(PIPELINE_TRACKS) * len(PIPELINE_METHODS) - 1)
+    assert skipped == [
+        f"last-run on {c}/config: the track forbids its inputs" for c in PIPELINE_CONFIGS
+    ]
+
+
+@pytest.mark.slow
+def test_pipeline_ends_with_the_leaderboard(tmp_path: Path) -> None:
+    methods = (MethodPlan("median"), MethodPlan("group-median"), MethodPlan("last-run"))
+    lines: list[str] = []
+    result = run_pipeline(
+        tmp_path / "out",
+        seed=1,
+        scale="tiny",
+        resamples=20,
+        methods=methods,
+        step_done=lambda step, i, n, summary: lines.append(f"{i}/{n} {step.label}"),
+    )
+    assert lines[-1] == "10/10 last-run · temporal/history"
+    filed = sorted(p.name for p in (result.results / result.dataset.name).glob("*.json"))
+    assert len(filed) == 10 and "temporal-history-last-run.json" in filed
+    doc = json.loads((result.results / result.dataset.name / filed[0]).read_text())
+    assert doc["dataset"]["synthetic"] is True and doc["meta"]["extra"]["timing"]
+    text = result.leaderboard.markdown.read_text()
+    assert "## gharuntime-sim-tiny-seed1 · temporal / history" in text
+    assert result.leaderboard.page.stat().st_size > 10_000
