@@ -78,7 +78,9 @@ def test_all_conclusions_keeps_failures(shared_dir: Path, tmp_path: Path) -> Non
     assert not any(k.startswith("conclusion_") for k in result.filters)
 
 
-def test_history_draws_only_on_rows_that_passed_the_filters(shared_dir: Path, tmp_path: Path) -> None:
+def test_history_draws_only_on_rows_that_passed_the_filters(
+    shared_dir: Path, tmp_path: Path
+) -> None:
     """The contract's choice: history_duration_s comes from the dataset's own rows, so a failed
     job (dropped by the default conclusion policy) never appears in a later job's history."""
     w = RawWorld(shared_dir)

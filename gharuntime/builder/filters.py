@@ -55,7 +55,7 @@ FILTERS: tuple[FilterRule, ...] = (
     FilterRule(
         "carried_over",
         "jobs of a re-run attempt (run_attempt > 1) that started before the attempt was created: "
-        "\"re-run failed jobs\" copies the jobs that succeeded into the new attempt with the new "
+        '"re-run failed jobs" copies the jobs that succeeded into the new attempt with the new '
         "attempt's created_at but their original started_at/completed_at; the same job's row in "
         "its earlier attempt holds its duration",
         (pl.col("run_attempt") > 1) & (pl.col("queue_s") < 0),
