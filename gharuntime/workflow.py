@@ -122,6 +122,7 @@ class ExpandedJob:
     runner_labels: tuple[str, ...]
     spec: JobSpec
     callee_key: str | None = None  # the job key inside the reusable workflow, for callers
+    callee_if: str | None = None  # the `if:` of that job inside the reusable workflow
 
 
 def parse_workflow(text: str, path: str | None = None) -> Workflow:
@@ -356,7 +357,8 @@ def expand_job(
     spec: JobSpec, resolve_reusable: Callable[[str], Workflow | None] | None = None
 ) -> list[ExpandedJob]:
     """The jobs GitHub creates for one JobSpec, named as GitHub names them. A matrix given by an
-    expression yields one job with the unexpanded name and matrix None."""
+    expression yields one job with matrix None whose name and labels keep their `${{ matrix.* }}`
+    templates. Raises MatrixTooLarge over GitHub's limit of MAX_MATRIX_JOBS."""
     combos = expand_matrix(spec.matrix)
     if combos is not None and len(combos) > MAX_MATRIX_JOBS:
         raise MatrixTooLarge(
@@ -370,7 +372,8 @@ def expand_job(
         combos_or_none = list(combos)
     out: list[ExpandedJob] = []
     for combo in combos_or_none:
-        context = {"matrix": combo or {}}
+        # A matrix given by an expression is unknown here: its `${{ matrix.* }}` stay as written.
+        context: dict[str, Any] = {"matrix": combo or {}} if combos is not None else {}
         if spec.name is None:
             name = default_job_name(spec.key, combo)
         elif _uses_matrix(spec.name) and combo is not None:
@@ -395,6 +398,7 @@ def expand_job(
                     inner.runner_labels,
                     spec,
                     callee_key=inner.key,
+                    callee_if=inner.spec.condition,
                 )
             )
     return out
