@@ -484,8 +484,11 @@ class World:
         expanded = expand_jobs(wf, resolve) if wf else []
         begin = run.created
         number = 1
+        previous: Attempt | None = None
         while True:
-            att = self._attempt(rng, meta, run, number, begin, expanded, resolve, next_job, start)
+            att = self._attempt(
+                rng, meta, run, number, begin, expanded, resolve, next_job, start, previous
+            )
             run.attempts.append(att)
             if (
                 att.conclusion not in ("failure", "cancelled", "timed_out")
@@ -495,6 +498,9 @@ class World:
                 break
             number += 1
             begin = att.updated + rng.uniform(60, 4 * 3600)
+            # "Re-run failed jobs" (most re-runs of a failure) carries the jobs that succeeded
+            # over; "Re-run all jobs" runs everything again.
+            previous = att if att.conclusion == "failure" and rng.random() < 0.6 else None
             if begin >= END:
                 break
 
@@ -509,7 +515,11 @@ class World:
         resolve: Any,
         next_job: list[int],
         start: int,
+        previous: Attempt | None = None,
     ) -> Attempt:
+        """One attempt of a run. With `previous` (a "re-run failed jobs" attempt), every job that
+        succeeded in `previous` is carried over as GitHub does: a new job id and run_attempt,
+        created with this attempt, but its original start, end and steps."""
         ref = (
             f"refs/heads/{run.branch}"
             if run.event != "pull_request"
@@ -533,7 +543,7 @@ class World:
             width[ej.key] = width.get(ej.key, 0) + 1
         callee_cache: dict[str, Workflow | None] = {}
         tolerated: set[int] = set()
-        for ej in expanded:
+        for position, ej in enumerate(expanded):
             spec = ej.spec
             inner = None
             if ej.callee_key is not None and spec.uses:
@@ -566,7 +576,10 @@ class World:
             job_id = JOB_ID_BASE + meta.index * JOB_ID_STRIDE + next_job[0]
             next_job[0] += 1
             cancelled = cancel_at is not None and ready >= cancel_at
-            if cancelled or skip:
+            earlier = previous.jobs[position] if previous is not None else None
+            if earlier is not None and earlier.conclusion == "success":
+                job = _carried_over(earlier, job_id, number, begin)
+            elif cancelled or skip:
                 # Never started: created, started and completed at the same moment, no steps.
                 job = Job(
                     job_id,
@@ -741,6 +754,32 @@ class World:
             out_steps,
             *runner,
         )
+
+
+def _carried_over(earlier: Job, job_id: int, number: int, created: float) -> Job:
+    """A successful job copied into a "re-run failed jobs" attempt."""
+    steps = [
+        Step(s.name, s.number, s.status, s.conclusion, s.started, s.completed, s.lines, s.category)
+        for s in earlier.steps
+    ]
+    return Job(
+        job_id,
+        earlier.run_id,
+        number,
+        earlier.key,
+        earlier.name,
+        earlier.labels,
+        created,
+        earlier.started,
+        earlier.completed,
+        earlier.status,
+        earlier.conclusion,
+        steps,
+        earlier.runner_id,
+        earlier.runner_name,
+        earlier.runner_group_id,
+        earlier.runner_group_name,
+    )
 
 
 _PLANS: dict[str, tuple[list[PlannedStep], int, int]] = {}
