@@ -181,6 +181,19 @@ _BRANCHES = (
     "fix/windows-paths",
 )
 _STEP_TZ = (-480, -420, 60, 330)
+_SECOND_LANGUAGE = {
+    "Python": ("C++", "Rust", "JavaScript"),  # native extensions, a web front end
+    "JavaScript": ("TypeScript", "C++"),
+    "TypeScript": ("JavaScript", "Rust"),
+    "Go": ("JavaScript", "C++"),
+    "Rust": ("C++", "Python"),
+    "Java": ("C++", "JavaScript"),
+    "Ruby": ("JavaScript", "C++"),
+    "C++": ("Python", "C#"),
+    "PHP": ("JavaScript", "TypeScript"),
+    "C#": ("C++", "TypeScript"),
+}
+"""The other language a repository's build compiles, hidden behind its largest language."""
 
 
 class World:
@@ -210,7 +223,15 @@ class World:
         name = f"{rng.choice(_NOUN)}-{_SUFFIX[index % 3 * 4 + rng.randrange(4)]}"
         language = rng.choices([x for x, _ in _LANG_WEIGHTS], [w for _, w in _LANG_WEIGHTS])[0]
         stars = int(min(400_000, 10 ** rng.uniform(1.3, 4.6) * rng.lognormvariate(0, 0.3)))
-        size_kb = int(min(2_000_000, max(40, rng.lognormvariate(math.log(20000), 1.1))))
+        # The cost model reads the hidden size of the code and the languages it is built from;
+        # GitHub's `size` also counts git history and assets, and `language` names only the
+        # largest language, so the served fields merely correlate with what costs time.
+        code_kb = int(min(1_000_000, max(30, rng.lognormvariate(math.log(12000), 1.1))))
+        history = rng.lognormvariate(0.5, 1.1)
+        size_kb = int(min(4_000_000, max(40, code_kb * history)))
+        share = 1.0 if rng.random() < 0.45 else rng.uniform(0.5, 0.95)
+        second = rng.choice(_SECOND_LANGUAGE[language])
+        stack = ((language, share),) if share == 1.0 else ((language, share), (second, 1 - share))
         created = END - int(rng.uniform(200, 4500) * DAY)
         # rarer kinds of repository; the first few indices always show one of each, so even a
         # tiny world has a renamed, a private, an archived and an Actions-disabled repository
@@ -223,8 +244,8 @@ class World:
         )
         old_name = f"{owner}/{name}-old" if index == 4 or k % 97 == 4 else None
         profile = RepoProfile(
-            language=language,
-            size_kb=size_kb,
+            stack=stack,
+            code_kb=code_kb,
             speed=rng.lognormvariate(0.0, 0.45),
             drift=rng.gauss(0.1, 0.15),
             flaky=min(0.4, rng.betavariate(1.2, 14)),
@@ -682,6 +703,9 @@ class World:
         spec = inner if inner is not None else ej.spec
         os_name = runner_os(labels) or "Linux"
         steps, emulated, platforms = _job_plan(spec)
+        if any(s.category == "wheels" for s in steps):
+            arch = str((ej.matrix or {}).get("arch", "x86_64"))
+            emulated = 0 if arch in ("x86_64", "auto", "AMD64") else 1
         timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
         queue = queue_seconds(rng, labels, os_name, hour, width)
         started = ready + queue
@@ -827,7 +851,15 @@ def _events(wf: Workflow | None) -> list[str]:
     if wf is None:
         return ["push"]
     events = [
-        e for e in wf.events if e in ("push", "pull_request", "schedule", "workflow_dispatch")
+        e
+        for e in wf.events
+        if e in ("push", "pull_request", "pull_request_target", "schedule", "workflow_dispatch")
     ]
-    weights = {"push": 5, "pull_request": 4, "schedule": 2, "workflow_dispatch": 1}
+    weights = {
+        "push": 5,
+        "pull_request": 4,
+        "pull_request_target": 4,
+        "schedule": 2,
+        "workflow_dispatch": 1,
+    }
     return [e for e in events for _ in range(weights[e])] or ["push"]
