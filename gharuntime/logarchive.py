@@ -42,7 +42,7 @@ def write_archive(jobs: Sequence[tuple[str, str, Sequence[tuple[str, str]]]]) ->
     byte-identical for the same input."""
     buffer = io.BytesIO()
     seen: dict[str, int] = {}
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for k, (name, text, steps) in enumerate(jobs, start=1):
             stem = job_file_name(name)
             n = seen.get(stem, 0)

@@ -347,7 +347,7 @@ def run_steps(
     """Durations, log lines and conclusions of a job's steps; returns (outcomes, job conclusion)."""
     compute, overall = _runner_speed(labels)
     cache_hit = rng.random() < profile.cache_hit
-    job_noise = rng.lognormvariate(0.0, 0.18) * math.exp(profile.drift * time_frac) * overall
+    job_noise = rng.lognormvariate(0.0, 0.3) * math.exp(profile.drift * time_frac) * overall
     if rng.random() < 0.03:  # a slow machine, a cold network: heavy tail
         job_noise *= min(8.0, rng.paretovariate(1.6))
     hang = rng.random() < 0.004

@@ -227,7 +227,7 @@ class World:
         # GitHub's `size` also counts git history and assets, and `language` names only the
         # largest language, so the served fields merely correlate with what costs time.
         code_kb = int(min(1_000_000, max(30, rng.lognormvariate(math.log(12000), 1.1))))
-        history = rng.lognormvariate(0.5, 1.1)
+        history = rng.lognormvariate(0.5, 1.3)
         size_kb = int(min(4_000_000, max(40, code_kb * history)))
         share = 1.0 if rng.random() < 0.45 else rng.uniform(0.5, 0.95)
         second = rng.choice(_SECOND_LANGUAGE[language])
@@ -246,7 +246,7 @@ class World:
         profile = RepoProfile(
             stack=stack,
             code_kb=code_kb,
-            speed=rng.lognormvariate(0.0, 0.45),
+            speed=rng.lognormvariate(0.0, 0.8),  # test-suite size, machine luck: not served
             drift=rng.gauss(0.1, 0.15),
             flaky=min(0.4, rng.betavariate(1.2, 14)),
             cache_hit=rng.uniform(0.6, 0.97),
