@@ -61,7 +61,7 @@ _WORDS = (
 )
 _SECRETS = (
     "Using token ghp_{r36}",
-    "export AWS_SECRET_ACCESS_KEY={r36}",
+    "export AWS_SECRET_ACCESS_KEY={r40}",  # AWS secret keys are 40 characters
     "curl -H 'Authorization: Bearer ghs_{r36}' https://api.example.com",
     "DATABASE_URL=postgres://admin:{r12}@db.internal:5432/app",
 )
@@ -94,7 +94,9 @@ def job_log(job: Job) -> str:
             out.append(f"{_stamp(start + frac)} {text}")
         if i == leak_at:
             secret = rng.choice(_SECRETS).format(
-                r36="".join(rng.choices(_ALNUM, k=36)), r12="".join(rng.choices(_ALNUM, k=12))
+                r36="".join(rng.choices(_ALNUM, k=36)),
+                r12="".join(rng.choices(_ALNUM, k=12)),
+                r40="".join(rng.choices(_ALNUM, k=40)),
             )
             out.append(f"{_stamp(start + frac)} {secret}")
         if step.conclusion == "failure":
