@@ -287,13 +287,13 @@ def respond(
     if name == "blob/run-logs":
         run_id = int(g["run"] or 0)
         index = server.world.index_of_id("run", run_id)
-        found = server.world.repo(index).run(run_id) if index is not None else None
+        logged_run = server.world.repo(index).run(run_id) if index is not None else None
         n = int(g["att"] or 0)
-        if found is None or not 1 <= n <= len(found.attempts):
+        if logged_run is None or not 1 <= n <= len(logged_run.attempts):
             raise Answer(404, "Not Found")
         return (
             200,
-            attempt_log_archive(_logged_jobs(server, found.attempts[n - 1])),
+            attempt_log_archive(_logged_jobs(server, logged_run.attempts[n - 1])),
             {"Content-Type": "application/zip"},
         )
 
