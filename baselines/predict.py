@@ -30,14 +30,17 @@ from gharuntime.workflow import (
     Workflow,
     WorkflowError,
     expand_jobs,
+    expand_matrix,
     parse_workflow,
     runner_os,
 )
 
 __all__ = [
+    "FLAGS",
     "JobPrediction",
     "RepoMeta",
     "WorkflowPrediction",
+    "job_flags",
     "predict_workflow",
     "repo_meta_from_json",
     "workflow_rows",
@@ -168,6 +171,33 @@ def _local_resolver(workflow_path: Path | None) -> Any:
     return resolve
 
 
+FLAGS: dict[str, str] = {
+    "remote_reusable": "calls a reusable workflow that could not be read (another repository, or "
+    "a file not found): its jobs are unknown, predicted as one job from the caller's YAML",
+    "expression_matrix": "its matrix is an expression only known at run time: counted as one job",
+    "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
+    "conditional jobs",
+}
+"""What `predict` cannot know about a job, by flag name."""
+
+
+def job_flags(job: ExpandedJob) -> tuple[str, ...]:
+    """The FLAGS that apply to one expanded job, in FLAGS order."""
+    flags = []
+    if job.spec.uses is not None and job.callee_key is None:
+        flags.append("remote_reusable")
+    if expand_matrix(job.spec.matrix) is None:
+        flags.append("expression_matrix")
+    if job.spec.condition is not None or job.callee_if is not None:
+        flags.append("conditional")
+    return tuple(flags)
+
+
+def _known_labels(job: ExpandedJob) -> list[str]:
+    """Runner labels the model may see: a label still holding `${{ ... }}` is unknown."""
+    return [x for x in job.runner_labels if "${{" not in x and x.strip()]
+
+
 def workflow_rows(
     text: str,
     *,
@@ -183,7 +213,7 @@ def workflow_rows(
     sha = hashlib.sha256(text.encode()).hexdigest()
     rows = []
     for i, job in enumerate(jobs):
-        labels = list(job.runner_labels)
+        labels = _known_labels(job)
         rows.append(
             {
                 "id": f"predict-{i}",
@@ -230,6 +260,7 @@ class JobPrediction:
     matrix: dict[str, Any] | None
     needs: tuple[str, ...]
     predicted: dict[str, float]
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,6 +272,14 @@ class WorkflowPrediction:
     total_job_s: float  # sum over jobs: what billing sees (before per-job rounding)
     critical_path_s: float  # longest chain through `needs`, matrix jobs in parallel
     model: dict[str, Any] = field(default_factory=dict)
+    unconditional_job_s: float = 0.0  # the sum without jobs gated by `if:`
+    unconditional_path_s: float = 0.0  # the critical path without jobs gated by `if:`
+
+    @property
+    def flagged(self) -> dict[str, int]:
+        """How many jobs carry each flag (only flags that occur)."""
+        counts = {f: sum(f in j.flags for j in self.jobs) for f in FLAGS}
+        return {f: n for f, n in counts.items() if n}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -254,12 +293,16 @@ class WorkflowPrediction:
                     "runner_os": j.runner_os,
                     "matrix": j.matrix,
                     "needs": list(j.needs),
+                    "flags": list(j.flags),
                     **{k: round(v, 1) for k, v in j.predicted.items()},
                 }
                 for j in self.jobs
             ],
             "total_job_s": round(self.total_job_s, 1),
             "critical_path_s": round(self.critical_path_s, 1),
+            "total_job_s_without_conditional": round(self.unconditional_job_s, 1),
+            "critical_path_s_without_conditional": round(self.unconditional_path_s, 1),
+            "flags": {f: {"jobs": n, "meaning": FLAGS[f]} for f, n in self.flagged.items()},
         }
 
 
@@ -310,11 +353,24 @@ def predict_workflow(
                 key=job.key,
                 name=job.name,
                 runner_labels=labels,
-                runner_os=runner_os(labels),
+                runner_os=runner_os(_known_labels(job)),
                 matrix=job.matrix,
                 needs=tuple(job.spec.needs),
                 predicted={t: float(np.asarray(v)[i]) for t, v in predictions.items()},
+                flags=job_flags(job),
             )
         )
-    total = float(sum(j.predicted.get("duration_s", 0.0) for j in out))
-    return WorkflowPrediction(path, out, total, critical_path(out), dict(model_info or {}))
+    sure = [j for j in out if "conditional" not in j.flags]
+    return WorkflowPrediction(
+        path,
+        out,
+        _duration_sum(out),
+        critical_path(out),
+        dict(model_info or {}),
+        unconditional_job_s=_duration_sum(sure),
+        unconditional_path_s=critical_path(sure),
+    )
+
+
+def _duration_sum(jobs: list[JobPrediction]) -> float:
+    return float(sum(j.predicted.get("duration_s", 0.0) for j in jobs))

@@ -561,14 +561,23 @@ class GitHubClient:
         `too_large` with its size when the server states it, and no text (a truncated log would
         pass for a complete one).
         """
+        status, size, data = self.download(path, cap_bytes, "job_logs")
+        text = data.decode("utf-8", errors="replace") if data is not None else None
+        return LogDownload(status, size, text)
+
+    def download(
+        self, path: str, cap_bytes: int, what: str
+    ) -> tuple[str, int | None, bytes | None]:
+        """(status, size, bytes) of a download GitHub answers with a 302 to a blob (a job's log,
+        a run attempt's log archive): `ok`, `expired` (404/410) or `too_large` (no bytes)."""
         resp = self.get(path, allow_redirects=False, expect_json=False)
         if resp.status in (404, 410):
-            return LogDownload("expired", None, None)
+            return "expired", None, None
         location = resp.headers.get("Location")
         if resp.status == 200:  # a server that answers in place
             location = resp.url
         if resp.status not in (200, 301, 302, 303, 307) or not location:
-            raise self._fail(f"job_logs: HTTP {resp.status}", path, resp.status, "log")
+            raise self._fail(f"{what}: HTTP {resp.status}", path, resp.status, "log")
         location = urljoin(self.url(path), location)
         for attempt in range(self.policy.max_retries + 1):
             try:
@@ -583,7 +592,7 @@ class GitHubClient:
                     if self.on_response is not None:
                         self.on_response()
                     if blob.status_code in (404, 410):
-                        return LogDownload("expired", None, None)
+                        return "expired", None, None
                     if blob.status_code >= 500:
                         raise requests.ConnectionError(f"HTTP {blob.status_code}")
                     if blob.status_code != 200:
@@ -593,18 +602,18 @@ class GitHubClient:
                     stated = blob.headers.get("Content-Length")
                     size = int(stated) if stated and stated.isdigit() else None
                     if size is not None and size > cap_bytes:
-                        return LogDownload("too_large", size, None)
+                        return "too_large", size, None
                     chunks: list[bytes] = []
                     got = 0
                     for chunk in blob.iter_content(64 * 1024):
                         got += len(chunk)
                         if got > cap_bytes:
-                            return LogDownload("too_large", size, None)
+                            return "too_large", size, None
                         chunks.append(chunk)
                     if size is not None and got != size:
                         raise requests.exceptions.ChunkedEncodingError("short log body")
                     data = b"".join(chunks)
-                    return LogDownload("ok", len(data), data.decode("utf-8", errors="replace"))
+                    return "ok", len(data), data
             except TRANSIENT:
                 if attempt >= self.policy.max_retries:
                     raise self._fail(

@@ -8,7 +8,10 @@ Units of work, each marked done with the shard holding its records (see store.py
   each earlier attempt;
 - refs: up to 100 (path, head SHA) pairs of one repository, resolved to blob oids by one GraphQL
   query; blob: one REST contents request per distinct oid, so YAML is fetched once per content;
-- log: one job's log (with --logs).
+- logs: with --logs, one log archive per run attempt (a zip of every job's log, mapped back to
+  job ids by job name); a job the archive does not hold, or whose name it shares with another
+  job, falls back to its own log request, as does every log a resumed crawl still lacks;
+  `log_route="job"` asks for each job's log on its own (the reference for the benchmark).
 
 Worker threads only talk HTTP; the calling thread owns the store and applies each result, so
 every database write happens in one thread and in order.
@@ -34,6 +37,7 @@ from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.client import BadCredentials, GitHubClient, RequestFailed, Response
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
 from gharuntime.crawler.store import CrawlStore, Sql
+from gharuntime.logarchive import ArchiveError, job_file_name, read_archive
 from gharuntime.workflow import strip_ref
 
 __all__ = [
@@ -67,6 +71,7 @@ class CrawlOptions:
     max_runs_per_workflow: int | None = None
     logs: bool = False
     log_cap_bytes: int = 20_000_000
+    log_route: str = "attempt"  # attempt: one archive per run attempt; job: one log per job
     shard: tuple[int, int] | None = None  # (k, n), k in 1..n
     concurrency: int = 4
     yaml_strategy: str = "blob-oid"
@@ -194,6 +199,21 @@ class _Failure:
     where: str
     status: int | None
     message: str
+
+
+@dataclass(frozen=True)
+class _LogJob:
+    """A job whose log a crawl with --logs still has to store."""
+
+    job_id: int
+    name: str
+    conclusion: str | None
+    steps: int
+
+
+def _expired(job: _LogJob) -> dict[str, Any]:
+    status = "missing" if job.conclusion == "skipped" else "expired"  # skipped: never had a log
+    return {"job_id": job.job_id, "status": status, "bytes": None, "text": None}
 
 
 Apply = Callable[[Any], None]
@@ -673,6 +693,7 @@ class Crawler:
                 key = f"{run['id']}:{run.get('run_attempt') or 1}"
                 if self.store.add(RawKind.RUN, key, run, repo_id):
                     self.stats.count_records(RawKind.RUN.value)
+            wanted: dict[int, list[_LogJob]] = {}
             for job_id, job in sorted(jobs.items()):
                 if not self.store.add(RawKind.JOB, str(job_id), job, repo_id):
                     continue
@@ -687,8 +708,13 @@ class Crawler:
                     )
                 )
                 if self.opts.logs:
-                    self._push(*self._log_task(repo_id, job_id, conclusion, steps))
+                    number = int(job.get("run_attempt") or 1)
+                    wanted.setdefault(number, []).append(
+                        _LogJob(job_id, str(job.get("name") or ""), conclusion, steps)
+                    )
             self.store.mark(sql)
+            for number, items in sorted(wanted.items()):
+                self._queue_logs(repo_id, run_id, number, items)
 
         return self._guard("jobs", where, work), apply, repo_id
 
@@ -798,6 +824,82 @@ class Crawler:
         return self._guard("workflow_file", where, work), apply, repo_id
 
     # -- logs -------------------------------------------------------------------------------------
+    def _queue_logs(self, repo_id: int, run_id: int, attempt: int, jobs: list[_LogJob]) -> None:
+        """One archive request for the attempt's jobs that ran (when more than one did), one
+        log request per job otherwise; a job that ran no step needs no request."""
+        ran = [j for j in jobs if j.steps > 0]
+        if self.opts.log_route == "attempt" and len(ran) > 1:
+            for j in jobs:
+                if j.steps == 0:
+                    self._push(*self._log_task(repo_id, j.job_id, j.conclusion, j.steps))
+            self._push(*self._archive_task(repo_id, run_id, attempt, ran))
+            return
+        for j in jobs:
+            self._push(*self._log_task(repo_id, j.job_id, j.conclusion, j.steps))
+
+    def _archive_task(self, repo_id: int, run_id: int, attempt: int, jobs: list[_LogJob]) -> Task:
+        client = self.client
+        full_name = self._name(repo_id)
+        cap = self.opts.log_cap_bytes
+        where = f"{full_name} run {run_id} attempt {attempt} logs"
+        stems = [job_file_name(j.name) for j in jobs]
+        unique = {stem for stem in stems if stems.count(stem) == 1}
+
+        def work() -> Any:
+            status, _, data = client.download(
+                ep.attempt_logs(full_name, run_id, attempt), cap * len(jobs), "attempt_logs"
+            )
+            if status == "expired":
+                return [_expired(j) for j in jobs], []
+            if data is None:  # the whole archive over the caps: each log on its own
+                return [], jobs
+            try:
+                files = read_archive(data)
+            except ArchiveError:  # not a zip: each log on its own
+                return [], jobs
+            found: list[dict[str, Any]] = []
+            rest: list[_LogJob] = []
+            for job, stem in zip(jobs, stems, strict=True):
+                raw = files.get(stem) if stem in unique else None
+                if raw is None:  # not in the archive, or its name is shared: ask for it alone
+                    rest.append(job)
+                elif len(raw) > cap:
+                    found.append(
+                        {
+                            "job_id": job.job_id,
+                            "status": "too_large",
+                            "bytes": len(raw),
+                            "text": None,
+                        }
+                    )
+                else:
+                    # Our own tokens and common secret shapes out; GitHub's *** masks stay.
+                    text = client.scrub(raw.decode("utf-8", errors="replace"))
+                    found.append(
+                        {"job_id": job.job_id, "status": "ok", "bytes": len(raw), "text": text}
+                    )
+            return found, rest
+
+        def apply(result: Any) -> None:
+            if isinstance(result, _Failure):
+                # the archive failed: each job's log on its own (whose failures are recorded)
+                for j in jobs:
+                    self._push(*self._log_task(repo_id, j.job_id, j.conclusion, j.steps))
+                return
+            found, rest = result
+            sql: list[Sql] = []
+            for body in found:
+                if self.store.add(RawKind.LOG, str(body["job_id"]), body, repo_id):
+                    self.stats.count_records(RawKind.LOG.value)
+                sql.append(
+                    ("UPDATE logs SET state=? WHERE job_id=?", (body["status"], body["job_id"]))
+                )
+            self.store.mark(sql)
+            for j in rest:
+                self._push(*self._log_task(repo_id, j.job_id, j.conclusion, j.steps))
+
+        return self._guard("attempt_logs", where, work), apply, repo_id
+
     def _log_task(self, repo_id: int, job_id: int, conclusion: str | None, steps: int) -> Task:
         client = self.client
         full_name = self._name(repo_id)

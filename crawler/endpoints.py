@@ -10,6 +10,7 @@ import re
 from urllib.parse import quote
 
 __all__ = [
+    "attempt_logs",
     "contents",
     "endpoint_name",
     "graphql_blob_query",
@@ -56,6 +57,10 @@ def job_logs(full_name: str, job_id: int) -> str:
     return f"/repos/{full_name}/actions/jobs/{job_id}/logs"
 
 
+def attempt_logs(full_name: str, run_id: int, attempt: int) -> str:
+    return f"/repos/{full_name}/actions/runs/{run_id}/attempts/{attempt}/logs"
+
+
 def contents(full_name: str, path: str) -> str:
     return f"/repos/{full_name}/contents/{quote(path)}"
 
@@ -79,6 +84,7 @@ _NAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rate_limit", re.compile(r"^/rate_limit$")),
     ("search", re.compile(r"^/search/")),
     ("attempt_jobs", re.compile(r"^/repos/[^/]+/[^/]+/actions/runs/\d+/attempts/\d+/jobs$")),
+    ("attempt_logs", re.compile(r"^/repos/[^/]+/[^/]+/actions/runs/\d+/attempts/\d+/logs$")),
     ("run_attempt", re.compile(r"^/repos/[^/]+/[^/]+/actions/runs/\d+/attempts/\d+$")),
     ("run_jobs", re.compile(r"^/repos/[^/]+/[^/]+/actions/runs/\d+/jobs$")),
     ("runs", re.compile(r"^/repos/[^/]+/[^/]+/actions/(?:workflows/[^/]+/)?runs$")),

@@ -232,8 +232,9 @@ COLUMNS: Final[tuple[Column, ...]] = (
         "history_duration_s",
         pl.List(pl.Float64),
         Role.INPUT,
-        "Durations (s) of up to 5 earlier completed attempts of the same repo + workflow path + job "
-        "name, completed strictly before this job was created, most recent first.",
+        "Durations (s) of up to 5 earlier rows of this dataset (so only jobs that passed every "
+        "filter, by default successful ones) of the same repo + workflow path + job name, "
+        "completed strictly before this job was created, most recent first.",
         nullable=False,
         history_only=True,
     ),

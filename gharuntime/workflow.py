@@ -12,8 +12,13 @@ GitHub's rules implemented here (docs: "Using a matrix for your jobs", "jobs.<jo
   entry that fits no original combination becomes a combination of its own.
 - naming: without `name:` a matrix job is `key (v1, v2, ...)`; a `name:` that uses no matrix
   expression also gets the ` (v1, v2, ...)` suffix; a `name:` that does is rendered as is. Empty
-  and null values are left out of the suffix; objects appear as compact JSON.
+  and null values are left out of the suffix; an object or array value contributes its leaf
+  values in order (`{name: App One, repo: user/app1}` → `Build (App One, user/app1)`).
+- a job's name is cut to MAX_JOB_NAME (100) characters: the first 97 and `...`; in a reusable
+  workflow call each side of `caller / callee` is cut on its own (the API serves
+  `caller / <100 characters>`). The evidence is cited in tests/test_workflow.py.
 - a job that calls a reusable workflow (`uses:`) shows its jobs as `caller / callee`.
+- a matrix may not expand to more than MAX_MATRIX_JOBS (256) jobs (`MatrixTooLarge`).
 """
 
 from __future__ import annotations
@@ -30,11 +35,15 @@ import yaml
 from gharuntime.expressions import UnknownExpression, evaluate, value_text
 
 __all__ = [
+    "MAX_JOB_NAME",
+    "MAX_MATRIX_JOBS",
     "ExpandedJob",
     "JobSpec",
+    "MatrixTooLarge",
     "Workflow",
     "WorkflowError",
     "default_job_name",
+    "display_name",
     "expand_job",
     "expand_jobs",
     "expand_matrix",
@@ -113,6 +122,7 @@ class ExpandedJob:
     runner_labels: tuple[str, ...]
     spec: JobSpec
     callee_key: str | None = None  # the job key inside the reusable workflow, for callers
+    callee_if: str | None = None  # the `if:` of that job inside the reusable workflow
 
 
 def parse_workflow(text: str, path: str | None = None) -> Workflow:
@@ -266,11 +276,38 @@ def expand_matrix(matrix: Any) -> list[dict[str, Any]] | None:
     return combos + extra
 
 
+MAX_JOB_NAME = 100
+"""GitHub cuts a job's name to 100 characters: the first 97 and `...`."""
+MAX_MATRIX_JOBS = 256
+"""GitHub's limit on the jobs one matrix may generate per workflow run."""
+
+
+class MatrixTooLarge(WorkflowError):
+    """A matrix that expands to more jobs than GitHub allows (MAX_MATRIX_JOBS)."""
+
+
+def display_name(name: str) -> str:
+    """`name` as GitHub stores and serves it: cut to MAX_JOB_NAME characters with `...`."""
+    return name if len(name) <= MAX_JOB_NAME else name[: MAX_JOB_NAME - 3] + "..."
+
+
+def _leaves(value: Any) -> list[str]:
+    """The texts a matrix value adds to a default name: objects and arrays by their leaves."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, Mapping):
+        return [t for v in value.values() for t in _leaves(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _leaves(v)]
+    return [value_text(value)]
+
+
 def default_job_name(base: str, combo: Mapping[str, Any] | None) -> str:
-    """`base (v1, v2, ...)`, leaving out empty and null values, or `base` without a matrix."""
+    """`base (v1, v2, ...)`, leaving out empty and null values and spelling objects and arrays
+    out by their leaf values, or `base` without a matrix (not yet cut to MAX_JOB_NAME)."""
     if not combo:
         return base
-    values = [value_text(v) for v in combo.values() if v is not None and v != ""]
+    values = _leaves(list(combo.values()))
     return f"{base} ({', '.join(values)})" if values else base
 
 
@@ -320,21 +357,30 @@ def expand_job(
     spec: JobSpec, resolve_reusable: Callable[[str], Workflow | None] | None = None
 ) -> list[ExpandedJob]:
     """The jobs GitHub creates for one JobSpec, named as GitHub names them. A matrix given by an
-    expression yields one job with the unexpanded name and matrix None."""
+    expression yields one job with matrix None whose name and labels keep their `${{ matrix.* }}`
+    templates. Raises MatrixTooLarge over GitHub's limit of MAX_MATRIX_JOBS."""
     combos = expand_matrix(spec.matrix)
+    if combos is not None and len(combos) > MAX_MATRIX_JOBS:
+        raise MatrixTooLarge(
+            f"job `{spec.key}`: its matrix expands to {len(combos)} jobs, over GitHub's limit of "
+            f"{MAX_MATRIX_JOBS} jobs per matrix (GitHub refuses such a workflow run)",
+            spec.line,
+        )
     if combos is None or not combos:
         combos_or_none: list[dict[str, Any] | None] = [None]
     else:
         combos_or_none = list(combos)
     out: list[ExpandedJob] = []
     for combo in combos_or_none:
-        context = {"matrix": combo or {}}
+        # A matrix given by an expression is unknown here: its `${{ matrix.* }}` stay as written.
+        context: dict[str, Any] = {"matrix": combo or {}} if combos is not None else {}
         if spec.name is None:
             name = default_job_name(spec.key, combo)
         elif _uses_matrix(spec.name) and combo is not None:
             name = render_expression(spec.name, context)
         else:
             name = default_job_name(render_expression(spec.name, context), combo)
+        name = display_name(name)
         labels = _labels(spec.runs_on, context)
         if spec.uses is None:
             out.append(ExpandedJob(spec.key, name, combo, labels, spec))
@@ -352,6 +398,7 @@ def expand_job(
                     inner.runner_labels,
                     spec,
                     callee_key=inner.key,
+                    callee_if=inner.spec.condition,
                 )
             )
     return out

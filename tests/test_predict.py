@@ -4,12 +4,19 @@ saved model."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from gharuntime.baselines.predict import JobPrediction, critical_path, repo_meta_from_json
+from gharuntime.baselines.predict import (
+    JobPrediction,
+    RepoMeta,
+    critical_path,
+    repo_meta_from_json,
+    workflow_rows,
+)
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 
@@ -209,3 +216,91 @@ def test_step_names_follow_githubs_listing_with_post_steps() -> None:
         "Post Run actions/checkout@v4",
         "Complete job",
     ]
+
+
+FLAGGED = """\
+on: push
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    steps: [{run: echo plan}]
+  build:
+    name: Build ${{ matrix.target }}
+    needs: plan
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}
+    steps: [{run: make}]
+  shared:
+    uses: octo-org/ci/.github/workflows/build.yml@v1
+  deploy:
+    needs: build
+    if: github.ref == 'refs/heads/main'
+    runs-on: ubuntu-latest
+    steps: [{run: ./deploy.sh}]
+"""
+
+
+@pytest.fixture()
+def flagged_file(tmp_path: Path) -> Path:
+    path = tmp_path / "repo" / ".github" / "workflows" / "flagged.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(FLAGGED)
+    return path
+
+
+def test_what_predict_cannot_know_is_flagged_per_job(
+    flagged_file: Path, lightgbm_model: Path
+) -> None:
+    jobs = {j["key"]: j for j in _json(flagged_file, lightgbm_model)["jobs"]}
+    assert jobs["plan"]["flags"] == []
+    assert jobs["build"]["flags"] == ["expression_matrix"]
+    assert jobs["shared"]["flags"] == ["remote_reusable"]
+    assert jobs["deploy"]["flags"] == ["conditional"]
+
+
+def test_an_expression_matrix_keeps_its_name_template_and_feeds_no_empty_label(
+    flagged_file: Path, lightgbm_model: Path
+) -> None:
+    build = next(j for j in _json(flagged_file, lightgbm_model)["jobs"] if j["key"] == "build")
+    assert build["name"] == "Build ${{ matrix.target }}"
+    assert build["runner_os"] is None
+    frame, _ = workflow_rows(FLAGGED, path="flagged.yml", meta=RepoMeta(), at=datetime.now(UTC))
+    labels = dict(zip(frame["job_key"], frame["runner_labels"].to_list(), strict=True))
+    assert labels["build"] == []
+
+
+def test_sums_are_given_with_and_without_conditional_jobs(
+    flagged_file: Path, lightgbm_model: Path
+) -> None:
+    result = _json(flagged_file, lightgbm_model)
+    d = {j["key"]: j["duration_s"] for j in result["jobs"]}
+    assert result["total_job_s"] == pytest.approx(sum(d.values()), abs=0.5)
+    assert result["total_job_s_without_conditional"] == pytest.approx(
+        d["plan"] + d["build"] + d["shared"], abs=0.5
+    )
+    assert result["critical_path_s_without_conditional"] == pytest.approx(
+        max(d["plan"] + d["build"], d["shared"]), abs=0.5
+    )
+    assert result["flags"]["conditional"]["jobs"] == 1
+
+
+def test_the_table_names_what_it_cannot_know(flagged_file: Path, lightgbm_model: Path) -> None:
+    code, out = _predict(str(flagged_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
+    assert code == 0, out
+    assert "matrix from an expression" in out
+    assert "reusable workflow not read" in out
+    assert "without the 1 job(s) gated by `if:`" in out
+
+
+def test_a_matrix_over_256_jobs_is_refused_naming_the_limit(
+    tmp_path: Path, lightgbm_model: Path
+) -> None:
+    path = tmp_path / "wide.yml"
+    path.write_text(
+        "on: push\njobs:\n  wide:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
+        f"        a: {list(range(20))}\n        b: {list(range(13))}\n    steps: [{{run: make}}]\n"
+    )
+    code, out = _predict(str(path), "--model", str(lightgbm_model))
+    assert code == 2
+    assert "260 jobs, over GitHub's limit of 256" in out

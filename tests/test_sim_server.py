@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import base64
+import io
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 
+from gharuntime.logarchive import job_file_name, read_archive
 from gharuntime.sim import Scale, SimServer, World, serve
+from gharuntime.sim.logs import job_log
 from gharuntime.sim.world import END, LOG_RETENTION_DAYS, RepoWorld, iso
 
 
@@ -428,3 +432,50 @@ def test_a_client_that_hangs_up_mid_request_prints_no_traceback(
     time.sleep(0.3)
     assert requests.get(sim_server.url + "/rate_limit", timeout=5).status_code == 200
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_run_attempts_logs_are_one_zip_of_every_job_that_ran(
+    gh: requests.Session, sim_server: SimServer, sim_world: World
+) -> None:
+    """GET .../runs/{run_id}/attempts/{n}/logs answers 302 to a zip: each job's full log by job
+    name at the top, one file per step that ran in the job's folder."""
+    rw, run = next(
+        (rw, r)
+        for rw in sim_world.repos()
+        if not rw.meta.private
+        for r in rw.runs
+        if r.latest.status == "completed"
+        and r.created > END - 60 * 86400
+        and sum(1 for j in r.attempts[0].jobs if j.steps) > 1
+    )
+    attempt = run.attempts[0]
+    url = f"{sim_server.url}/repos/{rw.meta.full_name}/actions/runs/{run.id}/attempts/1/logs"
+    first = gh.get(url, allow_redirects=False)
+    assert first.status_code == 302
+    blob = requests.get(first.headers["Location"])
+    assert blob.headers["Content-Type"] == "application/zip"
+    files = read_archive(blob.content)
+    ran = [j for j in attempt.jobs if j.steps]
+    assert sorted(files) == sorted(job_file_name(j.name) for j in ran)
+    for job in ran:
+        assert files[job_file_name(job.name)].decode() == job_log(job)
+    names = zipfile.ZipFile(io.BytesIO(blob.content)).namelist()
+    job = ran[0]
+    steps = [n for n in names if n.startswith(job_file_name(job.name) + "/")]
+    assert len(steps) == sum(1 for s in job.steps if s.conclusion != "skipped")
+
+
+def test_an_expired_attempts_log_archive_is_gone(
+    gh: requests.Session, sim_server: SimServer, sim_world: World
+) -> None:
+    rw, run = next(
+        (rw, r)
+        for rw in sim_world.repos()
+        if not rw.meta.private
+        for r in rw.runs
+        if r.latest.status == "completed"
+        and r.latest.updated < END - 100 * 86400
+        and any(j.steps for j in r.attempts[0].jobs)
+    )
+    url = f"{sim_server.url}/repos/{rw.meta.full_name}/actions/runs/{run.id}/attempts/1/logs"
+    assert gh.get(url, allow_redirects=False).status_code == 410

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gharuntime.workflow import (
+    MatrixTooLarge,
     WorkflowError,
     expand_jobs,
     expand_matrix,
@@ -210,3 +211,99 @@ def test_strip_ref() -> None:
         "refs/heads/feature/x",
     )
     assert strip_ref(".github/workflows/build.yml") == (".github/workflows/build.yml", None)
+
+
+def test_object_valued_matrix_entries_are_named_by_their_leaf_values() -> None:
+    """GitHub spells an object (or array) matrix value out by its leaf values, in order.
+
+    Evidence: beacon-biosignals/matrix-output's README shows `name: Build` with
+    `matrix: {build: [{name: App One, repo: user/app1}]}` listed as `Build (App One, user/app1)`;
+    axodotdev/cargo-dist PR #557 shows a job whose matrix entry holds an array of targets and
+    other keys listed as `upload-local-artifacts (x86_64-unknown-linux-gnu, ubuntu-20.04, curl
+    --proto ...`: the array's element, then the other values, never JSON."""
+    text = """
+on: push
+jobs:
+  build:
+    name: Build
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        build:
+          - name: App One
+            repo: user/app1
+          - name: App Two
+            repo: user/app2
+    steps: [{run: make}]
+  upload:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        include:
+          - targets: [x86_64-unknown-linux-gnu]
+            runner: ubuntu-20.04
+    steps: [{run: make}]
+"""
+    names = [j.name for j in expand_jobs(parse_workflow(text))]
+    assert names == [
+        "Build (App One, user/app1)",
+        "Build (App Two, user/app2)",
+        "upload (x86_64-unknown-linux-gnu, ubuntu-20.04)",
+    ]
+
+
+def test_names_over_100_characters_are_cut_to_97_and_an_ellipsis() -> None:
+    """GitHub's API serves a job name of more than 100 characters as its first 97 and `...`.
+
+    Evidence: kata-containers/kata-containers issue #11176 (and PR #11271, "The github rest api
+    truncated job names that are >100 characters"): the job `check (sudo -E PATH="$PATH" make
+    test, agent-ctl, src/tools/agent-ctl, rust, protobuf-compiler, clang)` called from
+    `build-checks (s390x)` came back as `build-checks (s390x) / check (sudo -E PATH="$PATH" make
+    test, agent-ctl, src/tools/agent-ctl, rust, protobuf-compiler, c...`; pytorch/test-infra
+    issue #6574 shows the same cut (`... rerun_disabled_te...`). In both the part after
+    `caller / ` is exactly 100 characters, so the cut applies to the job's own name."""
+    text = """
+on: push
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        command: ['sudo -E PATH="$PATH" make test']
+        component: [agent-ctl]
+        component-path: [src/tools/agent-ctl]
+        install-rust: [rust]
+        needs-protoc: [protobuf-compiler]
+        needs-clang: [clang]
+    steps: [{run: make}]
+"""
+    (job,) = expand_jobs(parse_workflow(text))
+    served = (
+        'check (sudo -E PATH="$PATH" make test, agent-ctl, src/tools/agent-ctl, rust, '
+        "protobuf-compiler, c..."
+    )
+    assert job.name == served
+    assert len(served) == 100
+    caller = parse_workflow(
+        "on: push\njobs:\n  build-checks:\n    name: build-checks (s390x)\n"
+        "    uses: ./.github/workflows/checks.yml\n"
+    )
+    (called,) = expand_jobs(caller, lambda uses: parse_workflow(text))
+    assert called.name == "build-checks (s390x) / " + served
+
+
+def test_a_matrix_over_256_jobs_is_refused_with_the_limit_named() -> None:
+    text = """
+on: push
+jobs:
+  wide:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+        b: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+    steps: [{run: make}]
+"""
+    with pytest.raises(MatrixTooLarge, match="272 jobs, over GitHub's limit of 256"):
+        expand_jobs(parse_workflow(text))
+    assert len(expand_jobs(parse_workflow(text.replace(" 17]", "]")))) == 256

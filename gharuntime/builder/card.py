@@ -249,8 +249,10 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     if source.get("kind") == "ghalogs":
         limitations.append(
             "- GHALogs rows have no workflow YAML, so the `config` track's richest inputs are null; "
-            "job durations come from the job logs' timestamps (or their steps), and a job log "
-            "file's ' (1)' suffix is dropped from its name."
+            "job durations run from the runner's first log line (past the wait for a runner, which "
+            "GitHub's own started_at also leaves out) to the log's last line (or span the logged "
+            "steps); `step_names` stay null because GHALogs has log files only for the steps that "
+            "ran; and a job log file's ' (1)' suffix is dropped from its name."
         )
     ghalogs_citation = (
         "\nThe rows come from GHALogs; cite it too: Moriconi et al., *GHALogs: Large-Scale "

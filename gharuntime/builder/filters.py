@@ -53,6 +53,14 @@ FILTERS: tuple[FilterRule, ...] = (
         pl.col("duration_s") <= 0,
     ),
     FilterRule(
+        "carried_over",
+        "jobs of a re-run attempt (run_attempt > 1) that started before the attempt was created: "
+        '"re-run failed jobs" copies the jobs that succeeded into the new attempt with the new '
+        "attempt's created_at but their original started_at/completed_at; the same job's row in "
+        "its earlier attempt holds its duration",
+        (pl.col("run_attempt") > 1) & (pl.col("queue_s") < 0),
+    ),
+    FilterRule(
         "clock_skew",
         "jobs that started before they were created (negative queue time) or ran longer than "
         "GitHub's 35-day limit: the timestamps disagree",

@@ -97,7 +97,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
     "--logs",
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     default=None,
-    help="GHALogs only: the folder of per-run log archives (adds labels, step names, exact times).",
+    help="GHALogs only: the folder of per-run log archives (adds runner labels and the runner's start and end times).",
 )
 @click.option(
     "--out",

@@ -246,6 +246,14 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     help="per-run: the naive reference (YAML fetched for every run); benchmarks only.",
 )
 @click.option(
+    "--log-route",
+    type=click.Choice(["attempt", "job"]),
+    default="attempt",
+    show_default=True,
+    help="With --logs: attempt = one log archive per run attempt (fewest requests); "
+    "job = one log request per job.",
+)
+@click.option(
     "--flush-records",
     type=click.IntRange(min=1),
     default=2000,
@@ -271,6 +279,7 @@ def crawl_command(
     backoff: tuple[float, float],
     secondary_wait: float,
     yaml_strategy: str,
+    log_route: str,
     flush_records: int,
 ) -> None:
     """Collect GitHub Actions runs, jobs, workflow YAML and logs into a raw store.
@@ -317,6 +326,7 @@ def crawl_command(
         shard=_shard(shard),
         concurrency=concurrency,
         yaml_strategy=yaml_strategy,
+        log_route=log_route,
         flush_records=flush_records,
     )
     tokens = load_tokens(token_file)

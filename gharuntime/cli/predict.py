@@ -14,6 +14,7 @@ from rich.table import Table
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.predict import (
+    FLAGS,
     RepoMeta,
     WorkflowPrediction,
     predict_workflow,
@@ -57,12 +58,24 @@ def _table(result: WorkflowPrediction) -> Table:
     labels = {"duration_s": "duration", "queue_s": "queue", "log_bytes": "log size"}
     for t in targets:
         table.add_column(labels.get(t, t), justify="right")
+    flagged = any(j.flags for j in result.jobs)
+    if flagged:
+        table.add_column("cannot know")
     for j in result.jobs:
         cells = [
             _bytes(j.predicted[t]) if t == "log_bytes" else _human(j.predicted[t]) for t in targets
         ]
+        if flagged:
+            cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
     return table
+
+
+_FLAG_WORDS = {
+    "remote_reusable": "reusable workflow not read",
+    "expression_matrix": "matrix from an expression",
+    "conditional": "if: may skip it",
+}
 
 
 @click.command("predict")
@@ -118,6 +131,11 @@ def predict_command(
     critical path through `needs`. The workflow need never have run. Unknown repository
     metadata is treated as missing by the model; give it with --repo-meta or the options.
 
+    What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
+    cannot read (another repository), a matrix given by an expression (counted as one job, its
+    name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
+    over GitHub's limit of 256 jobs is refused (exit 2).
+
     \b
     Exit codes: 0 ok, 2 a file that is not a workflow, or a bad model or option.
     Example:
@@ -169,5 +187,16 @@ def predict_command(
     out_console.print(_table(result))
     out_console.print(
         f"{len(result.jobs)} job(s); sum of job time {_human(result.total_job_s)}, "
-        f"critical path through needs {_human(result.critical_path_s)}"
+        f"critical path through needs {_human(result.critical_path_s)}",
+        highlight=False,
     )
+    flagged = result.flagged
+    if "conditional" in flagged:
+        out_console.print(
+            f"without the {flagged['conditional']} job(s) gated by `if:`: sum of job time "
+            f"{_human(result.unconditional_job_s)}, critical path "
+            f"{_human(result.unconditional_path_s)}",
+            highlight=False,
+        )
+    for flag, n in flagged.items():
+        out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote, urlencode
 
 from gharuntime.sim.graphql import GraphQLError, answer
-from gharuntime.sim.logs import job_log
+from gharuntime.sim.logs import attempt_log_archive, job_log
 from gharuntime.sim.payloads import WEB_FLOW, Payloads
 from gharuntime.sim.ratelimit import RateLimiter
 from gharuntime.sim.world import (
@@ -21,6 +21,7 @@ from gharuntime.sim.world import (
     END,
     LOG_RETENTION_DAYS,
     Attempt,
+    Job,
     RepoMeta,
     RepoWorld,
     Run,
@@ -321,6 +322,18 @@ def respond(
         return 200, job_log(hit[2]), {"Content-Type": "text/plain; charset=utf-8"}
     if name == "users/get-by-username":
         return 200, _account(server, unquote(g["login"] or "")), {}
+    if name == "blob/run-logs":
+        run_id = int(g["run"] or 0)
+        index = server.world.index_of_id("run", run_id)
+        logged_run = server.world.repo(index).run(run_id) if index is not None else None
+        n = int(g["att"] or 0)
+        if logged_run is None or not 1 <= n <= len(logged_run.attempts):
+            raise Answer(404, "Not Found")
+        return (
+            200,
+            attempt_log_archive(_logged_jobs(server, logged_run.attempts[n - 1])),
+            {"Content-Type": "application/zip"},
+        )
 
     rest = (
         path[path.index(g["repo"] or "") + len(g["repo"] or "") :]
@@ -376,6 +389,14 @@ def respond(
             attempt = run.attempts[n - 1]
         if name in ("actions/get-workflow-run", "actions/get-workflow-run-attempt"):
             return 200, _run_json(P, rw, run, attempt), {}
+        if name == "actions/download-workflow-run-attempt-logs":
+            assert attempt is not None
+            if not _logged_jobs(server, attempt):
+                ran = [j for j in attempt.jobs if j.status == "completed" and j.steps]
+                raise error(410 if ran else 404, "Gone" if ran else "Not Found")
+            sig = hashlib.sha1(f"{run.id}:{attempt.number}".encode()).hexdigest()[:16]
+            where = f"{server.url}/_blobs/run-logs/{run.id}/{attempt.number}?sig={sig}"
+            return 302, None, {"Location": where}
         if name == "actions/get-workflow-run-usage":
             att = run.latest
             billable: dict[str, Any] = {}
@@ -436,6 +457,20 @@ def respond(
             raise error(422, f"No commit found for SHA: {g['ref']}")
         return 200, P.commit(rw, commit), {}
     raise error(404, "Not Found")
+
+
+def _logged_jobs(server: Backend, attempt: Attempt) -> list[Job]:
+    """The jobs of an attempt whose logs GitHub still holds: they ran, completed, and are not
+    past the retention period (nor expired by a fault during this serve)."""
+    kept = END - LOG_RETENTION_DAYS * DAY
+    return [
+        j
+        for j in attempt.jobs
+        if j.status == "completed"
+        and j.steps
+        and j.completed >= kept
+        and j.id not in server.expired_jobs
+    ]
 
 
 def _run_json(P: Payloads, rw: RepoWorld, run: Run, attempt: Attempt | None) -> bytes:

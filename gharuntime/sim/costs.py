@@ -3,8 +3,11 @@ how many log lines it prints, and how it ends.
 
 Durations have structure a model can learn from the workflow text (what each step's command does,
 the runner OS and size, caches, services, QEMU emulation, matrix width) and structure it cannot
-(repository size and a per-repository speed, heavy-tailed noise, rare hangs, slow drift, queue
-time by hour of day). None of the parameters below is ever served: only their outcomes are.
+(the size of the code that is built and tested, the languages it is written in, a per-repository
+speed, heavy-tailed noise, rare hangs, slow drift, queue time by hour of day). None of the
+parameters below is ever served: only their outcomes are. In particular the cost is driven by
+`code_kb` and `stack`, which the served `size` (git history and assets included) and `language`
+(the largest language only) merely correlate with, as on GitHub.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ _FIXED = {
     "login": (2.0, 0.0),
     "publish": (3.0, 0.0),
     "shell": (5.0, 0.0),
+    "bot": (3.0, 0.0),
+    "deploy": (14.0, 0.0),
     "post": (0.6, 0.0),
     "complete": (0.4, 0.0),
 }
@@ -112,8 +117,8 @@ _LINES = {
 class RepoProfile:
     """What the world knows about a repository and never serves as such."""
 
-    language: str
-    size_kb: int
+    stack: tuple[tuple[str, float], ...]  # languages of the built code and their shares
+    code_kb: int  # size of the code that is built and tested (not served)
     speed: float  # per-repository multiplier (size of its test suite, machine luck)
     drift: float  # log-rate of slow change over the world's time span
     flaky: float  # probability a test step fails
@@ -127,6 +132,7 @@ class PlannedStep:
     name: str
     category: str
     always: bool = False  # runs even after a failure (post steps, `if: always()`)
+    gated: bool = False  # `if:` on an earlier step's output (a paths filter): may not run
 
 
 @dataclass(frozen=True)
@@ -185,6 +191,12 @@ def _uses_category(uses: str) -> tuple[str, bool]:
         return "artifact", False
     if "codecov" in name:
         return "coverage", False
+    if "cibuildwheel" in name:
+        return "wheels", False
+    if "deploy-pages" in name:
+        return "deploy", False
+    if any(bot in name for bot in ("labeler", "/stale", "first-interaction", "paths-filter")):
+        return "bot", False
     tail = name.split("/")[-1]
     if tail in _SETUP:
         return "setup:" + tail, False
@@ -203,6 +215,7 @@ def plan_steps(
     for step in steps:
         name = step.get("name")
         always = "always()" in str(step.get("if", ""))
+        gated = "steps." in str(step.get("if", ""))
         if "uses" in step:
             uses = str(step["uses"])
             category, post = _uses_category(uses)
@@ -213,18 +226,23 @@ def plan_steps(
             ):
                 category, post = category + "+cache", True
             shown = str(name) if name else f"Run {uses}"
-            out.append(PlannedStep(shown, category, always))
+            out.append(PlannedStep(shown, category, always, gated))
             if post:
                 posts.append(
                     PlannedStep(
-                        f"Post {shown}", "post_cache" if "cache" in category else "post", True
+                        f"Post {shown}",
+                        "post_cache" if "cache" in category else "post",
+                        True,
+                        gated,
                     )
                 )
         else:
             command = str(step.get("run", ""))
             first = command.strip().splitlines()[0] if command.strip() else ""
             out.append(
-                PlannedStep(str(name) if name else f"Run {first}", _classify(command), always)
+                PlannedStep(
+                    str(name) if name else f"Run {first}", _classify(command), always, gated
+                )
             )
     out.extend(reversed(posts))
     if services or container:
@@ -268,9 +286,8 @@ def _cost(
     cache_hit: bool,
     docker_platforms: int,
 ) -> float:
-    size = max(profile.size_kb, 50) / 20000.0
+    size = max(profile.code_kb, 50) / 20000.0
     cat = step.category
-    lang = profile.language
     os_f = _OS.get(os_name, 1.0)
     if cat.startswith("setup:"):
         base = _SETUP.get(cat.split(":")[1].split("+")[0], 5.0)
@@ -285,7 +302,8 @@ def _cost(
             "test": _TEST,
             "integration": _TEST,
         }[cat]
-        base = table[lang] * size ** _SIZE_EXP[cat] * profile.speed
+        per_language = sum(share * table[lang] for lang, share in profile.stack)
+        base = per_language * size ** _SIZE_EXP[cat] * profile.speed
         if cat == "integration":
             base *= 2.5
         if cat == "install":
@@ -298,6 +316,11 @@ def _cost(
         return 1.0 if cache_hit else float(6.0 + 12.0 * size**0.5)
     if cat == "post":
         return _FIXED["post"][0]
+    if cat == "wheels":
+        # cibuildwheel: one build per Python version; under QEMU emulation about 12x slower
+        per_language = sum(share * _BUILD[lang] for lang, share in profile.stack)
+        native = (240.0 + 1.5 * per_language) * size**0.3 * profile.speed
+        return float(native * (1.0 + 11.0 * emulated))
     if cat == "docker":
         native = 1 if docker_platforms else 0
         return float(_FIXED["docker"][0] * size**0.3 * profile.speed * (native + 6.0 * emulated))
@@ -324,10 +347,12 @@ def run_steps(
     """Durations, log lines and conclusions of a job's steps; returns (outcomes, job conclusion)."""
     compute, overall = _runner_speed(labels)
     cache_hit = rng.random() < profile.cache_hit
-    job_noise = rng.lognormvariate(0.0, 0.18) * math.exp(profile.drift * time_frac) * overall
+    job_noise = rng.lognormvariate(0.0, 0.3) * math.exp(profile.drift * time_frac) * overall
     if rng.random() < 0.03:  # a slow machine, a cold network: heavy tail
         job_noise *= min(8.0, rng.paretovariate(1.6))
     hang = rng.random() < 0.004
+    # a paths filter that finds no source change skips every step gated on it
+    gate_open = not any(s.gated for s in steps) or rng.random() > 0.35
     fail_at = -1
     if must_fail or (
         any(s.category in ("test", "integration") for s in steps) and rng.random() < profile.flaky
@@ -345,6 +370,9 @@ def run_steps(
     for i, step in enumerate(steps):
         if state != "success" and not step.always:
             out.append(StepOutcome(0.0, "skipped" if state != "cancelled" else "cancelled", 0))
+            continue
+        if step.gated and not gate_open:
+            out.append(StepOutcome(0.0, "skipped", 0))
             continue
         seconds = _cost(step, profile, os_name, compute, emulated, cache_hit, docker_platforms)
         seconds *= job_noise * rng.lognormvariate(0.0, 0.12)

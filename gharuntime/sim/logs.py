@@ -7,10 +7,12 @@ password), which a crawler's redaction must catch."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
+from gharuntime.logarchive import write_archive
 from gharuntime.sim.world import Job, iso
 
-__all__ = ["job_log"]
+__all__ = ["attempt_log_archive", "job_log", "step_logs"]
 
 _FILLER = {
     "install": (
@@ -59,7 +61,7 @@ _WORDS = (
 )
 _SECRETS = (
     "Using token ghp_{r36}",
-    "export AWS_SECRET_ACCESS_KEY={r36}",
+    "export AWS_SECRET_ACCESS_KEY={r40}",  # AWS secret keys are 40 characters
     "curl -H 'Authorization: Bearer ghs_{r36}' https://api.example.com",
     "DATABASE_URL=postgres://admin:{r12}@db.internal:5432/app",
 )
@@ -92,10 +94,35 @@ def job_log(job: Job) -> str:
             out.append(f"{_stamp(start + frac)} {text}")
         if i == leak_at:
             secret = rng.choice(_SECRETS).format(
-                r36="".join(rng.choices(_ALNUM, k=36)), r12="".join(rng.choices(_ALNUM, k=12))
+                r36="".join(rng.choices(_ALNUM, k=36)),
+                r12="".join(rng.choices(_ALNUM, k=12)),
+                r40="".join(rng.choices(_ALNUM, k=40)),
             )
             out.append(f"{_stamp(start + frac)} {secret}")
         if step.conclusion == "failure":
             out.append(f"{_stamp(start + span)} ##[error]Process completed with exit code 1.")
         out.append(f"{_stamp(start + span)} ##[endgroup]")
     return "\ufeff" + "\n".join(out) + "\n" if out else ""
+
+
+def step_logs(job: Job) -> list[tuple[str, str]]:
+    """(step name, its lines) for every step that ran: the per-step files of a log archive."""
+    out: list[tuple[str, str]] = []
+    current: list[str] = []
+    name = ""
+    for line in job_log(job).removeprefix("\ufeff").splitlines():
+        text = line.split(" ", 1)[1] if " " in line else ""
+        if text.startswith("##[group]"):
+            name, current = text.removeprefix("##[group]"), [line]
+        elif text == "##[endgroup]":
+            current.append(line)
+            out.append((name, "\ufeff" + "\n".join(current) + "\n"))
+            current = []
+        else:
+            current.append(line)
+    return out
+
+
+def attempt_log_archive(jobs: Sequence[Job]) -> bytes:
+    """The zip GitHub serves for a run attempt's logs: every job that ran, in order."""
+    return write_archive([(job.name, job_log(job), step_logs(job)) for job in jobs])

@@ -71,6 +71,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
         ("POST", r"/graphql", "graphql", "graphql"),
         ("GET", r"/_blobs/logs/(?P<job>\d+)", "blob/logs", "none"),
         ("GET", r"/users/(?P<login>[^/]+)", "users/get-by-username", "core"),
+        ("GET", r"/_blobs/run-logs/(?P<run>\d+)/(?P<att>\d+)", "blob/run-logs", "none"),
         ("GET", _REPO, "repos/get", "core"),
         ("GET", _REPO + r"/actions/workflows", "actions/list-repo-workflows", "core"),
         ("GET", _REPO + r"/actions/workflows/(?P<wf>[^/]+)", "actions/get-workflow", "core"),
@@ -104,6 +105,12 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
             "GET",
             _REPO + r"/actions/runs/(?P<run>\d+)/attempts/(?P<att>\d+)/jobs",
             "actions/list-jobs-for-workflow-run-attempt",
+            "core",
+        ),
+        (
+            "GET",
+            _REPO + r"/actions/runs/(?P<run>\d+)/attempts/(?P<att>\d+)/logs",
+            "actions/download-workflow-run-attempt-logs",
             "core",
         ),
         ("GET", _REPO + r"/actions/jobs/(?P<job>\d+)", "actions/get-job-for-workflow-run", "core"),
@@ -294,7 +301,9 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             if account == "anonymous" and resource != "none":
                 resource = "anonymous"
             fault = None
-            if server.config.faults.any and (resource != "none" or name == "blob/logs"):
+            if server.config.faults.any and (
+                resource != "none" or name in ("blob/logs", "blob/run-logs")
+            ):
                 kinds: tuple[str, ...] = REQUEST_FAULTS
                 if name.startswith("actions/list") or name == "search/repos":
                     kinds += ("repeat",)

@@ -166,7 +166,7 @@ class WorkflowDraft:
 
     path: str
     name: str
-    kind: str  # ci | docker | docs | nightly | reusable
+    kind: str  # ci | docker | docs | nightly | reusable | release | labeler | stale | wheels
     versions: list[dict[str, Any]]
 
 
@@ -289,6 +289,8 @@ def _ci(rng: random.Random, language: str, lang: _Lang, default_branch: str) -> 
     if rng.random() < 0.6:
         steps.append(_run("Build", lang.build))
     steps.append(_run("Run tests", lang.unit))
+    if rng.random() < 0.25:
+        steps = _path_filtered(steps)
     if rng.random() < 0.3:
         steps.append(
             {
@@ -362,6 +364,94 @@ def _ci(rng: random.Random, language: str, lang: _Lang, default_branch: str) -> 
     }
 
 
+_SOURCE_CHANGED = "steps.filter.outputs.src == 'true'"
+
+
+def _path_filtered(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A job that does its work only when the source changed: a paths-filter step after the
+    checkout, and every later step gated on it (a push touching only docs takes seconds)."""
+    gate = {
+        "name": "Detect changed files",
+        "id": "filter",
+        "uses": "dorny/paths-filter@v3",
+        "with": {"filters": "src:\n  - 'src/**'\n  - 'tests/**'"},
+    }
+    return [steps[0], gate, *({**step, "if": _SOURCE_CHANGED} for step in steps[1:])]
+
+
+def _labeler(rng: random.Random) -> dict[str, Any]:
+    """A bot workflow: label pull requests by the paths they touch (seconds)."""
+    steps: list[dict[str, Any]] = [
+        {"uses": rng.choice(["actions/labeler@v5", "actions/labeler@v4"])}
+    ]
+    if rng.random() < 0.4:
+        steps.append({"uses": "actions/first-interaction@v1", "with": {"issue-message": "Thanks!"}})
+    return {
+        "name": rng.choice(["Labeler", "Pull Request Labeler", "triage"]),
+        "on": {"pull_request_target": None},
+        "jobs": {"label": {"runs-on": "ubuntu-latest", "steps": steps}},
+    }
+
+
+def _stale(rng: random.Random) -> dict[str, Any]:
+    """A bot workflow: mark and close stale issues on a schedule (seconds to a minute)."""
+    return {
+        "name": rng.choice(["Stale", "Close stale issues", "Mark stale issues"]),
+        "on": {
+            "schedule": [{"cron": f"{rng.randrange(60)} {rng.randrange(24)} * * *"}],
+            "workflow_dispatch": None,
+        },
+        "jobs": {
+            "stale": {
+                "runs-on": "ubuntu-latest",
+                "steps": [
+                    {
+                        "uses": "actions/stale@v9",
+                        "with": {"days-before-stale": rng.choice([30, 60, 90])},
+                    }
+                ],
+            }
+        },
+    }
+
+
+def _wheels(rng: random.Random, lang: _Lang, default_branch: str) -> dict[str, Any]:
+    """Release wheels for several architectures; the non-x86 ones build under QEMU emulation,
+    which takes hours (the real GHALogs record holds a 4.4-hour emulated aarch64 build)."""
+    arches = ["x86_64", "aarch64"] + (["ppc64le", "s390x"] if rng.random() < 0.3 else [])
+    return {
+        "name": rng.choice(["Wheels", "Build wheels", "Release wheels"]),
+        "on": {
+            "push": {"tags": ["v*"], "branches": [default_branch]},
+            "workflow_dispatch": None,
+        },
+        "jobs": {
+            "build_wheels": {
+                "name": "Build wheels for ${{ matrix.arch }}",
+                "runs-on": "ubuntu-latest",
+                "strategy": {"fail-fast": False, "matrix": {"arch": arches}},
+                "steps": [
+                    _checkout(rng),
+                    {
+                        "name": "Set up QEMU",
+                        "if": "matrix.arch != 'x86_64'",
+                        "uses": "docker/setup-qemu-action@v3",
+                    },
+                    {
+                        "name": "Build wheels",
+                        "uses": "pypa/cibuildwheel@v2.21",
+                        "env": {"CIBW_ARCHS_LINUX": "${{ matrix.arch }}"},
+                    },
+                    {
+                        "uses": "actions/upload-artifact@v4",
+                        "with": {"name": "wheels-${{ matrix.arch }}", "path": "wheelhouse"},
+                    },
+                ],
+            }
+        },
+    }
+
+
 def _docker(rng: random.Random, default_branch: str) -> dict[str, Any]:
     platforms = rng.choice(
         ["linux/amd64", "linux/amd64,linux/arm64", "linux/amd64,linux/arm64,linux/arm/v7"]
@@ -423,7 +513,14 @@ def _docs(rng: random.Random, lang: _Lang, default_branch: str) -> dict[str, Any
                         "with": {"path": "docs/_build/html"},
                     },
                 ],
-            }
+            },
+            "deploy": {
+                "needs": "docs",
+                "if": f"github.ref == 'refs/heads/{default_branch}'",
+                "runs-on": "ubuntu-latest",
+                "environment": "github-pages",
+                "steps": [{"name": "Deploy to GitHub Pages", "uses": "actions/deploy-pages@v4"}],
+            },
         },
     }
 
@@ -519,7 +616,15 @@ def draft_workflows(
     """`count` workflows for one repository, each with 1 + about `changes` versions."""
     lang = LANGUAGES[language]
     drafts: list[WorkflowDraft] = []
-    kinds = ["ci", *rng.sample(["docker", "docs", "nightly", "ci2", "reusable"], k=4)][:count]
+    pool = ["docker", "docs", "nightly", "ci2", "reusable"]
+    if language in ("Python", "C++", "Rust") and rng.random() < 0.5:
+        pool[0] = "wheels"
+    kinds = ["ci", *rng.sample(pool, k=4)][:count]
+    # bots come on top of a repository's CI: cheap, seconds-long, and common
+    if count and rng.random() < 0.4:
+        kinds.append("labeler")
+    if count and rng.random() < 0.25:
+        kinds.append("stale")
     for kind in kinds:
         if kind in ("ci", "ci2"):
             spec = _ci(rng, language, lang, default_branch)
@@ -534,6 +639,12 @@ def draft_workflows(
             spec, path = _docs(rng, lang, default_branch), ".github/workflows/docs.yml"
         elif kind == "nightly":
             spec, path = _nightly(rng, lang), ".github/workflows/nightly.yml"
+        elif kind == "labeler":
+            spec, path = _labeler(rng), ".github/workflows/labeler.yml"
+        elif kind == "stale":
+            spec, path = _stale(rng), ".github/workflows/stale.yml"
+        elif kind == "wheels":
+            spec, path = _wheels(rng, lang, default_branch), ".github/workflows/wheels.yml"
         else:
             callee = _reusable(rng, lang)
             drafts.append(
@@ -566,7 +677,7 @@ def draft_workflows(
             path = ".github/workflows/release.yml"
             kind = "release"
         versions = [spec]
-        for _ in range(changes if kind != "release" else 0):
+        for _ in range(changes if kind not in ("release", "labeler", "stale", "wheels") else 0):
             if rng.random() < 0.7:
                 versions.append(_mutate(rng, versions[-1], language, lang))
         drafts.append(WorkflowDraft(path, str(spec["name"]), kind, versions))

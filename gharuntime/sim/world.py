@@ -182,6 +182,19 @@ _BRANCHES = (
     "fix/windows-paths",
 )
 _STEP_TZ = (-480, -420, 60, 330)
+_SECOND_LANGUAGE = {
+    "Python": ("C++", "Rust", "JavaScript"),  # native extensions, a web front end
+    "JavaScript": ("TypeScript", "C++"),
+    "TypeScript": ("JavaScript", "Rust"),
+    "Go": ("JavaScript", "C++"),
+    "Rust": ("C++", "Python"),
+    "Java": ("C++", "JavaScript"),
+    "Ruby": ("JavaScript", "C++"),
+    "C++": ("Python", "C#"),
+    "PHP": ("JavaScript", "TypeScript"),
+    "C#": ("C++", "TypeScript"),
+}
+"""The other language a repository's build compiles, hidden behind its largest language."""
 
 COMMIT_AUTHORS: tuple[str, ...] = ("alice", "bob", "carol", "dave", "dependabot[bot]")
 """Who writes the world's commits (the first commit of every repository is alice's)."""
@@ -214,7 +227,15 @@ class World:
         name = f"{rng.choice(_NOUN)}-{_SUFFIX[index % 3 * 4 + rng.randrange(4)]}"
         language = rng.choices([x for x, _ in _LANG_WEIGHTS], [w for _, w in _LANG_WEIGHTS])[0]
         stars = int(min(400_000, 10 ** rng.uniform(1.3, 4.6) * rng.lognormvariate(0, 0.3)))
-        size_kb = int(min(2_000_000, max(40, rng.lognormvariate(math.log(20000), 1.1))))
+        # The cost model reads the hidden size of the code and the languages it is built from;
+        # GitHub's `size` also counts git history and assets, and `language` names only the
+        # largest language, so the served fields merely correlate with what costs time.
+        code_kb = int(min(1_000_000, max(30, rng.lognormvariate(math.log(12000), 1.1))))
+        history = rng.lognormvariate(0.5, 1.3)
+        size_kb = int(min(4_000_000, max(40, code_kb * history)))
+        share = 1.0 if rng.random() < 0.45 else rng.uniform(0.5, 0.95)
+        second = rng.choice(_SECOND_LANGUAGE[language])
+        stack = ((language, share),) if share == 1.0 else ((language, share), (second, 1 - share))
         created = END - int(rng.uniform(200, 4500) * DAY)
         # rarer kinds of repository; the first few indices always show one of each, so even a
         # tiny world has a renamed, a private, an archived and an Actions-disabled repository
@@ -227,9 +248,9 @@ class World:
         )
         old_name = f"{owner}/{name}-old" if index == 4 or k % 97 == 4 else None
         profile = RepoProfile(
-            language=language,
-            size_kb=size_kb,
-            speed=rng.lognormvariate(0.0, 0.45),
+            stack=stack,
+            code_kb=code_kb,
+            speed=rng.lognormvariate(0.0, 0.8),  # test-suite size, machine luck: not served
             drift=rng.gauss(0.1, 0.15),
             flaky=min(0.4, rng.betavariate(1.2, 14)),
             cache_hit=rng.uniform(0.6, 0.97),
@@ -488,8 +509,11 @@ class World:
         expanded = expand_jobs(wf, resolve) if wf else []
         begin = run.created
         number = 1
+        previous: Attempt | None = None
         while True:
-            att = self._attempt(rng, meta, run, number, begin, expanded, resolve, next_job, start)
+            att = self._attempt(
+                rng, meta, run, number, begin, expanded, resolve, next_job, start, previous
+            )
             run.attempts.append(att)
             if (
                 att.conclusion not in ("failure", "cancelled", "timed_out")
@@ -499,6 +523,9 @@ class World:
                 break
             number += 1
             begin = att.updated + rng.uniform(60, 4 * 3600)
+            # "Re-run failed jobs" (most re-runs of a failure) carries the jobs that succeeded
+            # over; "Re-run all jobs" runs everything again.
+            previous = att if att.conclusion == "failure" and rng.random() < 0.6 else None
             if begin >= END:
                 break
 
@@ -513,7 +540,11 @@ class World:
         resolve: Any,
         next_job: list[int],
         start: int,
+        previous: Attempt | None = None,
     ) -> Attempt:
+        """One attempt of a run. With `previous` (a "re-run failed jobs" attempt), every job that
+        succeeded in `previous` is carried over as GitHub does: a new job id and run_attempt,
+        created with this attempt, but its original start, end and steps."""
         ref = (
             f"refs/heads/{run.branch}"
             if run.event != "pull_request"
@@ -537,7 +568,7 @@ class World:
             width[ej.key] = width.get(ej.key, 0) + 1
         callee_cache: dict[str, Workflow | None] = {}
         tolerated: set[int] = set()
-        for ej in expanded:
+        for position, ej in enumerate(expanded):
             spec = ej.spec
             inner = None
             if ej.callee_key is not None and spec.uses:
@@ -570,7 +601,10 @@ class World:
             job_id = JOB_ID_BASE + meta.index * JOB_ID_STRIDE + next_job[0]
             next_job[0] += 1
             cancelled = cancel_at is not None and ready >= cancel_at
-            if cancelled or skip:
+            earlier = previous.jobs[position] if previous is not None else None
+            if earlier is not None and earlier.conclusion == "success":
+                job = _carried_over(earlier, job_id, number, begin)
+            elif cancelled or skip:
                 # Never started: created, started and completed at the same moment, no steps.
                 job = Job(
                     job_id,
@@ -673,6 +707,9 @@ class World:
         spec = inner if inner is not None else ej.spec
         os_name = runner_os(labels) or "Linux"
         steps, emulated, platforms = _job_plan(spec)
+        if any(s.category == "wheels" for s in steps):
+            arch = str((ej.matrix or {}).get("arch", "x86_64"))
+            emulated = 0 if arch in ("x86_64", "auto", "AMD64") else 1
         timeout = spec.timeout_minutes if isinstance(spec.timeout_minutes, int) else 360
         queue = queue_seconds(rng, labels, os_name, hour, width)
         started = ready + queue
@@ -747,6 +784,32 @@ class World:
         )
 
 
+def _carried_over(earlier: Job, job_id: int, number: int, created: float) -> Job:
+    """A successful job copied into a "re-run failed jobs" attempt."""
+    steps = [
+        Step(s.name, s.number, s.status, s.conclusion, s.started, s.completed, s.lines, s.category)
+        for s in earlier.steps
+    ]
+    return Job(
+        job_id,
+        earlier.run_id,
+        number,
+        earlier.key,
+        earlier.name,
+        earlier.labels,
+        created,
+        earlier.started,
+        earlier.completed,
+        earlier.status,
+        earlier.conclusion,
+        steps,
+        earlier.runner_id,
+        earlier.runner_name,
+        earlier.runner_group_id,
+        earlier.runner_group_name,
+    )
+
+
 _PLANS: dict[str, tuple[list[PlannedStep], int, int]] = {}
 
 
@@ -792,7 +855,15 @@ def _events(wf: Workflow | None) -> list[str]:
     if wf is None:
         return ["push"]
     events = [
-        e for e in wf.events if e in ("push", "pull_request", "schedule", "workflow_dispatch")
+        e
+        for e in wf.events
+        if e in ("push", "pull_request", "pull_request_target", "schedule", "workflow_dispatch")
     ]
-    weights = {"push": 5, "pull_request": 4, "schedule": 2, "workflow_dispatch": 1}
+    weights = {
+        "push": 5,
+        "pull_request": 4,
+        "pull_request_target": 4,
+        "schedule": 2,
+        "workflow_dispatch": 1,
+    }
     return [e for e in events for _ in range(weights[e])] or ["push"]

@@ -13,10 +13,16 @@ What GHALogs cannot give, and how each column is filled:
   successful when every job that ran succeeded); jobs of other runs are `unknown`;
 - no job queue times: `created_at` is the run's start (run_started_at), so queue_s includes
   the wait for the jobs a job needs;
-- started/completed: from the first and last timestamp of the job's log when the log archive is
-  given, else from its logged steps (first step start, last step end), which leaves out the few
-  seconds of job set-up and clean-up;
-- runner labels and step names only come from the log archive; the runner image from the insights.
+- started/completed: with the log archive, from the job log's first line written by the runner
+  (`Current runner version`, the start of "Set up job", which is where GitHub's own `started_at`
+  falls) and its last line; the lines before it are the wait for a runner (`Requested labels`,
+  `Waiting for a runner`, `Job is about to start running`), 5-12 s of queueing that belongs in
+  queue_s, not in duration_s. Without the archive, from its logged steps (first step start, last
+  step end), which leaves out the few seconds of job set-up and clean-up;
+- runner labels only come from the log archive; the runner image from the insights;
+- step_names stay null: GHALogs knows a job's steps only from the per-step log files, which exist
+  only for the steps that ran, so as an input they would leak the outcome (a failed job's list
+  stops early).
 """
 
 from __future__ import annotations
@@ -47,12 +53,27 @@ from gharuntime.sources._columns import (
 from gharuntime.sources.raw import runner_from_log
 from gharuntime.workflow import strip_ref
 
-__all__ = ["GHALOGS_FILES", "job_name_from_log_file", "read_ghalogs", "stable_id"]
+__all__ = [
+    "GHALOGS_FILES",
+    "job_name_from_log_file",
+    "read_ghalogs",
+    "runner_start",
+    "stable_id",
+]
 
 GHALOGS_FILES = {"runs": "runs.json.gz", "repositories": "repositories.json.gz"}
 
 _STRS = pl.List(pl.String)
 _TS_LINE_TEXT = re.compile(r"^\ufeff?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ", re.M)
+_TS_LINE = re.compile(r"^\ufeff?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (.*)$", re.M)
+_WAITING = (
+    "Requested labels:",
+    "Job defined at:",
+    "Waiting for a runner",
+    "Job is waiting for",
+    "Job is about to start running",
+)
+"""Lines GitHub writes at the top of a job log while the job waits for a runner."""
 _LOG_FILE = re.compile(r"^(\d+)_(.*?)(?: \((\d+)\))?\.txt$")
 
 ROW_SCHEMA = {
@@ -182,40 +203,38 @@ def _archive(logs: Path | None, doc: dict[str, Any]) -> Path | None:
 
 
 class _LogArchive:
-    """Times, labels and step names of each job log in one run's archive."""
+    """Times and runner labels of each job log in one run's archive."""
 
     def __init__(self, path: Path) -> None:
         self.times: dict[str, tuple[int | None, int | None]] = {}
         self.labels: dict[str, list[str] | None] = {}
-        self.steps: dict[str, list[tuple[int, str]]] = {}
         with tarfile.open(path, "r:gz") as tar:
             for member in tar:
                 if not member.isfile():
                     continue
                 name = member.name.lstrip("./")
-                if "/" in name:
-                    folder, _, step = name.partition("/")
-                    m = _LOG_FILE.match(step)
-                    if m:
-                        self.steps.setdefault(folder, []).append((int(m.group(1)), m.group(2)))
+                if "/" in name:  # one file per step that ran: see step_names above
                     continue
                 fh = tar.extractfile(member)
                 if fh is None:
                     continue
                 data = fh.read()
                 text = data[:20_000].decode("utf-8", "replace")
-                stamps = _TS_LINE_TEXT.findall(text)
                 tail = data[-4_000:].decode("utf-8", "replace")
                 last = _TS_LINE_TEXT.findall(tail)
                 self.times[name] = (
-                    epoch_us(stamps[0]) if stamps else None,
+                    runner_start(text),
                     epoch_us(last[-1]) if last else None,
                 )
                 self.labels[name] = runner_from_log(text)[1]
 
-    def step_names(self, job_name: str) -> list[str] | None:
-        steps = self.steps.get(job_name)
-        return [s for _, s in sorted(steps)] if steps else None
+
+def runner_start(text: str) -> int | None:
+    """Epoch µs of the first line of a job log the runner wrote, past the wait for a runner."""
+    for m in _TS_LINE.finditer(text):
+        if not m.group(2).startswith(_WAITING):
+            return epoch_us(m.group(1))
+    return None
 
 
 def _steps_window(steps: Any) -> tuple[int | None, int | None]:
@@ -263,12 +282,10 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
         job_name = job_name_from_log_file(file)
         started, completed = _steps_window(entry.get("steps"))
         labels = None
-        steps = None
         if archive is not None:
             a_start, a_end = archive.times.get(file, (None, None))
             started, completed = a_start or started, a_end or completed
             labels = archive.labels.get(file)
-            steps = archive.step_names(job_name)
         image = entry.get("image")
         version = entry.get("image_version")
         buf.append(
@@ -289,7 +306,7 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
                 job_name,
                 pack_list(labels),
                 f"{image} {version}" if image and version else image,
-                pack_list(steps),
+                None,  # step_names: see the module docstring
                 created,
                 started,
                 completed,
@@ -398,6 +415,7 @@ def read_ghalogs(
             "job_yaml",
             "matrix",
             "needs",
+            "step_names",
         ],
         "id_rule": "ghalogs-<first 24 hex of sha256('ghalogs:{repo_id}:{run_id}:{attempt}:{log file}')>",
     }
