@@ -249,7 +249,36 @@ _SHIFT_CLOCK = textwrap.dedent(
             return _dt.datetime.utcnow() + _dt.timedelta(seconds=_shift)
 
 
-    _dt.datetime = _ShiftedDatetime
+    # Not `_dt.datetime = _ShiftedDatetime`: C extensions (pandas, under lightgbm) crash on a
+    # replaced datetime type. Every module of ours that imports `datetime` gets the shifted one.
+    import importlib.abc as _abc
+    import sys as _sys
+
+
+    class _ShiftOurs(_abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if not name.startswith("gharuntime"):
+                return None
+            for finder in _sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None and spec.loader is not None:
+                    run = spec.loader.exec_module
+
+                    def exec_module(module, run=run):
+                        run(module)
+                        if getattr(module, "datetime", None) is _dt.datetime:
+                            module.datetime = _ShiftedDatetime
+
+                    spec.loader.exec_module = exec_module
+                    return spec
+                if spec is not None:
+                    return spec
+            return None
+
+
+    _sys.meta_path.insert(0, _ShiftOurs())
     """
 )
 
