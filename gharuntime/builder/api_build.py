@@ -162,7 +162,7 @@ def _source_infos(tables: ApiTables, paths: Sequence[ApiSource]) -> list[dict[st
                 pass
     out = []
     for info, s in zip(tables.sources, paths, strict=False):
-        out.append({**info, "licence": by_label.get(str(Path(s.path).resolve()))})
+        out.append({**info, "licence": s.licence or by_label.get(str(Path(s.path).resolve()))})
     return out
 
 
@@ -255,11 +255,17 @@ def _candidates(
     jobs = jobs.join(keyed.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
 
     attempt = pl.coalesce("job_run_attempt", "run_attempt")
+    # run_started_at belongs to the run record's attempt; the run's created_at to its first.
+    same_attempt = (
+        pl.col("job_run_attempt").is_null()
+        | pl.col("run_attempt").is_null()
+        | (pl.col("job_run_attempt") == pl.col("run_attempt"))
+    )
+    first_attempt = pl.col("job_run_attempt").is_null() | (pl.col("job_run_attempt") == 1)
     created = pl.coalesce(
         "job_created_at",
-        pl.when(attempt.is_null() | (attempt == 1) | (attempt == pl.col("run_attempt"))).then(
-            pl.coalesce("run_started_at", "run_created_at")
-        ),
+        pl.when(same_attempt).then(pl.col("run_started_at")),
+        pl.when(first_attempt).then(pl.col("run_created_at")),
     )
     has_api_labels = pl.col("api_labels").list.len() > 0
     jobs = jobs.with_columns(
@@ -271,7 +277,7 @@ def _candidates(
         .alias("run_attempt_from"),
         pl.when(pl.col("job_created_at").is_not_null())
         .then(pl.lit("job created_at"))
-        .when(created.is_not_null() & pl.col("run_started_at").is_not_null())
+        .when(same_attempt & pl.col("run_started_at").is_not_null())
         .then(pl.lit("run run_started_at"))
         .when(created.is_not_null())
         .then(pl.lit("run created_at"))
@@ -348,9 +354,7 @@ def _candidates(
     )
     counts = {
         "workflow_path_how (runs)": _count(
-            used_runs.join(
-                resolved, on=keys, how="left", nulls_equal=True
-            ),
+            used_runs.join(resolved, on=keys, how="left", nulls_equal=True),
             "workflow_path_how",
         ),
         "created_at_from (jobs)": _count(jobs, "created_at_from"),
@@ -436,7 +440,10 @@ def build_from_api_json(
         raise BuildError(str(exc)) from exc
     problems = tables.problems
     if tables.jobs.height == 0:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(problems.counts.items()))
+        counts = "; ".join(
+            f"{k} {v} (e.g. {(problems.examples.get(k) or ['-'])[0]})"
+            for k, v in sorted(problems.counts.items())
+        )
         raise BuildError(
             f"no job record found in {', '.join(str(s.path) for s in sources)} "
             f"({sum(s['files'] for s in tables.sources)} JSON files read"
@@ -448,7 +455,7 @@ def build_from_api_json(
     try:
         infos = _source_infos(tables, sources)
         yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
-        candidates, provenance, texts, counts = _candidates(
+        candidates, provenance, texts, derived = _candidates(
             tables, finder, problems, workers=workers, progress=progress
         )
     finally:
@@ -468,7 +475,7 @@ def build_from_api_json(
         "yaml_histories": yaml_infos,
         "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
         "description": description,
-        "derived": counts,
+        "derived": derived,
         "provenance_columns": provenance.columns,
     }
     if fixed:
@@ -501,8 +508,9 @@ def _cross_repo_ids(
     out = {}
     for name, split in cross_repo.items():
         if split not in ("train", "validation", "test"):
-            raise BuildError(f"--cross-repo {name}={split}: the split must be train, validation "
-                             "or test")
+            raise BuildError(
+                f"--cross-repo {name}={split}: the split must be train, validation or test"
+            )
         rid = ids.get(name.lower())
         if rid is None:
             raise BuildError(
@@ -511,4 +519,3 @@ def _cross_repo_ids(
             )
         out[name] = (rid, split)
     return out
-

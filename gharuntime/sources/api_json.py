@@ -98,6 +98,7 @@ class ApiSource:
 
     path: Path
     label: str | None = None
+    licence: str | None = None  # SPDX id, when known (else read from a git source's LICENSE)
 
 
 @dataclass
@@ -163,9 +164,9 @@ def records(doc: Any) -> Iterator[tuple[str, Any]]:
     """('job' | 'run' | 'other', object) for each record of one document, in any shape."""
     if isinstance(doc, list):
         for item in doc:
-            if isinstance(item, dict) and isinstance(item.get("jobs"), list):
-                yield from records(item)
-            elif isinstance(item, dict) and isinstance(item.get("workflow_runs"), list):
+            if (isinstance(item, dict) and isinstance(item.get("jobs"), list)) or (
+                isinstance(item, dict) and isinstance(item.get("workflow_runs"), list)
+            ):
                 yield from records(item)
             elif isinstance(item, dict) and _is_job(item):
                 yield "job", item
@@ -233,8 +234,9 @@ class _Reader:
         )
 
     def run(self, b: dict[str, Any], src: int, file: str) -> None:
-        repo = b.get("repository") if isinstance(b.get("repository"), dict) else {}
-        commit = b.get("head_commit") if isinstance(b.get("head_commit"), dict) else {}
+        found_repo, found_commit = b.get("repository"), b.get("head_commit")
+        repo: dict[str, Any] = found_repo if isinstance(found_repo, dict) else {}
+        commit: dict[str, Any] = found_commit if isinstance(found_commit, dict) else {}
         fork = repo.get("fork")
         self.runs.append(
             (
@@ -367,6 +369,4 @@ def read_api_json(
         )
     if progress is not None:
         progress("reading API records", files_done, files_done)
-    return ApiTables(
-        jobs=r.jobs.frame(), runs=r.runs.frame(), sources=infos, problems=r.problems
-    )
+    return ApiTables(jobs=r.jobs.frame(), runs=r.runs.frame(), sources=infos, problems=r.problems)

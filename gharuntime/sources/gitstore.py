@@ -9,6 +9,7 @@ at its head_sha.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator
@@ -65,10 +66,8 @@ class _Batch:
         return data
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.stdin.close()
-        except OSError:
-            pass
         self.proc.wait()
         self.stdout.close()
 
@@ -138,20 +137,26 @@ class GitRepo:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         buf = b""
-        while True:
-            block = proc.stdout.read(1 << 16)
-            if not block:
-                break
-            buf += block
-            *entries, buf = buf.split(b"\0")
-            for entry in entries:
-                meta, _, path = entry.partition(b"\t")
-                mode_type_sha = meta.split()
-                if len(mode_type_sha) == 3 and mode_type_sha[1] == b"blob":
-                    yield path.decode("utf-8", "replace"), mode_type_sha[2].decode()
-        err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+        try:
+            while True:
+                block = proc.stdout.read(1 << 16)
+                if not block:
+                    break
+                buf += block
+                *entries, buf = buf.split(b"\0")
+                for entry in entries:
+                    meta, _, path = entry.partition(b"\t")
+                    mode_type_sha = meta.split()
+                    if len(mode_type_sha) == 3 and mode_type_sha[1] == b"blob":
+                        yield path.decode("utf-8", "replace"), mode_type_sha[2].decode()
+            err = proc.stderr.read().decode("utf-8", "replace")
+        finally:
+            proc.stdout.close()
+            proc.stderr.close()
+            if proc.poll() is None:
+                proc.kill()
         if proc.wait() != 0:
             raise GitError(f"{self.path}: git ls-tree {ref} failed: {err.strip()}")
 
@@ -182,10 +187,8 @@ class GitRepo:
             except (OSError, ValueError):
                 pass
             finally:
-                try:
+                with contextlib.suppress(OSError):
                     batch.stdin.close()
-                except OSError:
-                    pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
