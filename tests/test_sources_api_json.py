@@ -298,3 +298,15 @@ def test_unknown_cross_repo_name_is_a_clear_error(tmp_path: Path) -> None:
         cli, ["build", "--source", "api-json", str(RATIS), "--cross-repo", "apache/ratis"]
     )
     assert res.exit_code == 2 and "OWNER/NAME=SPLIT" in res.output
+
+
+def test_same_input_same_bytes(tmp_path: Path) -> None:
+    def build(out: Path) -> dict[str, bytes]:
+        build_from_api_json([RATIS], out, yaml_git=YAML[1:])
+        return {
+            p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()
+        }
+
+    first, second = build(tmp_path / "a"), build(tmp_path / "b")
+    assert PROVENANCE_FILE in first and "manifest.json" in first
+    assert first == second
