@@ -43,11 +43,16 @@ __all__ = [
     "split_file_name",
 ]
 
-SCHEMA_VERSION: Final = "1.0.0"
+SCHEMA_VERSION: Final = "1.1.0"
 """Version of the job table, the splits and the dataset folder layout."""
 
 CHANGES: Final = {
     "1.0.0": "First release: job table, temporal and cross_repo configs, config/history/multi tracks.",
+    "1.1.0": "cross_repo: a build may fix the split of named repositories (manifest "
+    "`split_rules.cross_repo`, {repo_id: split}; e.g. train on one project, test on another), so "
+    "a split may be empty; the hash rule places every other repository. Optional "
+    "`provenance.parquet` beside data/ (row id -> where the record came from). Readers of 1.0.0 "
+    "folders are unaffected.",
 }
 
 
@@ -314,7 +319,8 @@ CONFIGS: Final = {
     "temporal": "Split by the run's creation time: the earliest 80% of runs train, the next 10% "
     "validate, the latest 10% test. All attempts and jobs of a run land in one split.",
     "cross_repo": "Split by repository: each repository falls in exactly one split, chosen by a "
-    "stable hash of its id (80/10/10), so test repositories are never seen in training.",
+    "stable hash of its id (80/10/10), so test repositories are never seen in training; a build "
+    "may instead fix named repositories' split (manifest `split_rules`).",
 }
 
 
@@ -342,6 +348,7 @@ class DatasetLayout:
     manifest: str = "manifest.json"  # schema version, source, build params, file hashes, counts
     data: str = "data"  # data/<config>/<split>-NNNNN-of-NNNNN.parquet
     figures: str = "figures"  # plots the card embeds
+    provenance: str = "provenance.parquet"  # optional: row id -> source, file, commit (1.1.0)
 
 
 DATASET_LAYOUT: Final = DatasetLayout()

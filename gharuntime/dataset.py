@@ -128,13 +128,15 @@ def write_dataset(
     extra: Mapping[str, Any] | None = None,
     render_card: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    cross_repo: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """Write a dataset folder at `out` and return its manifest.
 
     Everything is written into a temporary sibling folder and renamed over `out` only once it is
     complete and validates, so a failure leaves any earlier dataset at `out` untouched. The same
     rows give byte-identical files. `render_card(manifest, jobs, folder)` may write figures into
-    folder/figures and returns the README text.
+    folder/figures and returns the README text. `cross_repo` ({repo_id: split}) fixes those
+    repositories' cross_repo split (recorded in the manifest as `split_rules`).
     """
     jobs = conform(jobs).sort("created_at", "id")
     if jobs["id"].is_duplicated().any():
@@ -146,7 +148,7 @@ def write_dataset(
     try:
         files: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}
-        for config, assignment in assign_splits(jobs).items():
+        for config, assignment in assign_splits(jobs, cross_repo).items():
             counts[config] = {}
             for split in SPLITS:
                 part = jobs.filter(assignment == split)
@@ -186,6 +188,10 @@ def write_dataset(
             "filters": dict(filters or {}),
             "files": files,
         }
+        if cross_repo:
+            manifest["split_rules"] = {
+                "cross_repo": {str(k): v for k, v in sorted(cross_repo.items())}
+            }
         manifest["revision"] = dataset_revision(manifest)
         card = render_card(manifest, jobs, tmp) if render_card else _minimal_card(manifest)
         (tmp / DATASET_LAYOUT.card).write_text(card, encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 
 from gharuntime.contract import SPLIT_FRACTIONS, cross_repo_bucket
@@ -31,11 +33,12 @@ def assign_temporal(jobs: pl.DataFrame) -> pl.Series:
     return joined["split"]
 
 
-def assign_cross_repo(jobs: pl.DataFrame) -> pl.Series:
-    """Split per repository by a stable hash of its id."""
-    ids = jobs["repo_id"].unique().to_list()
+def assign_cross_repo(jobs: pl.DataFrame, fixed: Mapping[int, str] | None = None) -> pl.Series:
+    """Split per repository by a stable hash of its id, or as `fixed` ({repo_id: split}) says."""
+    ids = jobs["repo_id"].unique().sort().to_list()
+    fixed = fixed or {}
     mapping = pl.DataFrame(
-        {"repo_id": ids, "split": [cross_repo_bucket(int(i)) for i in ids]},
+        {"repo_id": ids, "split": [fixed.get(int(i)) or cross_repo_bucket(int(i)) for i in ids]},
         schema={"repo_id": pl.Int64, "split": pl.String},
     )
     return jobs.select("repo_id").join(mapping, on="repo_id", how="left", maintain_order="left")[
@@ -43,6 +46,8 @@ def assign_cross_repo(jobs: pl.DataFrame) -> pl.Series:
     ]
 
 
-def assign_splits(jobs: pl.DataFrame) -> dict[str, pl.Series]:
-    """The split of every row, per config."""
-    return {"temporal": assign_temporal(jobs), "cross_repo": assign_cross_repo(jobs)}
+def assign_splits(
+    jobs: pl.DataFrame, cross_repo: Mapping[int, str] | None = None
+) -> dict[str, pl.Series]:
+    """The split of every row, per config (`cross_repo` fixes some repositories' split)."""
+    return {"temporal": assign_temporal(jobs), "cross_repo": assign_cross_repo(jobs, cross_repo)}

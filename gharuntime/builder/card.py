@@ -104,6 +104,10 @@ def _provenance(source: Mapping[str, Any]) -> str:
             f"{f' ({details})' if details.strip('; ') else ''}. Use it to try the toolkit end to "
             "end and to test methods; its numbers say nothing about real GitHub Actions jobs."
         )
+    if kind == "api-json":
+        from gharuntime.builder.api_card import api_json_provenance
+
+        return api_json_provenance(source)
     if kind == "ghalogs":
         return (
             "Built from the published GHALogs dump (Moriconi et al., MSR 2025: the 5 most recent "
@@ -240,6 +244,8 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         front["license"] = "apache-2.0"
     else:
         front["source_datasets"] = ["original"]
+    if source.get("licence"):
+        front["license"] = source["licence"]
     limitations = []
     if source.get("synthetic"):
         limitations.append(
@@ -272,7 +278,14 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "time_window": f"{t_min:%Y-%m-%d %H:%M} to {t_max:%Y-%m-%d %H:%M}" if rows else "-",
         "split_table": split_table,
         "temporal_rule": CONFIGS["temporal"],
-        "cross_repo_rule": CONFIGS["cross_repo"],
+        "cross_repo_rule": CONFIGS["cross_repo"]
+        + (
+            " In this dataset the build fixed: "
+            + ", ".join(f"`{k}` → {v}" for k, v in source["cross_repo_fixed"].items())
+            + "."
+            if source.get("cross_repo_fixed")
+            else ""
+        ),
         "os_table": os_table,
         "duration_table": duration_table,
         "job_key_table": job_key_table,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ LOSSY_PROBLEMS = (
     "job_without_run",
     "unreadable_run",
     "job_without_repository_id",
+    "unreadable_file",
 )
 
 
@@ -105,8 +106,12 @@ def finish_build(
     build: dict[str, Any] | None = None,
     progress: Progress | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    cross_repo: Mapping[int, str] | None = None,
+    render: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
 ) -> BuildResult:
     """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
+
+    `cross_repo` fixes some repositories' cross_repo split; `render` replaces render_card.
 
     Pass `candidates` without keeping a reference of your own: at millions of rows the build
     frees each stage's frame as soon as the next one exists."""
@@ -146,8 +151,9 @@ def finish_build(
             source=source,
             build=params,
             filters=filter_counts,
-            render_card=render_card,
+            render_card=render or render_card,
             rows_per_file=rows_per_file,
+            cross_repo=cross_repo,
         )
     except DatasetError as exc:
         raise BuildError(f"could not write the dataset at {out}: {exc}") from exc

@@ -22,7 +22,7 @@ from gharuntime.sim.world import SCALES
 
 __all__ = ["build_command"]
 
-SOURCES = ("raw", "ghalogs", "simulated", "github")
+SOURCES = ("raw", "ghalogs", "api-json", "simulated", "github")
 
 
 class _Bar:
@@ -91,7 +91,23 @@ def _summary(result: BuildResult, seconds: float) -> None:
     "--source",
     type=click.Choice(SOURCES),
     default=None,
-    help="What PATHS are: raw stores (default) or a GHALogs dump folder.",
+    help="What PATHS are: raw stores (default), a GHALogs dump folder, or folders / git "
+    "repositories of GitHub jobs and runs API JSON (api-json).",
+)
+@click.option(
+    "--yaml-git",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="api-json: a git repository (bare or not) of the project whose workflow YAML to read "
+    "at each run's head_sha; repeat for several projects.",
+)
+@click.option(
+    "--cross-repo",
+    "cross_repo",
+    multiple=True,
+    metavar="OWNER/NAME=SPLIT",
+    help="api-json: fix a repository's cross_repo split (train, validation or test), e.g. "
+    "--cross-repo apache/ozone=train --cross-repo apache/ratis=test.",
 )
 @click.option(
     "--logs",
@@ -153,6 +169,8 @@ def build_command(
     paths: tuple[Path, ...],
     raw: tuple[Path, ...],
     source: str | None,
+    yaml_git: tuple[Path, ...],
+    cross_repo: tuple[str, ...],
     logs: Path | None,
     out: Path,
     conclusions: str,
@@ -184,6 +202,9 @@ def build_command(
     Sources:
       --raw DIR [DIR ...]         raw stores (crawl shards, `simulate dump`), read together
       --source ghalogs DIR        the published GHALogs dump (runs.json.gz, repositories.json.gz)
+      --source api-json PATH...   folders or git repositories of jobs/runs API JSON (one object
+                                  a file, lists, {"jobs": [...]} or {"workflow_runs": [...]}
+                                  pages, JSON Lines), with --yaml-git GITDIR for the YAML
       --source simulated          serve the seeded simulated GitHub on 127.0.0.1, crawl it with
                                   the real crawler, build (a synthetic dataset; says so)
       --source github             crawl GitHub (--repos FILE or --search QUERY), then build
@@ -192,6 +213,7 @@ def build_command(
       gharuntime build --source simulated --seed 1 --scale small --out ./gharuntime-sim
       gharuntime build --raw ./crawl-a ./crawl-b --out ./gharuntime-dataset
       gharuntime build --source ghalogs ./ghalogs --logs ./ghalogs/logs --out ./ghalogs-dataset
+      gharuntime build --source api-json ozone-build-results.git --yaml-git ozone.git --out ./o
       GITHUB_TOKEN=... gharuntime build --source github --repos repos.txt --out ./gharuntime-gh
     \b
     Exit codes: 0 built; 1 built, but some input records could not be read (see the summary);
@@ -215,6 +237,17 @@ def build_command(
         )
     if logs is not None and kind != "ghalogs":
         raise click.UsageError("--logs is for --source ghalogs only")
+    if (yaml_git or cross_repo) and kind != "api-json":
+        raise click.UsageError("--yaml-git and --cross-repo are for --source api-json only")
+    fixed: dict[str, str] = {}
+    for item in cross_repo:
+        name, sep, split = item.rpartition("=")
+        if not sep or not name or split not in SPLITS:
+            raise click.BadParameter(
+                f"{item!r}: write OWNER/NAME=SPLIT with SPLIT one of {', '.join(SPLITS)}",
+                param_hint="--cross-repo",
+            )
+        fixed[name] = split
     keep = _conclusions(conclusions)
     if out.exists() and (
         not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())
@@ -277,6 +310,8 @@ def build_command(
                     report,
                     rows_per_file=rows_per_file,
                     workers=workers,
+                    yaml_git=yaml_git,
+                    cross_repo=fixed,
                 )
     except BuildError as exc:
         err_console.print(f"[red]build failed[/red]: {exc}")
@@ -309,7 +344,22 @@ def _build_local(
     *,
     rows_per_file: int,
     workers: int,
+    yaml_git: tuple[Path, ...] = (),
+    cross_repo: dict[str, str] | None = None,
 ) -> BuildResult:
+    if kind == "api-json":
+        from gharuntime.builder.api_build import build_from_api_json
+
+        return build_from_api_json(
+            roots,
+            out,
+            yaml_git=yaml_git,
+            cross_repo=cross_repo,
+            conclusions=keep,
+            progress=report,
+            rows_per_file=rows_per_file,
+            workers=workers,
+        )
     if kind == "ghalogs":
         return build_from_ghalogs(
             roots[0], out, logs=logs, conclusions=keep, progress=report, rows_per_file=rows_per_file

@@ -1,0 +1,521 @@
+"""`gharuntime build --source api-json`: job and run API records as found in the wild (folders
+or git histories of JSON files) plus the projects' git histories for the workflow YAML at each
+head_sha → a dataset folder, through the same filters, history, splits and card as every build.
+
+What the records do not say stays null (repository language, stars, size, topics, creation
+time, default branch, runner image, log size), and the card counts the nulls of every column.
+Two contract columns may not be null; where a record lacks them the build says what it used:
+`created_at` is the job's own `created_at`, else its run attempt's `run_started_at`, else the
+run's `created_at` (counted per kind in the card: the last two include the wait for `needs`);
+`run_attempt` is the job's, else its run's, else 1 (GitHub's API had no attempts before 2021;
+counted as `absent_assumed_1`).
+
+Each row's provenance (source, file, the source's commit; the history and commit its YAML came
+from and how its workflow file was found) is written to `provenance.parquet` beside `data/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from gharuntime.builder.card import render_card
+from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
+from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
+from gharuntime.builder.normalize import Texts, to_datetime, with_runner_os
+from gharuntime.builder.pipeline import BuildError, BuildResult, finish_build
+from gharuntime.builder.workflows_at import (
+    WorkflowFinder,
+    detect_licence,
+    most_common,
+    open_histories,
+)
+from gharuntime.contract import COLUMNS
+from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
+from gharuntime.sources._columns import Problems, Progress, SourceError
+from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
+from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
+
+__all__ = ["PROVENANCE_FILE", "build_from_api_json"]
+
+PROVENANCE_FILE = "provenance.parquet"
+_STRS = pl.List(pl.String)
+
+_RESOLVED_SCHEMA = {
+    "head_sha": pl.String(),
+    "run_workflow_path": pl.String(),
+    "workflow_name": pl.String(),
+    "workflow_id": pl.Int64(),
+    "yaml_history": pl.String(),
+    "yaml_commit": pl.String(),
+    "workflow_path": pl.String(),
+    "workflow_path_how": pl.String(),
+    "workflow_sha256": pl.String(),
+}
+
+
+def _latest_runs(runs: pl.DataFrame, problems: Problems) -> pl.DataFrame:
+    """One record per run id: the highest attempt (a record without attempt counts as 0), the
+    last one read on ties."""
+    ordered = runs.with_row_index("_n").sort(
+        pl.col("run_attempt").fill_null(0), "_n", descending=[False, False]
+    )
+    latest = ordered.unique("run_id", keep="last", maintain_order=True).drop("_n")
+    repeats = runs.height - runs.select("run_id", "run_attempt").n_unique()
+    if repeats:
+        problems.add("duplicate_run_record", n=repeats)
+    return latest
+
+
+def _resolve_workflows(
+    runs: pl.DataFrame,
+    finder: WorkflowFinder,
+    problems: Problems,
+    progress: Progress | None,
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Per distinct (head_sha, path, name, workflow id): the history, commit, file and its
+    sha256; and {sha256: YAML text}."""
+    keys = runs.select("head_sha", "run_workflow_path", "workflow_name", "workflow_id").unique(
+        maintain_order=True
+    )
+    id_paths = most_common(
+        (int(i), str(p))
+        for i, p in runs.select("workflow_id", "run_workflow_path").drop_nulls().iter_rows()
+    )
+    id_names = most_common(
+        (int(i), str(n))
+        for i, n in runs.select("workflow_id", "workflow_name").drop_nulls().iter_rows()
+    )
+    texts: dict[str, str] = {}
+    rows = []
+    for k, (sha, path, name, wid) in enumerate(keys.iter_rows()):
+        found = finder.find(sha, path, name, wid, id_paths, id_names)
+        label = finder.repos[found.history][0] if found.history is not None else None
+        digest = None
+        if found.blob is not None and found.history is not None:
+            text = finder.text(found.history, found.blob)
+            if text is None:
+                problems.add("workflow_file_not_text", f"{label}:{sha}:{found.path}")
+            else:
+                digest = yaml_sha256(text)
+                texts.setdefault(digest, text)
+        rows.append(
+            (
+                sha,
+                path,
+                name,
+                wid,
+                label,
+                sha if found.history is not None else None,
+                found.path,
+                found.how,
+                digest,
+            )
+        )
+        if progress is not None and (k + 1) % 200 == 0:
+            progress("finding workflow files at head_sha", k + 1, keys.height)
+    return pl.DataFrame(rows, schema=_RESOLVED_SCHEMA, orient="row"), texts
+
+
+def _yaml_problems(resolved: pl.DataFrame, runs: pl.DataFrame, problems: Problems) -> None:
+    """Count runs (not distinct keys) whose YAML could not be found, naming a run file each."""
+    keys = ["head_sha", "run_workflow_path", "workflow_name", "workflow_id"]
+    joined = runs.join(resolved, on=keys, how="left", nulls_equal=True)
+    labels = {
+        "commit_not_in_history": "head_sha_not_in_git_history",
+        "path_missing_at_commit": "workflow_file_missing_at_head_sha",
+        "ambiguous_name": "workflow_file_ambiguous",
+        "not_found": "workflow_file_not_found",
+    }
+    for how, kind in labels.items():
+        bad = joined.filter(pl.col("workflow_path_how") == how)
+        if bad.height:
+            r = bad.row(0, named=True)
+            problems.add(
+                kind,
+                f"{r['run_source']}:{r['run_file']}: run {r['run_id']} head_sha {r['head_sha']}"
+                + (f" workflow {r['workflow_name']!r}" if r["workflow_name"] else ""),
+                n=bad.height,
+            )
+
+
+def _count(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    return {
+        str(k): int(n)
+        for k, n in frame.group_by(column).len().sort(column, nulls_last=True).iter_rows()
+    }
+
+
+def _source_infos(tables: ApiTables, paths: Sequence[ApiSource]) -> list[dict[str, Any]]:
+    """The reader's per-source info plus each git source's licence."""
+    by_label = {}
+    for s in paths:
+        if looks_like_git_dir(Path(s.path)):
+            try:
+                with GitRepo(Path(s.path)) as repo:
+                    by_label[str(Path(s.path).resolve())] = detect_licence(repo)
+            except GitError:
+                pass
+    out = []
+    for info, s in zip(tables.sources, paths, strict=False):
+        out.append({**info, "licence": s.licence or by_label.get(str(Path(s.path).resolve()))})
+    return out
+
+
+def _candidates(
+    tables: ApiTables,
+    finder: WorkflowFinder,
+    problems: Problems,
+    *,
+    workers: int,
+    progress: Progress | None,
+) -> tuple[pl.DataFrame, pl.DataFrame, Texts, dict[str, Any]]:
+    """Candidate rows (contract columns + status, job_key_how), their provenance, the texts,
+    and counts for the card."""
+    labels = pl.DataFrame(
+        {
+            "src": list(range(len(tables.sources))),
+            "source": [s["label"] for s in tables.sources],
+            "source_commit": [s["commit"] for s in tables.sources],
+        },
+        schema={"src": pl.Int32, "source": pl.String, "source_commit": pl.String},
+    )
+    runs = _latest_runs(tables.runs, problems).join(
+        labels.rename({"src": "run_src", "source": "run_source"}).drop("source_commit"),
+        on="run_src",
+        how="left",
+    )
+    jobs = tables.jobs.join(labels, on="src", how="left")
+    jobs = jobs.join(runs, on="run_id", how="left")
+    orphans = jobs.filter(pl.col("run_file").is_null())
+    if orphans.height:
+        r = orphans.row(0, named=True)
+        problems.add(
+            "job_without_run",
+            f"{r['source']}:{r['job_file']}: job {r['job_id']} of run {r['run_id']}: no run "
+            f"record (files with such jobs: {orphans['job_file'].n_unique()})",
+            n=orphans.height,
+        )
+        jobs = jobs.filter(pl.col("run_file").is_not_null())
+    no_repo = jobs.filter(pl.col("repo_id").is_null())
+    if no_repo.height:
+        r = no_repo.row(0, named=True)
+        problems.add(
+            "job_without_repository_id",
+            f"{r['run_source']}:{r['run_file']}: run {r['run_id']} has no repository.id",
+            n=no_repo.height,
+        )
+        jobs = jobs.filter(pl.col("repo_id").is_not_null())
+    used_runs = runs.join(jobs.select("run_id").unique(), on="run_id", how="semi")
+    # One name per repository id, as the contract's `repo` is the name at collection time: the
+    # name of its latest run record (apache/hadoop-ozone became apache/ozone).
+    latest_name = (
+        used_runs.filter(pl.col("repo").is_not_null())
+        .sort("run_created_at", "run_id", nulls_last=False)
+        .group_by("repo_id")
+        .agg(pl.col("repo").last().alias("repo_latest"))
+    )
+    jobs = jobs.join(latest_name, on="repo_id", how="left")
+    renamed = jobs.filter(pl.col("repo") != pl.col("repo_latest"))
+    renames = {
+        f"{old} -> {new}": int(n)
+        for old, new, n in renamed.group_by("repo", "repo_latest").len().sort("repo").iter_rows()
+    }
+
+    resolved, yaml_by_sha = _resolve_workflows(used_runs, finder, problems, progress)
+    _yaml_problems(resolved, used_runs, problems)
+    keys = ["head_sha", "run_workflow_path", "workflow_name", "workflow_id"]
+    jobs = jobs.join(resolved, on=keys, how="left", nulls_equal=True)
+
+    def bad_yaml(sha: str, message: str) -> None:
+        problems.add("workflow_yaml_does_not_parse", f"workflow {sha[:12]}: {message}")
+
+    keyed = resolve_job_keys(
+        jobs.filter(pl.col("workflow_sha256").is_not_null()).select("workflow_sha256", "job_name"),
+        yaml_by_sha,
+        on_bad_yaml=bad_yaml,
+        workers=workers,
+        progress=(lambda done, total: progress("resolving job keys", done, total))
+        if progress is not None
+        else None,
+    )
+    texts = Texts(
+        workflows=pl.DataFrame(
+            {"workflow_sha256": list(yaml_by_sha), "workflow_yaml": list(yaml_by_sha.values())},
+            schema={"workflow_sha256": pl.String, "workflow_yaml": pl.String},
+        ).sort("workflow_sha256"),
+        jobs=keyed.filter(pl.col("job_yaml").is_not_null()).select(
+            "workflow_sha256", "job_name", "job_yaml"
+        ),
+    )
+    jobs = jobs.join(keyed.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
+
+    attempt = pl.coalesce("job_run_attempt", "run_attempt")
+    # run_started_at belongs to the run record's attempt; the run's created_at to its first.
+    same_attempt = (
+        pl.col("job_run_attempt").is_null()
+        | pl.col("run_attempt").is_null()
+        | (pl.col("job_run_attempt") == pl.col("run_attempt"))
+    )
+    first_attempt = pl.col("job_run_attempt").is_null() | (pl.col("job_run_attempt") == 1)
+    created = pl.coalesce(
+        "job_created_at",
+        pl.when(same_attempt).then(pl.col("run_started_at")),
+        pl.when(first_attempt).then(pl.col("run_created_at")),
+    )
+    has_api_labels = pl.col("api_labels").list.len() > 0
+    jobs = jobs.with_columns(
+        pl.when(pl.col("job_run_attempt").is_not_null())
+        .then(pl.lit("job"))
+        .when(pl.col("run_attempt").is_not_null())
+        .then(pl.lit("run"))
+        .otherwise(pl.lit("absent_assumed_1"))
+        .alias("run_attempt_from"),
+        pl.when(pl.col("job_created_at").is_not_null())
+        .then(pl.lit("job created_at"))
+        .when(same_attempt & pl.col("run_started_at").is_not_null())
+        .then(pl.lit("run run_started_at"))
+        .when(created.is_not_null())
+        .then(pl.lit("run created_at"))
+        .otherwise(pl.lit("absent"))
+        .alias("created_at_from"),
+        pl.when(has_api_labels.fill_null(False))
+        .then(pl.lit("job record"))
+        .when(pl.col("yaml_labels").list.len() > 0)
+        .then(pl.lit("workflow YAML runs-on"))
+        .otherwise(pl.lit("absent"))
+        .alias("labels_from"),
+    )
+    null = pl.lit(None)
+    rows = jobs.select(
+        pl.col("job_id").cast(pl.String).alias("id"),
+        pl.coalesce("repo_latest", "repo", "job_repo").alias("repo"),
+        "repo_id",
+        null.cast(pl.String).alias("repo_language"),
+        null.cast(pl.Int64).alias("repo_stars"),
+        null.cast(pl.Int64).alias("repo_size_kb"),
+        null.cast(_STRS).alias("repo_topics"),
+        "repo_fork",
+        null.cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("repo_created_at"),
+        "run_id",
+        attempt.fill_null(1).cast(pl.Int32).alias("run_attempt"),
+        "run_number",
+        "event",
+        "head_branch",
+        null.cast(pl.Boolean).alias("is_default_branch"),
+        pl.coalesce("head_sha", "job_head_sha").alias("head_sha"),
+        "head_commit_message",
+        "workflow_id",
+        pl.coalesce("workflow_path", "run_workflow_path").fill_null("").alias("workflow_path"),
+        pl.coalesce("workflow_name", "job_workflow_name").alias("workflow_name"),
+        null.cast(pl.String).alias("workflow_yaml"),
+        "workflow_sha256",
+        "job_id",
+        "job_name",
+        "job_key",
+        null.cast(pl.String).alias("job_yaml"),
+        "matrix",
+        pl.when(has_api_labels.fill_null(False))
+        .then(pl.col("api_labels"))
+        .otherwise(pl.col("yaml_labels"))
+        .alias("runner_labels"),
+        null.cast(pl.String).alias("runner_image"),
+        "needs",
+        "step_names",
+        *to_datetime("started_at", "completed_at"),
+        created.cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("created_at"),
+        pl.col("conclusion").fill_null(""),
+        ((pl.col("completed_at") - pl.col("started_at")) / 1e6).alias("duration_s"),
+        ((pl.col("started_at") - created) / 1e6).alias("queue_s"),
+        null.cast(pl.Int64).alias("log_bytes"),
+        "status",
+        pl.when(pl.col("workflow_sha256").is_null())
+        .then(pl.lit("no_yaml"))
+        .otherwise(pl.col("job_key_how"))
+        .alias("job_key_how"),
+    )
+    provenance = jobs.select(
+        pl.col("job_id").cast(pl.String).alias("id"),
+        "source",
+        "source_commit",
+        pl.col("job_file").alias("job_file"),
+        "run_source",
+        "run_file",
+        "yaml_history",
+        "yaml_commit",
+        "workflow_path_how",
+        "created_at_from",
+        "run_attempt_from",
+        "labels_from",
+    )
+    counts = {
+        "workflow_path_how (runs)": _count(
+            used_runs.join(resolved, on=keys, how="left", nulls_equal=True),
+            "workflow_path_how",
+        ),
+        "created_at_from (jobs)": _count(jobs, "created_at_from"),
+        "run_attempt_from (jobs)": _count(jobs, "run_attempt_from"),
+        "runner_labels_from (jobs)": _count(jobs, "labels_from"),
+        "repository renamed (jobs, recorded under the old name)": renames,
+        "runs_read": runs.height,
+        "distinct_workflow_files": len(yaml_by_sha),
+    }
+    return with_runner_os(rows), provenance, texts, counts
+
+
+def _render_with_provenance(provenance: pl.DataFrame) -> Any:
+    """render_card plus the provenance file, the null counts and the per-project figures: all
+    computed on the rows actually kept, in the dataset's temporary folder before it is
+    validated and renamed into place."""
+
+    def render(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
+        kept = provenance.join(jobs.select("id"), on="id", how="semi").sort("id")
+        path = folder / PROVENANCE_FILE
+        pq.write_table(kept.to_arrow(), path, compression="zstd", row_group_size=50_000)
+        source: dict[str, Any] = manifest["source"]  # the manifest being written; filled in
+        source["provenance"] = {
+            "path": PROVENANCE_FILE,
+            "rows": kept.height,
+            "sha256": sha256_file(path),
+            "columns": kept.columns,
+        }
+        source["null_counts"] = {
+            c.name: int(jobs[c.name].null_count())
+            for c in COLUMNS
+            if c.name in jobs.columns and jobs[c.name].null_count()
+        }
+        projects = (
+            jobs.group_by("repo_id")
+            .agg(
+                pl.col("repo").first(),
+                pl.len().alias("rows"),
+                pl.col("run_id").n_unique().alias("runs"),
+                pl.col("created_at").min().alias("first"),
+                pl.col("created_at").max().alias("last"),
+                (pl.col("job_key").is_not_null().sum()).alias("job_key_resolved"),
+            )
+            .sort("repo", "repo_id")
+        )
+        source["projects"] = [
+            {
+                "repo": r["repo"],
+                "rows": int(r["rows"]),
+                "runs": int(r["runs"]),
+                "first": f"{r['first']:%Y-%m-%d}",
+                "last": f"{r['last']:%Y-%m-%d}",
+                "job_key_resolved": int(r["job_key_resolved"]),
+            }
+            for r in projects.iter_rows(named=True)
+        ]
+        return render_card(manifest, jobs, folder)
+
+    return render
+
+
+def build_from_api_json(
+    paths: Sequence[Path | ApiSource],
+    out: Path,
+    *,
+    yaml_git: Sequence[Path] = (),
+    cross_repo: Mapping[str, str] | None = None,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    workers: int = 1,
+    description: str | None = None,
+) -> BuildResult:
+    """Build from folders or git repositories of job/run API JSON, with the workflow YAML read
+    from the `yaml_git` histories at each run's head_sha.
+
+    `cross_repo` fixes the cross_repo split of named repositories ({"owner/name": "train"});
+    the others keep the contract's hash rule. `description` adds a paragraph to the card."""
+    sources = [p if isinstance(p, ApiSource) else ApiSource(Path(p)) for p in paths]
+    try:
+        tables = read_api_json(sources, progress=progress)
+    except SourceError as exc:
+        raise BuildError(str(exc)) from exc
+    problems = tables.problems
+    if tables.jobs.height == 0:
+        counts = "; ".join(
+            f"{k} {v} (e.g. {(problems.examples.get(k) or ['-'])[0]})"
+            for k, v in sorted(problems.counts.items())
+        )
+        raise BuildError(
+            f"no job record found in {', '.join(str(s.path) for s in sources)} "
+            f"({sum(s['files'] for s in tables.sources)} JSON files read"
+            + (f"; problems: {counts}" if counts else "")
+            + "); pass folders or git repositories of GitHub jobs API JSON"
+        )
+    histories = open_histories(yaml_git, problems.add)
+    finder = WorkflowFinder((label, repo) for label, repo, _ in histories)
+    try:
+        infos = _source_infos(tables, sources)
+        yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
+        candidates, provenance, texts, derived = _candidates(
+            tables, finder, problems, workers=workers, progress=progress
+        )
+    finally:
+        finder.close()
+    del tables
+    if candidates.height == 0:
+        raise BuildError(
+            "no job record could be placed (every job lacks its run record or repository id; "
+            f"problems: {', '.join(f'{k} {v}' for k, v in sorted(problems.counts.items()))})"
+        )
+    fixed = _cross_repo_ids(candidates, cross_repo)
+    licences = {i.get("licence") for i in [*infos, *yaml_infos]}
+    source = {
+        "kind": "api-json",
+        "synthetic": False,
+        "sources": infos,
+        "yaml_histories": yaml_infos,
+        "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
+        "description": description,
+        "derived": derived,
+        "provenance_columns": provenance.columns,
+    }
+    if fixed:
+        source["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
+    return finish_build(
+        candidates,
+        out,
+        source=source,
+        problems=problems,
+        texts=texts,
+        conclusions=conclusions,
+        build={"records": int(sum(i["jobs"] + i["runs"] for i in infos))},
+        progress=progress,
+        rows_per_file=rows_per_file,
+        cross_repo={rid: split for rid, split in fixed.values()} or None,
+        render=_render_with_provenance(provenance),
+    )
+
+
+def _cross_repo_ids(
+    candidates: pl.DataFrame, cross_repo: Mapping[str, str] | None
+) -> dict[str, tuple[int, str]]:
+    """{name: (repo_id, split)} for the repositories whose cross_repo split is fixed."""
+    if not cross_repo:
+        return {}
+    ids = {
+        str(name).lower(): int(rid)
+        for name, rid in candidates.select("repo", "repo_id").unique().iter_rows()
+    }
+    out = {}
+    for name, split in cross_repo.items():
+        if split not in ("train", "validation", "test"):
+            raise BuildError(
+                f"--cross-repo {name}={split}: the split must be train, validation or test"
+            )
+        rid = ids.get(name.lower())
+        if rid is None:
+            raise BuildError(
+                f"--cross-repo names {name!r}, which holds no job record; repositories read: "
+                + ", ".join(sorted(ids))
+            )
+        out[name] = (rid, split)
+    return out

@@ -1,0 +1,118 @@
+"""The dataset card's provenance section for an api-json build: where the records came from,
+their licences, each project's date range, which fields the sources lack (every null counted)
+and how the workflow files were found."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["api_json_provenance"]
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def api_json_provenance(source: Mapping[str, Any]) -> str:
+    """Markdown for the card's provenance paragraph of an api-json build."""
+    parts = [
+        "Built from GitHub REST API job and run records as their collectors committed them "
+        "(`gharuntime build --source api-json`), with each run's workflow YAML read from the "
+        "project's git history at the run's head_sha. **These are real GitHub Actions jobs of "
+        f"{len(source.get('projects') or [])} project(s), not a sample of GitHub**: what a "
+        "model learns here is what these projects' CI does."
+    ]
+    if source.get("description"):
+        parts.append(str(source["description"]))
+    sources = source.get("sources") or []
+    parts.append(
+        "Record sources:\n\n"
+        + _table(
+            ("source", "read as", "commit", "JSON files", "job records", "run records", "licence"),
+            [
+                (
+                    f"`{s.get('label')}`",
+                    s.get("kind"),
+                    f"`{str(s.get('commit'))[:12]}`" if s.get("commit") else "-",
+                    f"{s.get('files', 0):,}",
+                    f"{s.get('jobs', 0):,}",
+                    f"{s.get('runs', 0):,}",
+                    s.get("licence") or "not detected",
+                )
+                for s in sources
+            ],
+        )
+    )
+    histories = source.get("yaml_histories") or []
+    parts.append(
+        "Workflow YAML histories:\n\n"
+        + (
+            _table(
+                ("history", "HEAD", "licence"),
+                [
+                    (
+                        f"`{h.get('label')}`",
+                        f"`{str(h.get('commit'))[:12]}`",
+                        h.get("licence") or "not detected",
+                    )
+                    for h in histories
+                ],
+            )
+            if histories
+            else "none given: every row lacks its workflow YAML."
+        )
+    )
+    projects = source.get("projects") or []
+    if projects:
+        parts.append(
+            "Projects (rows kept):\n\n"
+            + _table(
+                ("repository", "jobs", "runs", "first job", "last job", "job key resolved"),
+                [
+                    (
+                        f"`{p['repo']}`",
+                        f"{p['rows']:,}",
+                        f"{p['runs']:,}",
+                        p["first"],
+                        p["last"],
+                        f"{p['job_key_resolved']:,}",
+                    )
+                    for p in projects
+                ],
+            )
+        )
+    nulls = source.get("null_counts") or {}
+    if nulls:
+        parts.append(
+            "What the sources do not say stays null (never filled in); null values per column "
+            "of the rows kept:\n\n"
+            + _table(("column", "null rows"), [(f"`{k}`", f"{v:,}") for k, v in nulls.items()])
+        )
+    derived = source.get("derived") or {}
+    how = [(k, v) for k, v in derived.items() if isinstance(v, dict)]
+    if how:
+        parts.append(
+            "How fields a record may lack were filled (counts before the filters): "
+            "`created_at` is the job's own, else its run attempt's `run_started_at`, else the "
+            "run's `created_at` (those two include the wait for `needs`); `run_attempt` is the "
+            "job's, else its run's, else 1 (GitHub's API had no run attempts before 2021); "
+            "`runner_labels` are the job record's, else the YAML `runs-on` of its job key; "
+            "a workflow file is the run's `path` at head_sha, else the file at head_sha whose "
+            "`name:` is the run's workflow name, else the file other runs of the same workflow "
+            "id name; `repo` is one name per repository id, the name its latest run record "
+            "gives (older records may carry an earlier name).\n\n"
+            + "\n".join(
+                f"- {k}: " + ", ".join(f"{name} {n:,}" for name, n in v.items()) for k, v in how
+            )
+        )
+    prov = source.get("provenance") or {}
+    if prov:
+        parts.append(
+            f"Per-row provenance is in `{prov.get('path')}` ({prov.get('rows', 0):,} rows; "
+            f"columns {', '.join(f'`{c}`' for c in prov.get('columns', []))}; its sha256 is in "
+            "manifest.json)."
+        )
+    return "\n\n".join(parts)

@@ -1,0 +1,372 @@
+"""Read GitHub REST API job and run records as people commit them: in a plain folder tree or
+straight out of a git repository (an archive of `YYYY/MM/DD/N/job.json` files need not be
+checked out), in any of the shapes found in the wild:
+
+- one object per file (a job, or a run);
+- a list of objects;
+- a page: `{"jobs": [...]}` (list jobs for a run) or `{"workflow_runs": [...]}` (list runs);
+- JSON Lines (`.jsonl`, `.ndjson`, or a `.json` file holding one document per line).
+
+Only `.json`, `.jsonl` and `.ndjson` files are read. Every record keeps where it came from
+(source, file path, the source's commit when it is a git repository). Nothing is filled in that
+the record does not say: a field it lacks is null here. A file that is not JSON, or a record of
+another shape, is counted in `Problems` with the file named, and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from gharuntime.sources._columns import (
+    ColumnBuffer,
+    Problems,
+    Progress,
+    SourceError,
+    epoch_us,
+    first_line,
+    gc_paused,
+    pack_list,
+)
+from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
+from gharuntime.workflow import strip_ref
+
+__all__ = [
+    "JOB_SCHEMA",
+    "RUN_SCHEMA",
+    "ApiSource",
+    "ApiTables",
+    "documents",
+    "read_api_json",
+    "records",
+    "source_label",
+]
+
+SUFFIXES = (".json", ".jsonl", ".ndjson")
+_STRS = pl.List(pl.String)
+_REPO_IN_URL = re.compile(r"/repos/([^/]+/[^/]+)/")
+
+JOB_SCHEMA = {
+    "job_id": pl.Int64(),
+    "run_id": pl.Int64(),
+    "job_run_attempt": pl.Int32(),
+    "job_name": pl.String(),
+    "status": pl.String(),
+    "conclusion": pl.String(),
+    "job_created_at": pl.Int64(),
+    "started_at": pl.Int64(),
+    "completed_at": pl.Int64(),
+    "api_labels": _STRS,
+    "step_names": _STRS,
+    "job_head_sha": pl.String(),
+    "job_workflow_name": pl.String(),
+    "job_repo": pl.String(),
+    "src": pl.Int32(),
+    "job_file": pl.String(),
+}
+RUN_SCHEMA = {
+    "run_id": pl.Int64(),
+    "run_attempt": pl.Int32(),
+    "repo_id": pl.Int64(),
+    "repo": pl.String(),
+    "repo_fork": pl.Boolean(),
+    "run_number": pl.Int64(),
+    "event": pl.String(),
+    "head_branch": pl.String(),
+    "head_sha": pl.String(),
+    "head_commit_message": pl.String(),
+    "workflow_id": pl.Int64(),
+    "run_workflow_path": pl.String(),
+    "workflow_name": pl.String(),
+    "run_created_at": pl.Int64(),
+    "run_started_at": pl.Int64(),
+    "run_src": pl.Int32(),
+    "run_file": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class ApiSource:
+    """A folder or git repository of API records; `label` names it in provenance (default: the
+    git remote's owner/name, else the folder's name)."""
+
+    path: Path
+    label: str | None = None
+    licence: str | None = None  # SPDX id, when known (else read from a git source's LICENSE)
+
+
+@dataclass
+class ApiTables:
+    """Every job and run record read, one row each (times in epoch microseconds)."""
+
+    jobs: pl.DataFrame
+    runs: pl.DataFrame
+    sources: list[dict[str, Any]]
+    problems: Problems = field(default_factory=Problems)
+
+
+def source_label(path: Path, repo: GitRepo | None) -> str:
+    """owner/name of a git source's origin remote, else the folder's own name (for a bare
+    mirror at `.../NAME/repo` or `.../NAME/.git`, NAME)."""
+    if repo is not None:
+        remote = repo.remote_name()
+        if remote:
+            return remote
+    path = path.resolve()
+    name = path.name
+    if name in ("repo", ".git") and path.parent.name:
+        name = path.parent.name
+    return name.removesuffix(".git")
+
+
+def _int(v: Any) -> int | None:
+    if v is None or v == "" or isinstance(v, bool):
+        return None
+    return int(v)
+
+
+def documents(data: bytes, name: str) -> Iterator[tuple[int, Any]]:
+    """(line number or 0, document) of a JSON or JSON Lines file. Raises ValueError (with the
+    line) when the file is neither; a JSON Lines file with some bad lines raises at the first."""
+    text = data.decode("utf-8-sig")
+    if not name.endswith((".jsonl", ".ndjson")):
+        try:
+            yield 0, json.loads(text)
+            return
+        except ValueError as exc:
+            first_error = exc
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if len(lines) < 2:
+            raise first_error
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"line {number}: {exc}") from exc
+
+
+def _is_job(d: dict[str, Any]) -> bool:
+    return "id" in d and "run_id" in d and "name" in d and ("steps" in d or "started_at" in d)
+
+
+def _is_run(d: dict[str, Any]) -> bool:
+    return "id" in d and "head_sha" in d and ("workflow_id" in d or "run_number" in d)
+
+
+def records(doc: Any) -> Iterator[tuple[str, Any]]:
+    """('job' | 'run' | 'other', object) for each record of one document, in any shape."""
+    if isinstance(doc, list):
+        for item in doc:
+            if (isinstance(item, dict) and isinstance(item.get("jobs"), list)) or (
+                isinstance(item, dict) and isinstance(item.get("workflow_runs"), list)
+            ):
+                yield from records(item)
+            elif isinstance(item, dict) and _is_job(item):
+                yield "job", item
+            elif isinstance(item, dict) and _is_run(item):
+                yield "run", item
+            else:
+                yield "other", item
+        return
+    if isinstance(doc, dict):
+        if isinstance(doc.get("jobs"), list):
+            for item in doc["jobs"]:
+                yield ("job" if isinstance(item, dict) and _is_job(item) else "other"), item
+            return
+        if isinstance(doc.get("workflow_runs"), list):
+            for item in doc["workflow_runs"]:
+                yield ("run" if isinstance(item, dict) and _is_run(item) else "other"), item
+            return
+        if _is_job(doc):
+            yield "job", doc
+            return
+        if _is_run(doc):
+            yield "run", doc
+            return
+    yield "other", doc
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, dict):
+        keys = sorted(obj)[:6]
+        return "an object with keys " + ", ".join(keys) + ("..." if len(obj) > 6 else "")
+    return f"a JSON {type(obj).__name__}"
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.jobs = ColumnBuffer(JOB_SCHEMA)
+        self.runs = ColumnBuffer(RUN_SCHEMA, 20_000)
+        self.problems = Problems()
+
+    def job(self, b: dict[str, Any], src: int, file: str) -> None:
+        steps = b.get("steps")
+        url = b.get("url") or b.get("run_url") or ""
+        m = _REPO_IN_URL.search(str(url))
+        self.jobs.append(
+            (
+                int(b["id"]),
+                int(b["run_id"]),
+                _int(b.get("run_attempt")),
+                str(b["name"]),
+                b.get("status"),
+                b.get("conclusion"),
+                epoch_us(b.get("created_at")),
+                epoch_us(b.get("started_at")),
+                epoch_us(b.get("completed_at")),
+                pack_list(b.get("labels")),
+                pack_list([s.get("name") for s in steps if isinstance(s, dict)])
+                if isinstance(steps, list)
+                else None,
+                b.get("head_sha"),
+                b.get("workflow_name"),
+                m.group(1) if m else None,
+                src,
+                file,
+            )
+        )
+
+    def run(self, b: dict[str, Any], src: int, file: str) -> None:
+        found_repo, found_commit = b.get("repository"), b.get("head_commit")
+        repo: dict[str, Any] = found_repo if isinstance(found_repo, dict) else {}
+        commit: dict[str, Any] = found_commit if isinstance(found_commit, dict) else {}
+        fork = repo.get("fork")
+        self.runs.append(
+            (
+                int(b["id"]),
+                _int(b.get("run_attempt")),
+                _int(repo.get("id")),
+                repo.get("full_name"),
+                fork if isinstance(fork, bool) else None,
+                _int(b.get("run_number")),
+                b.get("event"),
+                b.get("head_branch"),
+                b.get("head_sha"),
+                first_line(commit.get("message")),
+                _int(b.get("workflow_id")),
+                strip_ref(str(b["path"]))[0] if b.get("path") else None,
+                b.get("name"),
+                epoch_us(b.get("created_at")),
+                epoch_us(b.get("run_started_at")),
+                src,
+                file,
+            )
+        )
+
+    def file(self, data: bytes, src: int, label: str, file: str) -> tuple[int, int]:
+        where = f"{label}:{file}"
+        jobs = runs = 0
+        try:
+            docs = list(documents(data, file))
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.problems.add("unreadable_file", f"{where}: not JSON ({exc})")
+            return 0, 0
+        for line, doc in docs:
+            at = f"{where}:{line}" if line else where
+            for kind, obj in records(doc):
+                try:
+                    if kind == "job":
+                        self.job(obj, src, file)
+                        jobs += 1
+                    elif kind == "run":
+                        self.run(obj, src, file)
+                        runs += 1
+                    else:
+                        self.problems.add(
+                            "unrecognized_record",
+                            f"{at}: {_describe(obj)} is neither a job nor a workflow run",
+                        )
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    self.problems.add(
+                        f"malformed_{kind}_record", f"{at}: {type(exc).__name__}: {exc}"
+                    )
+        return jobs, runs
+
+
+def _folder_files(root: Path) -> Iterator[tuple[str, bytes | None]]:
+    paths = sorted(
+        p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file() and ".git" not in p.parts
+    )
+    for p in paths:
+        try:
+            yield p.relative_to(root).as_posix(), p.read_bytes()
+        except OSError:
+            yield p.relative_to(root).as_posix(), None
+
+
+def _git_files(repo: GitRepo) -> Iterator[tuple[str, bytes | None]]:
+    wanted = sorted((path, sha) for path, sha in repo.files(repo.head) if path.endswith(SUFFIXES))
+    reads = repo.read_many(sha for _, sha in wanted)
+    for (path, _), (_, data) in zip(wanted, reads, strict=True):
+        yield path, data
+
+
+def read_api_json(
+    sources: Sequence[ApiSource],
+    *,
+    progress: Progress | None = None,
+    every: int = 1_000,
+) -> ApiTables:
+    """Every job and run record of every source. A source that is neither a folder nor a git
+    repository is counted (`source_not_readable`), not raised; SourceError only when no source
+    could be opened at all."""
+    r = _Reader()
+    infos: list[dict[str, Any]] = []
+    files_done = 0
+    with gc_paused():
+        for src, source in enumerate(sources):
+            path = Path(source.path)
+            repo: GitRepo | None = None
+            if looks_like_git_dir(path):
+                try:
+                    repo = GitRepo(path)
+                except GitError as exc:
+                    r.problems.add("source_not_readable", f"{path}: {exc}")
+                    continue
+            elif not path.is_dir():
+                r.problems.add("source_not_readable", f"{path}: not a folder or git repository")
+                continue
+            label = source.label or source_label(path, repo)
+            info: dict[str, Any] = {
+                "label": label,
+                "kind": "git" if repo is not None else "folder",
+                "commit": repo.head if repo is not None else None,
+                "files": 0,
+                "jobs": 0,
+                "runs": 0,
+            }
+            try:
+                it = _git_files(repo) if repo is not None else _folder_files(path)
+                for file, data in it:
+                    info["files"] += 1
+                    files_done += 1
+                    if data is None:
+                        r.problems.add("unreadable_file", f"{label}:{file}: could not be read")
+                    else:
+                        jobs, runs = r.file(data, src, label, file)
+                        info["jobs"] += jobs
+                        info["runs"] += runs
+                    if progress is not None and files_done % every == 0:
+                        progress("reading API records", files_done, None)
+            except GitError as exc:
+                r.problems.add("source_not_readable", f"{label}: {exc}")
+            finally:
+                if repo is not None:
+                    repo.close()
+            infos.append(info)
+    if not infos:
+        raise SourceError(
+            "no source could be read: "
+            + "; ".join(r.problems.examples.get("source_not_readable", []))
+            + ". Pass folders of API JSON files or git repositories holding them"
+        )
+    if progress is not None:
+        progress("reading API records", files_done, files_done)
+    return ApiTables(jobs=r.jobs.frame(), runs=r.runs.frame(), sources=infos, problems=r.problems)

@@ -1,0 +1,312 @@
+"""The api-json source on the committed sample of real Apache Ozone / Ratis CI records
+(tests/data/real-apache: job.json/run.json as committed, and partial git object stores holding
+the workflow YAML at their head_shas)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from gharuntime.builder import BuildError
+from gharuntime.builder.api_build import PROVENANCE_FILE, build_from_api_json
+from gharuntime.cli.main import cli
+from gharuntime.contract import SPLITS
+from gharuntime.dataset import load, read_manifest
+from gharuntime.sources.api_json import ApiSource, documents, read_api_json, records
+from gharuntime.sources.gitstore import GitRepo
+from gharuntime.validation import validate_folder
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "real-apache"
+OZONE = SAMPLE / "results" / "elek+ozone-build-results"
+RATIS = SAMPLE / "results" / "adoroszlai+ratis-build-results"
+YAML = [SAMPLE / "yaml" / "ozone.git", SAMPLE / "yaml" / "ratis.git"]
+MISSING_SHA_RUNS = {"2020/01/22/381/run.json", "2026/07/25/1031/run.json"}
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _all_rows(ds: Path) -> pl.DataFrame:
+    return pl.concat([load(ds, "temporal", s) for s in SPLITS])
+
+
+def _git_copy(folder: Path, dest: Path) -> Path:
+    """The folder committed into a fresh git repository (as the results archives are)."""
+    shutil.copytree(folder, dest)
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)
+    subprocess.run(["git", *env, "-C", str(dest), "commit", "-qm", "sample"], check=True)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def sample_jobs() -> list[dict[str, Any]]:
+    return list(_json(OZONE / "2022/05/09/14915/job.json")["jobs"])
+
+
+@pytest.fixture(scope="module")
+def sample_run() -> dict[str, Any]:
+    return dict(_json(OZONE / "2022/05/09/14915/run.json"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The whole sample, ozone results read from a git repository and ratis from a folder."""
+    root = tmp_path_factory.mktemp("api")
+    shutil.copytree(OZONE, root / "ozone")
+    shutil.copy(SAMPLE / "LICENSE", root / "ozone" / "LICENSE")  # as in the archive's repository
+    ozone_git = _git_copy(root / "ozone", root / "ozone-results")
+    result = build_from_api_json(
+        [
+            ApiSource(ozone_git, "elek/ozone-build-results"),  # licence read from its LICENSE
+            ApiSource(RATIS, licence="Apache-2.0"),
+        ],
+        root / "ds",
+        yaml_git=YAML,
+        cross_repo={"apache/ozone": "train", "apache/ratis": "test"},
+    )
+    return root / "ds", result
+
+
+def test_every_shape_reads_the_same_records(
+    tmp_path: Path, sample_jobs: list[dict[str, Any]], sample_run: dict[str, Any]
+) -> None:
+    a, b, c = sample_jobs[:3]
+    d = tmp_path / "shapes"
+    d.mkdir()
+    (d / "one-job.json").write_text(json.dumps(a))
+    (d / "one-run.json").write_text(json.dumps(sample_run))
+    (d / "list.json").write_text(json.dumps([b, c]))
+    (d / "jobs-page.json").write_text(json.dumps({"total_count": 2, "jobs": [a, b]}))
+    (d / "runs-page.json").write_text(json.dumps({"total_count": 1, "workflow_runs": [sample_run]}))
+    (d / "lines.jsonl").write_text(json.dumps(a) + "\n\n" + json.dumps(c) + "\n")
+    (d / "lines-in-a.json").write_text(json.dumps(b) + "\n" + json.dumps(sample_run) + "\n")
+    (d / "notes.txt").write_text("not read: not a .json file")
+    t = read_api_json([ApiSource(d, "shapes")])
+    per_file = t.jobs.group_by("job_file").agg(pl.col("job_id").sort()).sort("job_file")
+    got = {f: ids for f, ids in per_file.iter_rows()}
+    assert got == {
+        "jobs-page.json": sorted([a["id"], b["id"]]),
+        "lines-in-a.json": [b["id"]],
+        "lines.jsonl": sorted([a["id"], c["id"]]),
+        "list.json": sorted([b["id"], c["id"]]),
+        "one-job.json": [a["id"]],
+    }
+    assert sorted(t.runs["run_file"].to_list()) == [
+        "lines-in-a.json",
+        "one-run.json",
+        "runs-page.json",
+    ]
+    assert set(t.runs["run_id"]) == {sample_run["id"]}
+    assert t.sources == [
+        {"label": "shapes", "kind": "folder", "commit": None, "files": 7, "jobs": 8, "runs": 3}
+    ]
+    assert not t.problems.counts
+    row = t.jobs.filter(pl.col("job_file") == "one-job.json").row(0, named=True)
+    assert row["job_name"] == a["name"] and row["job_head_sha"] == a["head_sha"]
+    assert row["step_names"] == [s["name"] for s in a["steps"]]
+    assert row["job_created_at"] is None  # this record has no created_at: never filled in here
+
+
+def test_bad_files_and_other_shapes_are_counted_with_the_file_named(
+    tmp_path: Path, sample_jobs: list[dict[str, Any]]
+) -> None:
+    d = tmp_path / "bad"
+    (d / "x").mkdir(parents=True)
+    (d / "x" / "broken.json").write_text('{"jobs": [')
+    (d / "x" / "repo.json").write_text(json.dumps({"id": 1, "full_name": "a/b", "private": False}))
+    (d / "x" / "page.json").write_text(json.dumps({"jobs": [sample_jobs[0], {"id": 5}, 7]}))
+    (d / "x" / "half.jsonl").write_text(json.dumps(sample_jobs[1]) + "\n{oops\n")
+    t = read_api_json([ApiSource(d, "bad")])
+    assert t.problems.counts == {"unreadable_file": 2, "unrecognized_record": 3}
+    unreadable = " ".join(t.problems.examples["unreadable_file"])
+    assert "bad:x/broken.json" in unreadable and "bad:x/half.jsonl" in unreadable
+    assert "line 2" in unreadable
+    other = " ".join(t.problems.examples["unrecognized_record"])
+    assert "bad:x/repo.json" in other and "bad:x/page.json" in other
+    assert t.jobs["job_id"].to_list() == [sample_jobs[0]["id"]]
+
+
+def test_documents_and_records_shapes() -> None:
+    assert list(documents(b'[{"a": 1}]', "f.json")) == [(0, [{"a": 1}])]
+    assert list(documents(b'{"a": 1}\n{"b": 2}\n', "f.json")) == [(1, {"a": 1}), (2, {"b": 2})]
+    with pytest.raises(ValueError):
+        list(documents(b"{nope", "f.json"))
+    job = {"id": 1, "run_id": 2, "name": "n", "steps": []}
+    run = {"id": 2, "head_sha": "s", "workflow_id": 3}
+    assert [k for k, _ in records([job, run, {"x": 1}])] == ["job", "run", "other"]
+    assert [k for k, _ in records({"workflow_runs": [run, job]})] == ["run", "other"]
+
+
+def test_sample_build_keeps_provenance_and_finds_yaml(built: tuple[Path, Any]) -> None:
+    ds, _result = built
+    assert validate_folder(ds) == []
+    rows = _all_rows(ds)
+    prov = pl.read_parquet(ds / PROVENANCE_FILE)
+    assert prov["id"].to_list() == sorted(rows["id"].to_list())
+    both = rows.join(prov, on="id")
+    ozone_git = GitRepo(ds.parent / "ozone-results")
+    ozone_head = ozone_git.head
+    ozone_git.close()
+    oz = both.filter(pl.col("source") == "elek/ozone-build-results")
+    ra = both.filter(pl.col("source") == RATIS.name)  # no label given: the folder's name
+    assert oz.height + ra.height == rows.height and oz.height and ra.height
+    assert set(oz["source_commit"]) == {ozone_head}
+    assert ra["source_commit"].null_count() == ra.height
+    # Each row's file really holds that job id, and its run file that run id.
+    for r in both.sample(20, seed=1).iter_rows(named=True):
+        base = OZONE if r["source"] != RATIS.name else RATIS
+        assert int(r["id"]) in {j["id"] for j in _json(base / r["job_file"])["jobs"]}
+        assert _json(base / r["run_file"])["id"] == r["run_id"]
+    # YAML comes from the history at the row's own head_sha.
+    found = both.filter(pl.col("yaml_commit").is_not_null())
+    assert (found["yaml_commit"] == found["head_sha"]).all()
+    assert set(found["yaml_history"]) == {"ozone", "ratis"}
+    how = dict(both.select(pl.col("run_file"), "workflow_path_how").unique().iter_rows())
+    assert how["2019/12/12/141/run.json"] == "workflow_name"
+    assert how["2020/02/10/453/run.json"] == "workflow_id_path"
+    assert how["2022/05/09/14915/run.json"] == "run_path"
+    assert {how[f] for f in MISSING_SHA_RUNS} == {"commit_not_in_history"}
+
+
+def test_sample_build_resolves_job_keys_from_the_yaml(built: tuple[Path, Any]) -> None:
+    ds, result = built
+    rows = _all_rows(ds)
+    with_yaml = rows.filter(pl.col("workflow_yaml").is_not_null())
+    assert with_yaml.height > 100
+    # The key is a job of the YAML the row carries, and job_yaml is its (dedented) block.
+    for r in with_yaml.filter(pl.col("job_key").is_not_null()).iter_rows(named=True):
+        assert f"\n  {r['job_key']}:" in r["workflow_yaml"]
+        assert r["job_yaml"].startswith(f"{r['job_key']}:")
+    keys = result.manifest["build"]["job_keys"]
+    assert keys.get("exact", 0) > 0 and keys.get("caller", 0) > 0
+    assert keys.get("unresolved", 0) == 0 and keys.get("bad_yaml", 0) == 0
+
+
+def test_missing_head_sha_runs_are_counted_and_keep_no_yaml(built: tuple[Path, Any]) -> None:
+    ds, result = built
+    counts = result.problems.counts
+    assert counts["head_sha_not_in_git_history"] == 2
+    named = " ".join(result.problems.examples["head_sha_not_in_git_history"])
+    assert "2020/01/22/381/run.json" in named or "2026/07/25/1031/run.json" in named
+    rows = _all_rows(ds).join(pl.read_parquet(ds / PROVENANCE_FILE), on="id")
+    lost = rows.filter(pl.col("run_file").is_in(list(MISSING_SHA_RUNS)))
+    assert lost.height > 0
+    assert lost["workflow_yaml"].null_count() == lost.height
+    assert lost["job_key"].null_count() == lost.height
+
+
+def test_jobs_without_run_are_lost_input_named_by_file(built: tuple[Path, Any]) -> None:
+    _, result = built
+    orphan_jobs = len(_json(OZONE / "2020/03/19/625/job.json")["jobs"])
+    assert result.problems.counts["job_without_run"] == orphan_jobs
+    assert "2020/03/19/625/job.json" in result.problems.examples["job_without_run"][0]
+    assert result.lost_input == orphan_jobs
+
+
+def test_nulls_are_counted_and_nothing_is_invented(built: tuple[Path, Any]) -> None:
+    ds, _result = built
+    rows = _all_rows(ds)
+    nulls = read_manifest(ds)["source"]["null_counts"]
+    for column in ("repo_language", "repo_stars", "repo_topics", "is_default_branch", "log_bytes"):
+        assert nulls[column] == rows.height
+        assert rows[column].null_count() == rows.height
+    assert nulls["workflow_yaml"] == rows["workflow_yaml"].null_count() > 0
+    card = (ds / "README.md").read_text()
+    assert "| `repo_stars` | " + f"{rows.height:,}" + " |" in card
+    assert "not a sample of GitHub" in card and "Apache-2.0" in card
+    assert "license: apache-2.0" in card
+
+
+def test_renamed_repository_gets_one_name_and_cross_repo_is_fixed(
+    built: tuple[Path, Any],
+) -> None:
+    ds, _result = built
+    rows = _all_rows(ds)
+    hadoop = _json(OZONE / "2020/05/13/873/run.json")
+    assert hadoop["repository"]["full_name"] == "apache/hadoop-ozone"
+    assert set(rows.filter(pl.col("run_id") == hadoop["id"])["repo"]) == {"apache/ozone"}
+    assert rows["repo"].n_unique() == rows["repo_id"].n_unique() == 2
+    m = read_manifest(ds)
+    ratis = rows.filter(pl.col("repo") == "apache/ratis").height
+    assert m["splits"]["cross_repo"] == {
+        "train": rows.height - ratis,
+        "validation": 0,
+        "test": ratis,
+    }
+    assert set(load(ds, "cross_repo", "test")["repo"]) == {"apache/ratis"}
+
+
+def test_cli_builds_reports_and_exits_1_for_lost_records(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    res = CliRunner().invoke(
+        cli,
+        [
+            "build",
+            "--source",
+            "api-json",
+            str(RATIS),
+            "--yaml-git",
+            str(YAML[1]),
+            "--yaml-git",
+            str(tmp_path),  # not a repository: counted, named, the build goes on
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "yaml_git_not_a_repository: 1" in res.output
+    assert "head_sha_not_in_git_history: 1" in res.output
+    problems = read_manifest(out)["build"]["problems"]
+    assert str(tmp_path) in problems["examples"]["yaml_git_not_a_repository"][0]
+
+
+def test_cli_exits_2_when_nothing_can_be_built(tmp_path: Path) -> None:
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "job.json").write_text("<html>rate limited</html>")
+    fake_git = tmp_path / "fake.git"
+    for sub in ("objects", "refs"):
+        (fake_git / sub).mkdir(parents=True)
+    (fake_git / "HEAD").write_text("garbage\n")
+    res = CliRunner().invoke(
+        cli,
+        ["build", "--source", "api-json", str(junk), str(fake_git), "--out", str(tmp_path / "o")],
+    )
+    assert res.exit_code == 2, res.output
+    assert "no job record found" in res.output
+    assert "job.json" in res.output and "unreadable_file" in res.output
+    assert "source_not_readable" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_cross_repo_name_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(BuildError, match="apache/nope"):
+        build_from_api_json(
+            [RATIS], tmp_path / "o", yaml_git=YAML[1:], cross_repo={"apache/nope": "test"}
+        )
+    res = CliRunner().invoke(
+        cli, ["build", "--source", "api-json", str(RATIS), "--cross-repo", "apache/ratis"]
+    )
+    assert res.exit_code == 2 and "OWNER/NAME=SPLIT" in res.output
+
+
+def test_same_input_same_bytes(tmp_path: Path) -> None:
+    def build(out: Path) -> dict[str, bytes]:
+        build_from_api_json([RATIS], out, yaml_git=YAML[1:])
+        return {
+            p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()
+        }
+
+    first, second = build(tmp_path / "a"), build(tmp_path / "b")
+    assert PROVENANCE_FILE in first and "manifest.json" in first
+    assert first == second
