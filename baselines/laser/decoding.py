@@ -21,6 +21,7 @@ Training must show the model the same token sequences: `prompt_token_ids` + `tar
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ __all__ = [
     "DecodingError",
     "SlotMasks",
     "constrained_generate",
+    "constrained_generate_traced",
     "plain_generate",
     "prompt_token_counter",
     "prompt_token_ids",
@@ -85,10 +87,8 @@ def token_texts(tokenizer: Any) -> list[str | None]:
             texts.append(None)
         else:
             texts.append(text[len(base) :])
-    try:
+    with contextlib.suppress(TypeError):  # not weak-referenceable: no cache
         _TEXTS[tokenizer] = texts
-    except TypeError:  # not weak-referenceable: no cache
-        pass
     return texts
 
 
@@ -353,7 +353,7 @@ def _decode_batch(
     pad: int,
     device: torch.device,
     vocab: int,
-) -> list[str]:
+) -> list[tuple[str, list[tuple[int, bool]]]]:
     stepper = _Stepper(model, pad, device)
     steps = plan.steps
     first_fixed: list[int] = []
@@ -366,6 +366,7 @@ def _decode_batch(
     logits = logits.repeat_interleave(samples, dim=0)
     rows = len(prompt_ids) * samples
     pieces: list[list[str]] = [[plan.fixed_texts[0]] if start else [] for _ in range(rows)]
+    trace: list[list[tuple[int, bool]]] = [[(t, False) for t in first_fixed] for _ in range(rows)]
     pending: list[list[int]] = [[] for _ in range(rows)]
     fixed_i = start
     for kind, payload in steps[start:]:
@@ -374,6 +375,7 @@ def _decode_batch(
             for r in range(rows):
                 pending[r].extend(payload)
                 pieces[r].append(plan.fixed_texts[fixed_i])
+                trace[r].extend((t, False) for t in payload)
             fixed_i += 1
             continue
         assert isinstance(payload, SlotMasks)
@@ -392,11 +394,12 @@ def _decode_batch(
                 tid = picked[r]
                 pending[r] = [tid]
                 pieces[r].append(masks.texts[tid] or "")
+                trace[r].append((tid, True))
             active = ~masks.accepting[state]
             if bool(active.any()):
                 logits = stepper.feed(pending)[:, :vocab]
                 pending = [[] for _ in range(rows)]
-    return ["".join(p) for p in pieces]
+    return [("".join(p), t) for p, t in zip(pieces, trace, strict=True)]
 
 
 def _model_device(model: Any) -> torch.device:
@@ -422,6 +425,35 @@ def constrained_generate(
 
     samples=1 decodes greedily; samples>1 samples at `temperature` (seeded by `seed`). Prompts
     longer than `max_prompt_tokens` keep their last tokens."""
+    traced = constrained_generate_traced(
+        model,
+        tokenizer,
+        prompts,
+        codec,
+        samples=samples,
+        temperature=temperature,
+        seed=seed,
+        batch_size=batch_size,
+        max_prompt_tokens=max_prompt_tokens,
+    )
+    return [[text for text, _ in row] for row in traced]
+
+
+def constrained_generate_traced(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    codec: Codec,
+    *,
+    samples: int = 1,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 8,
+    max_prompt_tokens: int | None = None,
+) -> list[list[tuple[str, list[tuple[int, bool]]]]]:
+    """As `constrained_generate`, each text with the token ids fed after the prompt, in order,
+    each marked True when the model chose it (a free slot) and False when it was prefilled (the
+    last chosen token is in the trace though never fed)."""
     if samples < 1:
         raise DecodingError(f"samples must be at least 1, got {samples}")
     if batch_size < 1:
@@ -442,7 +474,7 @@ def constrained_generate(
     if samples > 1:
         generator = torch.Generator(device=device)
         generator.manual_seed(seed)
-    out: list[list[str]] = [[] for _ in prompts]
+    out: list[list[tuple[str, list[tuple[int, bool]]]]] = [[] for _ in prompts]
     was_training = bool(getattr(model, "training", False))
     model.eval()
     try:
@@ -465,7 +497,7 @@ def constrained_generate(
     finally:
         model.train(was_training)
     for row in out:
-        for text in row:
+        for text, _ in row:
             codec.decode(text)  # cannot fail by construction; a bug here must not pass silently
     return out
 
