@@ -216,7 +216,7 @@ def test_bad_settings_and_missing_values_are_clear_errors() -> None:
     with pytest.raises(EncodingError, match="cannot appear"):
         codec_for("sci", ("a;b",))
     c = codec_for("sci", MULTI)
-    with pytest.raises(EncodingError, match="log_bytes.*missing"):
+    with pytest.raises(EncodingError, match=r"log_bytes.*missing"):
         c.encode({"duration_s": 1, "queue_s": 1, "log_bytes": None})  # type: ignore[dict-item]
     with pytest.raises(EncodingError, match="NaN"):
         c.encode({"duration_s": math.nan, "queue_s": 1, "log_bytes": 1})
