@@ -8,6 +8,7 @@ from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
+from gharuntime.cli.laser import laser_group
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -39,6 +40,7 @@ cli.add_command(eval_command)
 cli.add_command(build_command)
 cli.add_command(crawl_command)
 cli.add_command(simulate_command)
+cli.add_command(laser_group)
 
 
 def main() -> None:
