@@ -37,6 +37,7 @@ __all__ = [
     "find_smollm2_gguf",
     "load_base",
     "load_fitted",
+    "merge_lora",
     "require_laser_extra",
     "save_fitted",
     "tiny_model",
@@ -65,7 +66,8 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def require_laser_extra() -> None:
-    """Raise a clear MethodError when the LASER dependencies are not installed."""
+    """Raise a clear MethodError when the LASER dependencies are not installed; silence
+    transformers' progress bars and advice (the library never prints)."""
     missing = [
         m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None
     ]
@@ -73,6 +75,10 @@ def require_laser_extra() -> None:
         raise MethodError(
             f"laser needs {', '.join(missing)}; install the extra: pip install 'gharuntime[laser]'"
         )
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
 
 @dataclass(frozen=True)
@@ -261,11 +267,16 @@ def apply_lora(model: Any, options: ModelOptions) -> Any:
     return get_peft_model(model, config)
 
 
+def merge_lora(model: Any) -> Any:
+    """The plain model with its LoRA adapters folded into the weights (what is saved and used
+    for prediction), or `model` itself when it has none."""
+    return model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+
+
 def save_fitted(model: Any, tokenizer: Any, folder: Path, source: dict[str, Any]) -> dict[str, Any]:
-    """Write the fine-tuned weights (LoRA adapters merged in) and tokenizer under `folder`;
-    returns what model.json records about them. A NOTICE.txt says where the weights came from."""
-    merged = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
-    merged.save_pretrained(folder / LM_DIR, safe_serialization=True)
+    """Write the fine-tuned weights and tokenizer under `folder`; returns what model.json records
+    about them. A NOTICE.txt says where the starting weights came from."""
+    model.save_pretrained(folder / LM_DIR, safe_serialization=True)
     tokenizer.save_pretrained(folder / TOKENIZER_DIR)
     notice = [
         f"Fine-tuned by gharuntime's LASER method from: {source.get('model')}.",
@@ -280,6 +291,7 @@ def save_fitted(model: Any, tokenizer: Any, folder: Path, source: dict[str, Any]
 def load_fitted(folder: Path, state: dict[str, Any]) -> LoadedModel:
     """The fine-tuned model and tokenizer saved by `save_fitted`."""
     require_laser_extra()
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     lm, tok = folder / str(state["lm"]), folder / str(state["tokenizer"])
@@ -292,4 +304,6 @@ def load_fitted(folder: Path, state: dict[str, Any]) -> LoadedModel:
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         raise MethodError(f"{folder}: damaged LASER model folder: {exc}") from exc
     model.float().eval()
+    if torch.cuda.is_available():
+        model.to("cuda")
     return LoadedModel(model, tokenizer, dict(state.get("source", {})))
