@@ -79,7 +79,7 @@ def build_tokenizer(
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos)]
     )
-    return PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
     )
 
@@ -108,7 +108,7 @@ def random_llama(
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    model.eval()
+    model.eval()  # type: ignore[no-untyped-call]
     return model
 
 
@@ -168,7 +168,7 @@ def load_setup(
         net = AutoModelForCausalLM.from_pretrained(path)
     except (OSError, ValueError, KeyError) as exc:
         raise BenchError(f"--model {model!r} does not load as a causal LM: {exc}") from exc
-    net.eval()
+    net.eval()  # type: ignore[no-untyped-call]
     return BenchSetup(net, tokenizer, str(path))
 
 
@@ -247,7 +247,7 @@ def run_bench(
     limit = getattr(model.config, "max_position_embeddings", None)
     base = _fixture_prompts(track)
     say = progress or (lambda _msg: None)
-    results = []
+    results: list[dict[str, Any]] = []
     for length in prompt_lengths:
         if limit is not None and length + new_tokens + 8 > limit:
             raise BenchError(
@@ -313,7 +313,9 @@ def run_bench(
                 "constrained_example": outputs["constrained"][0],
             }
         )
-    at_goal = next((r for r in results if r["prompt_tokens"] == GOAL_TOKENS), None)
+    at_goal: dict[str, Any] | None = next(
+        (r for r in results if r["prompt_tokens"] == GOAL_TOKENS), None
+    )
     return {
         "bench": "laser_decode",
         "model": setup.name,

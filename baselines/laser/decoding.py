@@ -311,7 +311,8 @@ class _Stepper:
         if self.keep:
             kwargs[self.keep] = 1
         out = self.model(**kwargs)
-        return out.logits[:, -1, :].float()
+        logits: torch.Tensor = out.logits[:, -1, :].float()
+        return logits
 
     def repeat(self, k: int) -> None:
         """Each row becomes k rows (after the prompt: K samples share one prompt pass)."""
@@ -520,7 +521,7 @@ def plain_generate(
     device = _model_device(model)
     pad = _pad_id(tokenizer)
     eos = getattr(tokenizer, "eos_token_id", None)
-    config = GenerationConfig(
+    config = GenerationConfig(  # type: ignore[no-untyped-call]
         max_new_tokens=max_new_tokens,
         min_new_tokens=min_new_tokens,
         do_sample=False,
