@@ -85,7 +85,10 @@ class Laser(Method):
         return columns_for(track)
 
     def config(self) -> dict[str, Any]:
-        return {**self.params, "codec": self.codec.config(), "lr_used": self._lr()}
+        out = {**self.params, "codec": self.codec.config(), "lr_used": self._lr()}
+        if self.train_summary:
+            out["training"] = self.train_summary
+        return out
 
     def _codec(self) -> Codec:
         extra = {k: self.params[k] for k in CODEC_PARAMS if self.params[k] is not None}

@@ -66,6 +66,11 @@ TINY_SIZES: dict[str, dict[str, int]] = {
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
+def _tf() -> Any:
+    """transformers, imported on first use (and untyped here: its stubs are partial)."""
+    return importlib.import_module("transformers")
+
+
 def require_laser_extra() -> None:
     """Raise a clear MethodError when the LASER dependencies are not installed; silence
     transformers' progress bars and advice (the library never prints)."""
@@ -76,8 +81,7 @@ def require_laser_extra() -> None:
         raise MethodError(
             f"laser needs {', '.join(missing)}; install the extra: pip install 'gharuntime[laser]'"
         )
-    from transformers.utils import logging as hf_logging
-
+    hf_logging = _tf().utils.logging
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
 
@@ -133,7 +137,6 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> Any:
     """A byte-level BPE tokenizer trained on `texts`; digits are always single tokens, so a
     number's tokens are its characters. Deterministic for the same texts."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence(
@@ -150,7 +153,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> Any:
         show_progress=False,
     )
     tok.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS)
+    return _tf().PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS)
 
 
 def _sliding(config: Any, window: int, name: str) -> None:
@@ -176,10 +179,11 @@ def tiny_model(tokenizer: Any, size: str, options: ModelOptions, seed: int) -> A
     Mistral rather than Qwen2: transformers' AutoTokenizer keeps a custom tokenizer saved beside
     a Mistral config, while beside a Qwen2 config it swaps in Qwen2's own pre-tokenizer."""
     import torch
-    from transformers import AutoModelForCausalLM, MistralConfig
+
+    tf = _tf()
 
     dims = TINY_SIZES[size]
-    config = MistralConfig(
+    config = tf.MistralConfig(
         vocab_size=len(tokenizer),
         hidden_size=dims["hidden"],
         intermediate_size=dims["ffn"],
@@ -194,7 +198,7 @@ def tiny_model(tokenizer: Any, size: str, options: ModelOptions, seed: int) -> A
         bos_token_id=None,
     )
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+    model = tf.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
     return model.float()
 
 
@@ -298,15 +302,15 @@ def load_fitted(folder: Path, state: dict[str, Any]) -> LoadedModel:
     """The fine-tuned model and tokenizer saved by `save_fitted`."""
     require_laser_extra()
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    tf = _tf()
     lm, tok = folder / str(state["lm"]), folder / str(state["tokenizer"])
     for path in (lm, tok):
         if not path.is_dir():
             raise MethodError(f"{folder}: damaged LASER model folder: {path.name}/ is missing")
     try:
-        model = AutoModelForCausalLM.from_pretrained(lm, attn_implementation="sdpa")
-        tokenizer = AutoTokenizer.from_pretrained(tok)
+        model = tf.AutoModelForCausalLM.from_pretrained(lm, attn_implementation="sdpa")
+        tokenizer = tf.AutoTokenizer.from_pretrained(tok)
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         raise MethodError(f"{folder}: damaged LASER model folder: {exc}") from exc
     model.float().eval()
