@@ -81,7 +81,7 @@ def test_bench_loads_a_model_folder(tmp_path: Path) -> None:
     [
         (["--prompt-lengths", "256,abc"], "not a comma-separated list"),
         (["--prompt-lengths", "4"], "at least 8 tokens"),
-        (["--model", "no-such-model-folder"], "not 'tiny' and not a folder"),
+        (["--model", "no-such-model-folder"], "not 'tiny', not 'smollm2-135m' and not a folder"),
         (["--dtype", "float8"], "unknown dtype"),
         (["--threads", "0"], "--threads must be at least 1"),
     ],

@@ -150,16 +150,30 @@ def load_setup(
     model: str, *, layers: int = 4, width: int = 256, track: str = "config", seed: int = 0
 ) -> BenchSetup:
     """`tiny`: a random Llama (layers × width) with a BPE tokenizer trained on serialized fixture
-    jobs; otherwise a Hugging Face causal-LM folder (model + tokenizer)."""
+    jobs; `smollm2-135m`: the pretrained SmolLM2 (as LASER loads it); otherwise a Hugging Face
+    causal-LM folder (model + tokenizer)."""
     if model == "tiny":
         tokenizer = build_tokenizer(_fixture_prompts(track), vocab_size=1024)
         net = random_llama(len(tokenizer), layers=layers, width=width, seed=seed)
         return BenchSetup(net, tokenizer, f"tiny (random Llama, {layers} layers × {width})")
+    if model == "smollm2-135m":  # the pretrained LM LASER fine-tunes (weights from a GGUF file)
+        from gharuntime.baselines.laser.models import ModelOptions, load_base
+        from gharuntime.baselines.method import MethodError
+
+        try:
+            loaded = load_base(ModelOptions(model=model))
+        except MethodError as exc:
+            raise BenchError(str(exc)) from exc
+        assert loaded is not None
+        loaded.model.eval()
+        return BenchSetup(
+            loaded.model, loaded.tokenizer, "smollm2-135m (pretrained, not fine-tuned)"
+        )
     path = Path(model)
     if not path.is_dir():
         raise BenchError(
-            f"--model {model!r}: not 'tiny' and not a folder; give a Hugging Face causal-LM "
-            "folder (config.json, weights, tokenizer files)"
+            f"--model {model!r}: not 'tiny', not 'smollm2-135m' and not a folder; give a Hugging "
+            "Face causal-LM folder (config.json, weights, tokenizer files)"
         )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -54,8 +54,8 @@ def laser_group() -> None:
     "--model",
     default="tiny",
     show_default=True,
-    help="'tiny' (a random 4-layer Llama; latency needs no training) or a Hugging Face "
-    "causal-LM folder.",
+    help="'tiny' (a random 4-layer Llama; latency needs no training), 'smollm2-135m' (the "
+    "pretrained LM, not fine-tuned) or a Hugging Face causal-LM folder.",
 )
 @click.option("--layers", type=int, default=4, show_default=True, help="tiny: layers.")
 @click.option("--width", type=int, default=256, show_default=True, help="tiny: hidden size.")
