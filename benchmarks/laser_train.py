@@ -2,7 +2,7 @@
 batches, measured in the same run (goal: at least 90% of the bare loop's tokens/s).
 
 Three loops, each from the same initial weights, on the same micro-batches (left-padded, the
-order `train.micro_batches` gives), interleaved round by round so a change in machine load hits
+order `train.micro_batches` gives), interleaved round by round (each going first in turn) so a change in machine load hits
 all three alike; the median round counts:
 
 - `laser`: `gharuntime.baselines.laser.train.train` (accelerate, checkpoint-free, lr schedule,
@@ -110,12 +110,14 @@ def main() -> None:
 
     rounds: dict[str, list[float]] = {"laser": [], "bare": [], "bare_hf_labels": []}
     for r in range(args.rounds):
-        res = train(fresh(), examples, pad, cfg)
-        speeds = {
-            "laser": res.tokens_per_s,
-            "bare": _bare(fresh(), examples, cfg, pad, hf=False),
-            "bare_hf_labels": _bare(fresh(), examples, cfg, pad, hf=True),
+        loops = {
+            "laser": lambda: train(fresh(), examples, pad, cfg).tokens_per_s,
+            "bare": lambda: _bare(fresh(), examples, cfg, pad, hf=False),
+            "bare_hf_labels": lambda: _bare(fresh(), examples, cfg, pad, hf=True),
         }
+        names = list(loops)
+        order = names[r % 3 :] + names[: r % 3]  # each loop goes first in turn
+        speeds = {name: loops[name]() for name in order}
         tag = "warm-up" if r == 0 else f"round {r}"
         print(f"{tag}: " + ", ".join(f"{k} {v:,.0f} tok/s" for k, v in speeds.items()))
         if r > 0 or args.rounds == 1:

@@ -16,7 +16,9 @@ so the rest of gharuntime runs without them.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import re
 import warnings
@@ -206,14 +208,19 @@ def _pretrained(where: str, options: ModelOptions, gguf_file: str | None) -> Loa
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+    # transformers' GGUF reader draws its own tqdm bar on stderr; the library never prints
+    quiet: Any = (
+        contextlib.redirect_stderr(io.StringIO()) if gguf_file else contextlib.nullcontext()
+    )
     try:
-        config = AutoConfig.from_pretrained(where, **kwargs)
-        if options.attention == "sliding":
-            _sliding(config, options.sliding_window, where)
-        model = AutoModelForCausalLM.from_pretrained(
-            where, config=config, attn_implementation="sdpa", dtype="float32", **kwargs
-        )
-        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+        with quiet:
+            config = AutoConfig.from_pretrained(where, **kwargs)
+            if options.attention == "sliding":
+                _sliding(config, options.sliding_window, where)
+            model = AutoModelForCausalLM.from_pretrained(
+                where, config=config, attn_implementation="sdpa", dtype="float32", **kwargs
+            )
+            tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
     except MethodError:
         raise
     except (OSError, ValueError, KeyError, ImportError) as exc:
