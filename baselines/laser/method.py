@@ -329,7 +329,10 @@ class Laser(Method):
             raise MethodError("laser: save before fit")
         from gharuntime.baselines.laser.models import save_fitted
 
-        state = save_fitted(self.model, self.tokenizer, folder, self.source)
+        try:
+            state = save_fitted(self.model, self.tokenizer, folder, self.source)
+        except ValueError as exc:
+            raise MethodError(f"laser: cannot save the model: {exc}") from exc
         (folder / "training.json").write_text(
             json.dumps(self.train_summary, indent=2) + "\n", encoding="utf-8"
         )

@@ -226,8 +226,10 @@ def _pretrained(where: str, options: ModelOptions, gguf_file: str | None) -> Loa
     except (OSError, ValueError, KeyError, ImportError) as exc:
         raise MethodError(f"cannot load the causal LM {where!r}: {exc}") from exc
     if getattr(model.config, "quantization_config", None) is not None:
-        # a GGUF load leaves its reader settings behind; the weights are plain float32 now
+        # a GGUF load leaves its reader settings behind; the weights are plain float32 now,
+        # and saving them must not be refused as "quantized, not serializable"
         del model.config.quantization_config
+        model.hf_quantizer = None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LoadedModel(model, tokenizer, {"model": where})
