@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gharuntime.baselines.method import MethodError
 
@@ -229,7 +229,7 @@ def _pretrained(where: str, options: ModelOptions, gguf_file: str | None) -> Loa
         # a GGUF load leaves its reader settings behind; the weights are plain float32 now,
         # and saving them must not be refused as "quantized, not serializable"
         del model.config.quantization_config
-        model.hf_quantizer = None
+        cast(Any, model).hf_quantizer = None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return LoadedModel(model, tokenizer, {"model": where})
