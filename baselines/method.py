@@ -110,6 +110,11 @@ class Method(ABC):
         """Hyperparameters and options, recorded in the model folder and the submission."""
         return {}
 
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        """For methods that sample: {"p10": {target: values}, "p90": ...} of the last predict,
+        written beside the submission as OUT.quantiles.jsonl; empty for the others."""
+        return {}
+
     def importances(self) -> dict[str, list[tuple[str, float]]]:
         """Per target, (feature, importance) pairs; empty for methods without features."""
         return {}

@@ -29,6 +29,7 @@ __all__ = [
     "BaselineRun",
     "dataset_identity",
     "meta_path",
+    "quantiles_path",
     "run_baseline",
     "write_submission",
 ]
@@ -51,6 +52,32 @@ class BaselineRun:
 def meta_path(submission: Path) -> Path:
     """The sidecar of a submission: `preds.jsonl` → `preds.jsonl.meta.json`."""
     return submission.with_name(submission.name + ".meta.json")
+
+
+def quantiles_path(submission: Path) -> Path:
+    """The quantile sidecar of a sampling method: `preds.jsonl` → `preds.quantiles.jsonl`."""
+    stem = submission.stem if submission.suffix == ".jsonl" else submission.name
+    return submission.with_name(stem + ".quantiles.jsonl")
+
+
+def write_quantiles(
+    path: Path, ids: list[str], quantiles: dict[str, dict[str, np.ndarray]]
+) -> None:
+    """One `{"id": ..., "<target>_p10": ..., "<target>_p90": ...}` line per record."""
+    columns = [
+        (f"{target}_{q}", values[target].tolist())
+        for target in next(iter(quantiles.values()))
+        for q, values in quantiles.items()
+    ]
+
+    def lines(f: Any) -> None:
+        for i, record_id in enumerate(ids):
+            row: dict[str, Any] = {"id": record_id}
+            for name, values in columns:
+                row[name] = round(values[i], 1)
+            f.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+    _atomic_write(path, lines)
 
 
 def dataset_identity(root: Path) -> dict[str, Any]:
@@ -158,7 +185,10 @@ def run_baseline(
             "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
         },
     }
-    write_submission(out, [str(x) for x in target["id"].to_list()], predictions, meta)
+    ids = [str(x) for x in target["id"].to_list()]
+    write_submission(out, ids, predictions, meta)
+    if method.quantiles():
+        write_quantiles(quantiles_path(out), ids, method.quantiles())
     if model_dir is not None:
         say(f"saving the model to {model_dir}")
         save_model(

@@ -80,7 +80,8 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
     "params",
     multiple=True,
     metavar="KEY=VALUE",
-    help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost).",
+    help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost), "
+    "--param model=tiny (laser).",
 )
 def baseline_command(
     name: str,
@@ -102,6 +103,8 @@ def baseline_command(
       last-run      the job's most recent earlier duration (history track), else group-median
       lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository
       xgboost       XGBoost on the same features
+      laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
+                    --param model=tiny|tiny-256|smollm2-135m|PATH, max_steps, lora_r, samples, ...)
     Gradient-boosted models train on log1p of each target with early stopping on the
     validation split, 2 threads and a fixed seed. The fitted model folder (model.json,
     importances.json, the library's files) is what `gharuntime predict --model` reads.

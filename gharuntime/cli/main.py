@@ -11,6 +11,7 @@ from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.leaderboard import leaderboard_command
 from gharuntime.cli.pipeline import pipeline_command
+from gharuntime.cli.laser import laser_group
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -48,6 +49,7 @@ cli.add_command(crawl_command)
 cli.add_command(simulate_command)
 cli.add_command(publish_command)
 cli.add_command(download_command)
+cli.add_command(laser_group)
 
 
 def main() -> None:

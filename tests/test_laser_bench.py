@@ -1,0 +1,98 @@
+"""`gharuntime laser bench`: runs both decoders on one model and reports figures; bad input → exit 2.
+No timing is asserted (latency figures live in the bench's output, not in tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from gharuntime.baselines.laser.bench import build_tokenizer, random_llama  # noqa: E402
+from gharuntime.cli.main import cli  # noqa: E402
+
+SMALL = [
+    "--prompts",
+    "2",
+    "--batch-size",
+    "2",
+    "--repeats",
+    "1",
+    "--layers",
+    "1",
+    "--width",
+    "32",
+    "--threads",
+    "1",
+]
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["laser", "bench", *args])
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.stdout, result.output
+
+
+def _check_figures(report: dict[str, Any], lengths: list[int], track_targets: int) -> None:
+    assert report["bench"] == "laser_decode"
+    assert [r["prompt_tokens"] for r in report["results"]] == lengths
+    for r in report["results"]:
+        assert r["constrained_valid"] == 1.0
+        assert 0.0 <= r["plain_valid"] <= 1.0
+        assert r["prompt_tokens_mean"] <= r["prompt_tokens"]
+        assert r["constrained_s"] > 0 and r["plain_s"] > 0 and r["prefill_s"] > 0
+        assert r["ratio"] == pytest.approx(r["constrained_s"] / r["plain_s"], rel=1e-2)
+        assert r["constrained_example"].count("=") == track_targets
+    assert report["goal"]["met"] is None  # 1024 tokens not measured here
+
+
+def test_bench_json_on_the_tiny_model() -> None:
+    code, stdout, output = _run("--json", "--prompt-lengths", "24,48", "--track", "multi", *SMALL)
+    assert code == 0, output
+    report = json.loads(stdout.strip().splitlines()[-1])
+    _check_figures(report, [24, 48], 3)
+    assert report["device"] == "cpu" or report["device"].startswith("cuda")
+
+
+def test_bench_loads_a_model_folder(tmp_path: Path) -> None:
+    tokenizer = build_tokenizer(["duration_s=1.23e+02 repo: org/x job: test"] * 20, vocab_size=300)
+    model = random_llama(len(tokenizer), layers=1, width=32, heads=2, max_positions=256)
+    model.save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    code, stdout, output = _run(
+        "--json", "--model", str(tmp_path / "m"), "--prompt-lengths", "20", *SMALL
+    )
+    assert code == 0, output
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert report["model"] == str(tmp_path / "m")
+    _check_figures(report, [20], 1)
+    # a prompt longer than the model's positions is a clear error
+    code, _, output = _run("--model", str(tmp_path / "m"), "--prompt-lengths", "400", *SMALL)
+    assert code == 2 and "exceeds the model's 256 positions" in output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prompt-lengths", "256,abc"], "not a comma-separated list"),
+        (["--prompt-lengths", "4"], "at least 8 tokens"),
+        (["--model", "no-such-model-folder"], "not 'tiny', not 'smollm2-135m' and not a folder"),
+        (["--dtype", "float8"], "unknown dtype"),
+        (["--threads", "0"], "--threads must be at least 1"),
+    ],
+)
+def test_bad_input_is_a_clear_error(args: list[str], message: str) -> None:
+    code, _, output = _run(*args)
+    assert code == 2
+    assert message in output
+
+
+def test_a_folder_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    code, _, output = _run("--model", str(tmp_path / "empty"), "--prompt-lengths", "16", *SMALL)
+    assert code == 2 and "does not load as a causal LM" in output

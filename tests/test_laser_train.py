@@ -1,0 +1,146 @@
+"""LASER's training loop: the loss falls, only target tokens count, batches are deterministic,
+and a killed training resumes where it stopped with the same result as an uninterrupted one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from gharuntime.baselines.laser.models import ModelOptions, tiny_model, train_tokenizer  # noqa: E402
+from gharuntime.baselines.laser.train import (  # noqa: E402
+    Example,
+    TrainConfig,
+    collate,
+    make_example,
+    micro_batches,
+    target_loss,
+    train,
+)
+from gharuntime.baselines.method import MethodError  # noqa: E402
+
+PROMPTS = [f"job build-{i % 5} on ubuntu, {i % 5} steps\n" for i in range(40)]
+TARGETS = [f"duration_s={(i % 5) + 1}.00e+0{i % 5}" for i in range(40)]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():  # type: ignore[no-untyped-def]
+    return train_tokenizer(PROMPTS + TARGETS, 300)
+
+
+@pytest.fixture(scope="module")
+def examples(tokenizer) -> list[Example]:  # type: ignore[no-untyped-def]
+    return [
+        make_example(
+            tokenizer.encode(p), tokenizer.encode(t), tokenizer.eos_token_id, max_length=None
+        )
+        for p, t in zip(PROMPTS, TARGETS, strict=True)
+    ]
+
+
+def _model(tokenizer):  # type: ignore[no-untyped-def]
+    return tiny_model(tokenizer, "tiny", ModelOptions(), seed=0)
+
+
+def _weights(model) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.slow
+def test_a_few_steps_lower_the_target_loss(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    model = _model(tokenizer)
+    result = train(
+        model, examples, tokenizer.pad_token_id, TrainConfig(max_steps=12, lr=3e-3, warmup_steps=2)
+    )
+    assert result.steps == 12 and len(result.losses) == 12
+    assert result.losses[-1] < 0.6 * result.losses[0]
+    per_example = len(tokenizer.encode(TARGETS[0])) + 1  # every target has the same length
+    assert result.target_tokens == 12 * 8 * per_example  # 12 steps of 8 examples
+    assert not model.training  # handed back ready to predict
+
+
+def test_loss_counts_target_tokens_only(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    model = _model(tokenizer)
+    a = make_example([5, 6, 7, 8], [9, 10], tokenizer.eos_token_id, None)
+    b = make_example([11, 12, 13, 14, 15, 16], [9, 10], tokenizer.eos_token_id, None)
+    batch = collate([a, b], tokenizer.pad_token_id)
+    assert batch["input_ids"][0].tolist()[:2] == [tokenizer.pad_token_id] * 2  # left-padded
+    assert batch["position_ids"][0].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6]
+    _, count = target_loss(model, batch)
+    assert count == 2 * 3  # two targets of 2 tokens + eos each
+    # the loss equals the cross-entropy of the target tokens in the full logits
+    with torch.no_grad():
+        loss, _ = target_loss(model, batch)
+        logits = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+        ).logits
+        expected = 0.0
+        for row in range(2):
+            ids = batch["input_ids"][row]
+            for pos in range(len(ids) - 3, len(ids)):
+                expected += float(
+                    torch.nn.functional.cross_entropy(logits[row, pos - 1][None], ids[pos][None])
+                )
+    assert float(loss) == pytest.approx(expected, rel=1e-4)
+
+
+def test_batch_order_is_a_function_of_seed_and_epoch() -> None:
+    lengths = list(range(50, 10, -1))
+    assert micro_batches(lengths, 4, seed=1, epoch=0) == micro_batches(lengths, 4, 1, 0)
+    assert micro_batches(lengths, 4, 1, 0) != micro_batches(lengths, 4, 1, 1)
+    batches = micro_batches(lengths, 4, 1, 0)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_to_the_same_weights(tokenizer, examples, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = {"max_steps": 6, "batch_size": 4, "grad_accum": 2, "lr": 3e-3, "warmup_steps": 2}
+    whole = _model(tokenizer)
+    train(whole, examples, tokenizer.pad_token_id, TrainConfig(**cfg))
+
+    ckpt = tmp_path / "ckpt"
+    killed = _model(tokenizer)
+    first = train(
+        killed, examples, tokenizer.pad_token_id,
+        TrainConfig(**cfg, checkpoint_dir=str(ckpt), checkpoint_every=2, stop_after=3),
+    )  # fmt: skip
+    assert first.stopped_early and first.steps == 3  # step 3 ran, its checkpoint did not
+    assert (ckpt / "latest.json").is_file() and (ckpt / "step-2").is_dir()
+
+    resumed = _model(tokenizer)  # a new process: fresh weights, state from the checkpoint
+    second = train(
+        resumed, examples, tokenizer.pad_token_id,
+        TrainConfig(**cfg, checkpoint_dir=str(ckpt), checkpoint_every=2),
+    )  # fmt: skip
+    assert second.resumed_from == 2 and second.steps == 6 and len(second.losses) == 4
+    a, b = _weights(whole), _weights(resumed)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6), k  # type: ignore[call-overload]
+
+
+def test_checkpoint_of_another_training_is_refused(tokenizer, examples, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ckpt = str(tmp_path / "ckpt")
+    train(
+        _model(tokenizer),
+        examples,
+        tokenizer.pad_token_id,
+        TrainConfig(max_steps=1, checkpoint_dir=ckpt),
+    )
+    with pytest.raises(MethodError, match="different training"):
+        train(
+            _model(tokenizer), examples[:20], tokenizer.pad_token_id,
+            TrainConfig(max_steps=2, checkpoint_dir=ckpt),
+        )  # fmt: skip
+
+
+def test_bad_settings_are_refused(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(MethodError, match="batch_size"):
+        train(_model(tokenizer), examples, 0, TrainConfig(batch_size=0))
+    with pytest.raises(MethodError, match="precision"):
+        train(_model(tokenizer), examples, 0, TrainConfig(precision="fp8"))
