@@ -39,6 +39,7 @@ LOSSY_PROBLEMS = (
     "job_without_run",
     "unreadable_run",
     "job_without_repository_id",
+    "changed_shard",
 )
 
 
@@ -62,7 +63,11 @@ class BuildResult:
     @property
     def lost_input(self) -> int:
         """Input records that could not be read or placed (the CLI exits 1 when > 0)."""
-        return sum(self.problems.counts.get(k, 0) for k in LOSSY_PROBLEMS)
+        return sum(
+            n
+            for k, n in self.problems.counts.items()
+            if k in LOSSY_PROBLEMS or k.startswith("malformed_")
+        )
 
 
 def _note(progress: Progress | None, stage: str) -> None:

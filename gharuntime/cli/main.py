@@ -8,6 +8,7 @@ from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
+from gharuntime.cli.output import safe_streams
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -30,6 +31,7 @@ def cli() -> None:
       gharuntime eval out/lgb.jsonl --dataset out/ds
     Each command's --help says more.
     """
+    safe_streams()
 
 
 cli.add_command(validate_command)

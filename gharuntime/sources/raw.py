@@ -262,11 +262,16 @@ def read_raw_stores(
     r = _Reader()
 
     def on_error(where: str, message: str) -> None:
-        kind = "truncated_shard" if "shard" in message else "unreadable_record"
-        r.problems.add(kind, f"{where}: {message}")
+        r.problems.add("unreadable_record", f"{where}: {message}")
+
+    def on_lost(where: str, message: str, lost: int) -> None:
+        # A damaged shard: count the records it lost (a whole lost shard is all of its records);
+        # bytes changed with nothing lost still count once, so the build cannot exit 0.
+        kind = "truncated_shard" if lost else "changed_shard"
+        r.problems.add(kind, f"{where}: {message}", n=max(lost, 1))
 
     with gc_paused():
-        n = _read_into(r, roots, on_error, progress, every, total)
+        n = _read_into(r, roots, on_error, progress, every, total, on_lost)
     return RawTables(
         repositories=r.repos.frame(),
         workflows=r.workflows.frame(),
@@ -288,9 +293,10 @@ def _read_into(
     progress: Progress | None,
     every: int,
     total: int | None,
+    on_lost: Callable[[str, str, int], None] | None = None,
 ) -> int:
     n = 0
-    for rec in iter_records(roots, on_error=on_error):
+    for rec in iter_records(roots, on_error=on_error, on_lost=on_lost):
         n += 1
         if progress is not None and n % every == 0:
             progress("reading raw records", n, total)
