@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.registry import METHODS
+from gharuntime.paths import make_temp_dir
 from gharuntime.version import __version__
 
 __all__ = ["IMPORTANCES_FILE", "MODEL_FILE", "MODEL_FORMAT", "load_model", "save_model"]
@@ -34,7 +34,7 @@ def save_model(method: Method, folder: Path, provenance: dict[str, Any]) -> dict
         raise MethodError(
             f"{folder} exists and is not a model folder; refusing to replace it (choose another)"
         )
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    tmp = make_temp_dir(folder)
     try:
         state = method.save_state(tmp)
         meta: dict[str, Any] = {

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from gharuntime.contract import (
     job_table_schema,
     split_file_name,
 )
+from gharuntime.paths import make_temp_dir
 from gharuntime.splits import assign_splits
 from gharuntime.version import __version__
 
@@ -161,7 +161,7 @@ def write_dataset(
         raise DatasetError(f"duplicate ids in job table, e.g. {dup}")
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = make_temp_dir(out)
     try:
         files: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}

@@ -14,12 +14,14 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
+from gharuntime.paths import output_file_problem
 
 __all__ = ["eval_command"]
 
@@ -95,6 +97,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     "-d",
     required=True,
     metavar="DIR|HUB_ID[@REVISION]",
+    type=Text(4096),
     help="The dataset folder the predictions are for (a Hub id is accepted once Hub download "
     "lands).",
 )
@@ -113,17 +116,25 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     type=click.Choice(list(TRACKS)),
     help="Track the method competes in (decides the targets; --gold default: multi).",
 )
-@click.option("--method", help="Method name (overrides the metadata file's).")
-@click.option("--method-version", help="Method version.")
+@click.option("--method", type=Text(200), help="Method name (overrides the metadata file's).")
+@click.option("--method-version", type=Text(200), help="Method version.")
 @click.option(
-    "--inputs", help="Comma-separated input columns the method read, e.g. repo,job_name,matrix."
+    "--inputs",
+    type=Text(5000),
+    help="Comma-separated input columns the method read, e.g. repo,job_name,matrix.",
 )
 @click.option(
     "--dataset-revision",
+    type=Text(200),
     help="The dataset revision the predictions were made on; must match the dataset's "
     "(for a folder: the sha256 of its manifest.json).",
 )
-@click.option("--seed", "method_seed", type=int, help="The method's own training seed.")
+@click.option(
+    "--seed",
+    "method_seed",
+    type=click.IntRange(-INT64_MAX, INT64_MAX),
+    help="The method's own training seed.",
+)
 @click.option(
     "--meta",
     "meta_path",
@@ -156,7 +167,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 )
 @click.option(
     "--bootstrap-seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the resamples; with the split's repositories it fixes them, so every method "
@@ -223,6 +234,14 @@ def eval_command(
         )
     if gold and vs is not None:
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    if out is not None:
+        given = Path(dataset)
+        problem = output_file_problem(
+            out,
+            [submission, vs, meta_path, given / "manifest.json" if given.is_dir() else None],
+        )
+        if problem:
+            raise click.BadParameter(problem, param_hint="--out")
     try:
         with _progress() as progress:
             if gold:
@@ -262,6 +281,13 @@ def eval_command(
                 )
     except DatasetError as exc:
         err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)
+        sys.exit(2)
+    except OSError as exc:
+        err_console.print(
+            f"[red]cannot read[/red] {exc.filename or dataset}: {exc.strerror or exc}",
+            markup=True,
+            highlight=False,
+        )
         sys.exit(2)
     except InvalidSubmission as exc:
         _print_problems(exc.problems, as_json)

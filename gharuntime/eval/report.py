@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,6 +15,7 @@ from gharuntime.contract import PRIMARY_TARGET
 from gharuntime.eval.bootstrap import CONFIDENCE, SPEARMAN_NOTE, CellResult, interval
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
 from gharuntime.eval.metrics import METRICS
+from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
 
 __all__ = ["RESULT_VERSION", "render_tables", "result_json", "write_result"]
@@ -138,7 +138,7 @@ def write_result(result: dict[str, Any], out: Path) -> None:
     """Write the result JSON atomically: a temporary file beside `out`, then a rename."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    fd, tmp = make_temp_file(out)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=2, allow_nan=False)
