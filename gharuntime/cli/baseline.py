@@ -122,7 +122,9 @@ def baseline_command(
         problem = output_file_problem(path, [dataset / "manifest.json"])
         if problem:
             raise click.BadParameter(problem, param_hint=option)
-    if is_within(model_dir, dataset) or is_within(dataset, model_dir):
+    if is_within(dataset, model_dir) or (
+        (dataset / "manifest.json").is_file() and is_within(model_dir, dataset)
+    ):
         raise click.BadParameter(
             f"{model_dir} overlaps the dataset folder {dataset}; put the model elsewhere",
             param_hint="--model-out",
