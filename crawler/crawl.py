@@ -335,6 +335,12 @@ class Crawler:
         self._failures.append(body)
         self.on_event(CrawlEvent("problem", body))
 
+    def _resolve(self, kind_key: str) -> None:
+        """A unit that an earlier run could not fetch was fetched now: store a record saying so,
+        so the build no longer counts the old error record (the store is append-only)."""
+        if self.store.has(RawKind.ERROR, kind_key):
+            self.store.add(RawKind.ERROR, f"{kind_key}#resolved", {"resolved": kind_key}, None)
+
     def _guard(self, what: str, where: str, work: Callable[[], Any]) -> Callable[[], Any]:
         """Run `work`, turning a RequestFailed into a _Failure the main thread records."""
 
@@ -589,6 +595,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"runs:{repo_id}:{wf}:{since}..{until}")
                 return
+            self._resolve(f"runs:{repo_id}:{wf}:{since}..{until}")
             if result == "split":
                 halves = split_window(since, until)
                 assert halves is not None
@@ -664,6 +671,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"jobs:{run_id}:{attempt}")
                 return
+            self._resolve(f"jobs:{run_id}:{attempt}")
             jobs, runs = result
             sql: list[Sql] = [
                 ("UPDATE run_units SET done=1 WHERE run_id=? AND attempt=?", (run_id, attempt))
@@ -738,6 +746,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
                 return
+            self._resolve(f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
             sql: list[Sql] = []
             for path, sha, got in result:
                 if naive:
@@ -788,6 +797,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"workflow_file:{repo_id}:{path}:{blob}")
                 return
+            self._resolve(f"workflow_file:{repo_id}:{path}:{blob}")
             if self.store.add(RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", result, repo_id):
                 self.stats.count_records(RawKind.WORKFLOW_FILE.value)
             self.store.mark(
@@ -818,6 +828,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"log:{job_id}")
                 return
+            self._resolve(f"log:{job_id}")
             if self.store.add(RawKind.LOG, str(job_id), result, repo_id):
                 self.stats.count_records(RawKind.LOG.value)
             self.store.mark(

@@ -12,6 +12,7 @@ import base64
 import binascii
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +163,8 @@ class _Reader:
         self.files = ColumnBuffer(FILE_SCHEMA, 5_000)
         self.refs = ColumnBuffer(REF_SCHEMA)
         self.logs = ColumnBuffer(LOG_SCHEMA)
-        self.errors: dict[str, int] = {}
+        self.error_keys: dict[str, str] = {}  # error record key -> what could not be fetched
+        self.resolved: set[str] = set()
         self.problems = Problems()
 
     def repository(self, repo_id: int | None, b: dict[str, Any]) -> None:
@@ -280,7 +282,9 @@ def read_raw_stores(
         workflow_files=r.files.frame(),
         workflow_refs=r.refs.frame(),
         logs=r.logs.frame(),
-        fetch_errors=dict(sorted(r.errors.items())),
+        fetch_errors=dict(
+            sorted(Counter(w for k, w in r.error_keys.items() if k not in r.resolved).items())
+        ),
         records=n,
         problems=r.problems,
     )
@@ -320,8 +324,10 @@ def _read_into(
             elif kind is RawKind.WORKFLOW:
                 r.workflow(rec.repo_id, body)
             elif kind is RawKind.ERROR:
-                what = str(body.get("what", "unknown"))
-                r.errors[what] = r.errors.get(what, 0) + 1
+                if "resolved" in body:  # a later run fetched what this key's error record lacks
+                    r.resolved.add(str(body["resolved"]))
+                else:
+                    r.error_keys[rec.key] = str(body.get("what", "unknown"))
         except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
             r.problems.add(
                 f"malformed_{rec.kind.value}_record",
