@@ -341,6 +341,32 @@ class Crawler:
         if self.store.has(RawKind.ERROR, kind_key):
             self.store.add(RawKind.ERROR, f"{kind_key}#resolved", {"resolved": kind_key}, None)
 
+    def _checked(self, what: str, where: str, kind_key: str, apply: Apply) -> Apply:
+        """Run `apply` in the main thread; a response of an unexpected shape (a string where
+        GitHub sends an integer id, a list for an object) becomes a scrubbed error record for the
+        unit, which the next run retries, instead of ending the crawl. Nothing of the value is
+        quoted: a hostile server may echo the token back."""
+
+        def run(result: Any) -> None:
+            if isinstance(result, _Failure):
+                apply(result)
+                return
+            try:
+                apply(result)
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                self._fail(
+                    _Failure(
+                        what,
+                        where,
+                        None,
+                        f"unexpected response: a value of the wrong type or shape "
+                        f"({type(exc).__name__})",
+                    ),
+                    kind_key,
+                )
+
+        return run
+
     def _guard(self, what: str, where: str, work: Callable[[], Any]) -> Callable[[], Any]:
         """Run `work`, turning a RequestFailed into a _Failure the main thread records."""
 
@@ -351,11 +377,10 @@ class Crawler:
                 raise
             except RequestFailed as exc:
                 return _Failure(what, where, exc.status, str(exc))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                # Valid JSON of the wrong shape: report it rather than stop the crawl.
-                return _Failure(
-                    what, where, None, f"unexpected response ({type(exc).__name__}: {exc})"
-                )
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                # Valid JSON of the wrong shape: report it rather than stop the crawl; the
+                # exception's text may quote what the server sent, so only its type is kept.
+                return _Failure(what, where, None, f"unexpected response ({type(exc).__name__})")
 
         return run
 
@@ -550,7 +575,11 @@ class Crawler:
                 for wf in targets:
                     self._push(*self._window_task(rid, wf, self.since, self.until))
 
-        return self._guard("repository", name, work), apply, name
+        return (
+            self._guard("repository", name, work),
+            self._checked("repository", name, f"repository:{name}", apply),
+            name,
+        )
 
     def _name(self, repo_id: int) -> str:
         cached = self._repo_cache.get(repo_id)
@@ -628,7 +657,8 @@ class Crawler:
             self.store.mark(sql)
             self._queue_refs(repo_id, new_pairs)
 
-        return self._guard("runs", where, work), apply, repo_id
+        key = f"runs:{repo_id}:{wf}:{since}..{until}"
+        return self._guard("runs", where, work), self._checked("runs", where, key, apply), repo_id
 
     # -- jobs of a run ----------------------------------------------------------------------------
     def _run_task(self, repo_id: int, run_id: int, attempt: int) -> Task:
@@ -697,7 +727,8 @@ class Crawler:
                     self._push(*self._log_task(repo_id, job_id, conclusion, steps))
             self.store.mark(sql)
 
-        return self._guard("jobs", where, work), apply, repo_id
+        key = f"jobs:{run_id}:{attempt}"
+        return self._guard("jobs", where, work), self._checked("jobs", where, key, apply), repo_id
 
     # -- workflow YAML ----------------------------------------------------------------------------
     def _queue_refs(self, repo_id: int, pairs: list[tuple[str, str]]) -> None:
@@ -770,7 +801,12 @@ class Crawler:
                     self._queue_blob(repo_id, path, blob, sha)
             self.store.mark(sql)
 
-        return self._guard("workflow_refs", where, work), apply, repo_id
+        key = f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}"
+        return (
+            self._guard("workflow_refs", where, work),
+            self._checked("workflow_refs", where, key, apply),
+            repo_id,
+        )
 
     def _queue_blob(self, repo_id: int, path: str, blob: str, sha: str) -> None:
         key = (repo_id, path, blob)
@@ -804,7 +840,12 @@ class Crawler:
                 [("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))]
             )
 
-        return self._guard("workflow_file", where, work), apply, repo_id
+        key = f"workflow_file:{repo_id}:{path}:{blob}"
+        return (
+            self._guard("workflow_file", where, work),
+            self._checked("workflow_file", where, key, apply),
+            repo_id,
+        )
 
     # -- logs -------------------------------------------------------------------------------------
     def _log_task(self, repo_id: int, job_id: int, conclusion: str | None, steps: int) -> Task:
@@ -835,7 +876,8 @@ class Crawler:
                 [("UPDATE logs SET state=? WHERE job_id=?", (result["status"], job_id))]
             )
 
-        return self._guard("log", where, work), apply, repo_id
+        key = f"log:{job_id}"
+        return self._guard("log", where, work), self._checked("log", where, key, apply), repo_id
 
 
 def crawl(
