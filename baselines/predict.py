@@ -200,7 +200,6 @@ def workflow_rows(
                 "is_default_branch": meta.default_branch,
                 "workflow_path": path,
                 "workflow_name": wf.name or path,
-                "workflow_yaml": text,
                 "workflow_sha256": sha,
                 "job_name": job.name,
                 "job_key": job.key,
@@ -215,7 +214,15 @@ def workflow_rows(
             }
         )
     schema = job_table_schema()
-    frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    # The file's text is the same in every row: added as one literal (a string view column
+    # whose rows all point at one buffer), not copied into each row's dict.
+    frame = (
+        pl.DataFrame(rows, schema={k: v for k, v in schema.items() if k != "workflow_yaml"})
+        .with_columns(pl.lit(text, dtype=pl.String).alias("workflow_yaml"))
+        .select(list(schema))
+        if rows
+        else pl.DataFrame(schema=schema)
+    )
     return frame, jobs
 
 

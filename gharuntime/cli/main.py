@@ -46,3 +46,7 @@ cli.add_command(simulate_command)
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gharuntime")
+
+
+if __name__ == "__main__":
+    main()
