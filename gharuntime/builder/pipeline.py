@@ -116,6 +116,16 @@ def finish_build(
     frees each stage's frame as soon as the next one exists."""
     _note(progress, "filtering")
     n_candidates = candidates.height
+    if n_candidates == 0 and problems.counts:
+        # Nothing could be read: say why, rather than blame the filters that met no row.
+        raise BuildError(
+            "no job could be read from the source: "
+            + "; ".join(
+                f"{kind} {n:,}"
+                + (f" (e.g. {problems.examples[kind][0]})" if problems.examples.get(kind) else "")
+                for kind, n in sorted(problems.counts.items())
+            )
+        )
     rows, filter_counts = apply_filters(candidates, conclusions)
     del candidates
     if rows.height == 0:
