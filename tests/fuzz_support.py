@@ -29,6 +29,8 @@ def tree_digest(root: Path) -> str:
     if not root.exists():
         return "absent"
     for path in sorted(root.rglob("*")):
+        if path.name.endswith(("-wal", "-shm")):
+            continue  # SQLite's own files, created by any reader of a WAL database
         h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape"))
         if path.is_file() and not path.is_symlink():
             h.update(path.read_bytes())
@@ -58,7 +60,9 @@ def invoke(args: Sequence[str], cwd: Path) -> Outcome:
 
 def check(outcome: Outcome, what: Any) -> None:
     """The harness's four promises for one run."""
-    assert outcome.exception is None, f"{what}: {type(outcome.exception).__name__}: {outcome.exception}"
+    assert outcome.exception is None, (
+        f"{what}: {type(outcome.exception).__name__}: {outcome.exception}"
+    )
     assert outcome.code in (0, 1, 2), f"{what}: exit code {outcome.code}\n{outcome.output[-2000:]}"
     assert "Traceback (most recent call last)" not in outcome.output, f"{what}: traceback"
     assert SECRET not in outcome.output, f"{what}: the token is in the output"
