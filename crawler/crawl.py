@@ -515,6 +515,7 @@ class Crawler:
             body = r.body
             rid = int(body["id"])
             full_name = str(body["full_name"])
+            self._resolve(f"repository:{name}")
             self._label[rid] = name
             self._rid_of[name] = rid
             self.store.add(RawKind.REPOSITORY, str(rid), body, rid)

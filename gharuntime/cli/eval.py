@@ -236,9 +236,21 @@ def eval_command(
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
     if out is not None:
         given = Path(dataset)
+        sidecars = [
+            p.with_name(name)
+            for p in (submission, vs)
+            if p is not None
+            for name in (p.name + ".meta.json", p.stem + ".meta.json")
+        ]
         problem = output_file_problem(
             out,
-            [submission, vs, meta_path, given / "manifest.json" if given.is_dir() else None],
+            [
+                submission,
+                vs,
+                meta_path,
+                *sidecars,
+                given / "manifest.json" if given.is_dir() else None,
+            ],
         )
         if problem:
             raise click.BadParameter(problem, param_hint="--out")
