@@ -241,7 +241,7 @@ def iter_records(
             try:
                 with open(path, "rb") as raw_file:
                     hashing = _HashingReader(raw_file)
-                    with gzip.GzipFile(fileobj=hashing, mode="rb") as fh:  # type: ignore[arg-type]
+                    with gzip.GzipFile(fileobj=hashing, mode="rb") as fh:  # type: ignore[call-overload]
                         for number, raw in enumerate(fh, start=1):
                             where = f"{path}:{number}"
                             try:

@@ -40,7 +40,7 @@ def check_text(value: str, *, max_len: int, newlines: bool = False) -> str | Non
     return None
 
 
-class Text(click.ParamType):  # type: ignore[type-arg]  (generic only in click >= 8.2)
+class Text(click.ParamType):  # type: ignore[type-arg]
     """A line of UTF-8 text without control characters, of bounded length."""
 
     name = "text"
