@@ -514,3 +514,47 @@ def test_heavy_inputs_stay_within_memory(world: dict[str, Any], tmp_path: Path, 
     out = run_limited(args, folder, memory_mb=2048)
     check(out, case)
     assert out.code == 2, out.output[-2000:]
+
+
+# ------------------------------------------------------------------- repository metadata
+
+
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(
+            [
+                "id",
+                "full_name",
+                "language",
+                "stargazers_count",
+                "size",
+                "fork",
+                "topics",
+                "created_at",
+                "repo_stars",
+                "repo_language",
+                "repo_size_kb",
+                "default_branch",
+            ]
+        ),
+        st.one_of(JSON, ODD_NUMBERS, st.sampled_from([1e400, -1e400, 2**70])),
+        max_size=5,
+    )
+)
+def test_fuzz_repo_meta(world: dict[str, Any], tmp_path_factory: Any, meta: dict[str, Any]) -> None:
+    folder = tmp_path_factory.mktemp("meta")
+    (folder / "meta.json").write_text(json.dumps(meta))
+    out = invoke(
+        [
+            "predict",
+            str(world["root"] / "wf.yml"),
+            "--model",
+            str(world["model"]),
+            "--repo-meta",
+            "meta.json",
+            "--json",
+        ],
+        folder,
+    )
+    check(out, meta)
+    assert out.code in (0, 2)

@@ -134,8 +134,10 @@ def predict_command(
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
             _fail(f"{repo_meta}: not usable repository metadata: {exc}")
+        except RecursionError:
+            _fail(f"{repo_meta}: not usable repository metadata: nested too deeply")
     meta = repo_meta_from_json(
         {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
     )
