@@ -122,7 +122,14 @@ class RawStoreWriter:
             separators=(",", ":"),
             ensure_ascii=False,
         )
-        self._buffer.append(line.encode() + b"\n")
+        try:
+            data = line.encode()
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in a response): keep it escaped
+            data = json.dumps(
+                {"kind": kind.value, "repo_id": repo_id, "key": key, "body": body},
+                separators=(",", ":"),
+            ).encode()
+        self._buffer.append(data + b"\n")
 
     def _next_name(self) -> str:
         row = self.con.execute(

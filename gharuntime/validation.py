@@ -14,6 +14,7 @@ import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
 from gharuntime.dataset import Problem, sha256_file
+from gharuntime.paths import contained
 
 __all__ = ["validate_folder"]
 
@@ -59,6 +60,12 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             or not {"path", "config", "split", "rows", "sha256"} <= entry.keys()
         ):
             add(DATASET_LAYOUT.manifest, f"files[{i}] lacks path, config, split, rows or sha256")
+            continue
+        if not isinstance(entry["path"], str) or contained(root, entry["path"]) is None:
+            add(
+                DATASET_LAYOUT.manifest,
+                f"files[{i}] path {ascii(entry['path'])[:100]} is not a path inside the folder",
+            )
             continue
         if entry["config"] not in CONFIGS or entry["split"] not in SPLITS:
             add(

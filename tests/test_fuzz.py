@@ -177,6 +177,7 @@ def _mutate_manifest(manifest: dict[str, Any], how: str, value: Any) -> dict[str
     return m
 
 
+@pytest.mark.slow
 @given(
     how=st.sampled_from(["drop_files", "files", "entry", "path", "field"]),
     value=st.one_of(JSON, ODD_STRINGS, st.sampled_from(["/etc/passwd", "../x", "data/../../x"])),
@@ -200,6 +201,7 @@ def test_fuzz_manifests(world: dict[str, Any], tmp_path_factory: Any, how: str, 
 # ----------------------------------------------------------------------------- model folders
 
 
+@pytest.mark.slow
 @given(
     target=st.sampled_from(["model.json", "importances.json", "state", "model_files"]),
     damage=st.sampled_from(["delete", "garbage", "truncate", "json", "outside"]),
@@ -296,6 +298,7 @@ def test_fuzz_workflow_yaml(jobs: dict[str, Any], tail: str) -> None:
 # -------------------------------------------------------------------------- raw-store records
 
 
+@pytest.mark.slow
 @given(
     records=st.lists(
         st.tuples(
@@ -327,6 +330,7 @@ def test_fuzz_raw_store_records(
 # -------------------------------------------------------------------------- GHALogs records
 
 
+@pytest.mark.slow
 @given(
     field=st.sampled_from(
         [
