@@ -466,7 +466,11 @@ def extract(
         [pl.col("workflow_yaml").hash(), pl.col("job_key"), pl.col("job_yaml").hash()],
     )
     cache: dict[str, Workflow | None] = {}
-    wf_texts = frame["workflow_yaml"].gather(j_first).to_list()
+    # Each distinct workflow text once, shared by all its jobs: a 1 MB file with thousands of
+    # jobs must not become thousands of 1 MB strings.
+    w_idx, w_first = _distinct(frame, [pl.col("workflow_yaml").hash()])
+    w_texts = frame["workflow_yaml"].gather(w_first).to_list()
+    wf_texts = [w_texts[k] for k in w_idx[j_first]]
     keys = frame["job_key"].gather(j_first).to_list()
     blocks = frame["job_yaml"].gather(j_first).to_list()
     job_dense: list[list[float]] = []

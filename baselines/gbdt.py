@@ -27,6 +27,7 @@ from gharuntime.baselines.features import (
 )
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import TRACKS
+from gharuntime.paths import contained
 
 __all__ = ["GBDT", "LightGBM", "XGBoost"]
 
@@ -163,7 +164,13 @@ class GBDT(Method):
         if m.feature_names() != state["feature_names"]:
             raise MethodError(f"{folder}: feature names do not match this version's extractor")
         for target, name in state["model_files"].items():
-            m.boosters[target] = cls._load(folder / name)
+            path = contained(folder, name) if isinstance(name, str) else None
+            if path is None or not path.is_file():
+                raise MethodError(
+                    f"{folder}: model file {ascii(str(name))[:100]} of {target!r} is not a file "
+                    "inside the model folder"
+                )
+            m.boosters[target] = cls._load(path)
         m.best_iterations = {k: int(v) for k, v in state["best_iterations"].items()}
         return m
 

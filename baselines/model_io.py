@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.registry import METHODS
+from gharuntime.paths import make_temp_dir
 from gharuntime.version import __version__
 
 __all__ = ["IMPORTANCES_FILE", "MODEL_FILE", "MODEL_FORMAT", "load_model", "save_model"]
@@ -34,7 +34,7 @@ def save_model(method: Method, folder: Path, provenance: dict[str, Any]) -> dict
         raise MethodError(
             f"{folder} exists and is not a model folder; refusing to replace it (choose another)"
         )
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    tmp = make_temp_dir(folder)
     try:
         state = method.save_state(tmp)
         meta: dict[str, Any] = {
@@ -83,9 +83,18 @@ def load_model(folder: Path) -> tuple[Method, dict[str, Any]]:
         ) from exc
     except (OSError, ValueError) as exc:
         raise MethodError(f"{path}: unreadable model metadata: {exc}") from exc
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise MethodError(f"{path}: not a {MODEL_FORMAT} model (format {meta.get('format')!r})")
-    cls = METHODS.get(meta.get("method", ""))
+    except RecursionError:
+        raise MethodError(f"{path}: unreadable model metadata: nested too deeply") from None
+    if not isinstance(meta, dict):
+        raise MethodError(f"{path}: not a {MODEL_FORMAT} model (not a JSON object)")
+    if meta.get("format") != MODEL_FORMAT:
+        raise MethodError(
+            f"{path}: not a {MODEL_FORMAT} model (format {ascii(meta.get('format'))[:60]})"
+        )
+    method = meta.get("method")
+    if not isinstance(method, str) or not isinstance(meta.get("track"), str):
+        raise MethodError(f"{path}: `method` and `track` must be strings")
+    cls = METHODS.get(method)
     if cls is None:
         raise MethodError(f"{path}: unknown method {meta.get('method')!r}")
     if meta.get("method_version") != cls.version:
@@ -95,5 +104,10 @@ def load_model(folder: Path) -> tuple[Method, dict[str, Any]]:
         )
     try:
         return cls.load_state(folder, meta), meta
-    except (KeyError, OSError, ValueError) as exc:
-        raise MethodError(f"{folder}: damaged model folder: {exc}") from exc
+    except MethodError:
+        raise
+    except Exception as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise MethodError(
+            f"{folder}: damaged model folder ({type(exc).__name__}: {first}); retrain the model"
+        ) from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -89,9 +90,25 @@ def repo_meta_from_json(data: Mapping[str, Any], base: RepoMeta | None = None) -
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{names[0]} must be a number, not {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{names[0]} must be a finite number, not {value!r}")
+        if not -(2**63) <= int(value) < 2**63:
+            raise ValueError(f"{names[0]} {int(value)} is out of range")
         return int(value)
 
-    repo = pick("full_name", "repo")
+    def opt_str(*names: str) -> str | None:
+        value = pick(*names)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"{names[0]} must be a string, not {type(value).__name__}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{names[0]} is not valid Unicode (a lone surrogate)") from None
+        return value
+
+    repo = opt_str("full_name", "repo")
     repo_id = opt_int("id", "repo_id")
     fork = pick("fork", "repo_fork")
     topics = pick("topics", "repo_topics")
@@ -99,7 +116,7 @@ def repo_meta_from_json(data: Mapping[str, Any], base: RepoMeta | None = None) -
         base,
         repo=str(repo) if repo is not None else base.repo,
         repo_id=repo_id if repo_id is not None else base.repo_id,
-        language=pick("language", "repo_language") or base.language,
+        language=opt_str("language", "repo_language") or base.language,
         stars=opt_int("stargazers_count", "repo_stars")
         if pick("stargazers_count", "repo_stars") is not None
         else base.stars,
@@ -108,7 +125,9 @@ def repo_meta_from_json(data: Mapping[str, Any], base: RepoMeta | None = None) -
         else base.size_kb,
         fork=bool(fork) if fork is not None else base.fork,
         created_at=_parse_time(pick("created_at", "repo_created_at")) or base.created_at,
-        topics=tuple(str(t) for t in topics) if isinstance(topics, list) else base.topics,
+        topics=tuple(str(t).encode("utf-8", "replace").decode() for t in topics)
+        if isinstance(topics, list)
+        else base.topics,
     )
 
 
@@ -230,7 +249,6 @@ def workflow_rows(
                 "is_default_branch": meta.default_branch,
                 "workflow_path": path,
                 "workflow_name": wf.name or path,
-                "workflow_yaml": text,
                 "workflow_sha256": sha,
                 "job_name": job.name,
                 "job_key": job.key,
@@ -245,7 +263,15 @@ def workflow_rows(
             }
         )
     schema = job_table_schema()
-    frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    # The file's text is the same in every row: added as one literal (a string view column
+    # whose rows all point at one buffer), not copied into each row's dict.
+    frame = (
+        pl.DataFrame(rows, schema={k: v for k, v in schema.items() if k != "workflow_yaml"})
+        .with_columns(pl.lit(text, dtype=pl.String).alias("workflow_yaml"))
+        .select(list(schema))
+        if rows
+        else pl.DataFrame(schema=schema)
+    )
     return frame, jobs
 
 

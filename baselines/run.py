@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import save_model
 from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import dataset_revision, load, read_manifest
+from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
 
 __all__ = [
@@ -94,7 +94,7 @@ def dataset_identity(root: Path) -> dict[str, Any]:
 
 def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = make_temp_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             write(f)

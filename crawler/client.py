@@ -40,6 +40,8 @@ __all__ = [
     "RetryPolicy",
     "Token",
     "TokenPool",
+    "api_url_problem",
+    "token_problem",
 ]
 
 USER_AGENT = "gharuntime-crawler"
@@ -90,10 +92,51 @@ class RetryPolicy:
         return delay * rng.uniform(0.5, 1.0)
 
 
+def token_problem(secret: str) -> str | None:
+    """Why `secret` cannot be sent as a token (None when it can). The answer never quotes it:
+    an HTTP header value is printable ASCII, and a token holds no space (two tokens on one line)."""
+    if not secret:
+        return "is empty"
+    if len(secret) > 1000:
+        return f"is {len(secret):,} characters long; a GitHub token is under 300"
+    if any(not 0x21 <= ord(ch) <= 0x7E for ch in secret):
+        return (
+            "holds a space, a control character or a non-ASCII character, which an HTTP header "
+            "cannot carry; give one token a line"
+        )
+    return None
+
+
+def api_url_problem(url: str) -> str | None:
+    """Why `url` cannot be the API root (None when it can). A user:password in it is refused,
+    not stored: it would end up in the raw store, the manifest and the dataset card."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    del port
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not an http(s) URL, e.g. https://api.github.com"
+    if parts.username is not None or parts.password is not None:
+        return (
+            "the URL holds a user or password; remove it and pass the token with --token-file "
+            "or GITHUB_TOKEN"
+        )
+    if parts.query or parts.fragment:
+        return f"{url!r}: an API root has no ?query or #fragment"
+    if any(ord(ch) <= 0x20 or ord(ch) >= 0x7F for ch in url):
+        return f"{url!a} holds spaces, control or non-ASCII characters"
+    return None
+
+
 class Token:
     """One token and what we know of its account. `repr` never shows the secret."""
 
     def __init__(self, secret: str, label: str) -> None:
+        problem = token_problem(secret)
+        if problem:
+            raise ValueError(f"{label} {problem}")
         self._secret = secret
         self.label = label  # e.g. "token 2 (--token-file line 3)"
         self.account: str = label
@@ -253,6 +296,9 @@ class GitHubClient:
         seed: int | None = None,
         on_response: Callable[[], None] | None = None,
     ) -> None:
+        problem = api_url_problem(api_url)
+        if problem:
+            raise ValueError(f"api_url: {problem}")
         self.api_url = api_url.rstrip("/")
         self.pool = TokenPool(tokens, clock=clock)
         self.session = session or requests.Session()

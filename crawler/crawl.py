@@ -356,6 +356,38 @@ class Crawler:
         self._failures.append(body)
         self.on_event(CrawlEvent("problem", body))
 
+    def _resolve(self, kind_key: str) -> None:
+        """A unit that an earlier run could not fetch was fetched now: store a record saying so,
+        so the build no longer counts the old error record (the store is append-only)."""
+        if self.store.has(RawKind.ERROR, kind_key):
+            self.store.add(RawKind.ERROR, f"{kind_key}#resolved", {"resolved": kind_key}, None)
+
+    def _checked(self, what: str, where: str, kind_key: str, apply: Apply) -> Apply:
+        """Run `apply` in the main thread; a response of an unexpected shape (a string where
+        GitHub sends an integer id, a list for an object) becomes a scrubbed error record for the
+        unit, which the next run retries, instead of ending the crawl. Nothing of the value is
+        quoted: a hostile server may echo the token back."""
+
+        def run(result: Any) -> None:
+            if isinstance(result, _Failure):
+                apply(result)
+                return
+            try:
+                apply(result)
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                self._fail(
+                    _Failure(
+                        what,
+                        where,
+                        None,
+                        f"unexpected response: a value of the wrong type or shape "
+                        f"({type(exc).__name__})",
+                    ),
+                    kind_key,
+                )
+
+        return run
+
     def _guard(self, what: str, where: str, work: Callable[[], Any]) -> Callable[[], Any]:
         """Run `work`, turning a RequestFailed into a _Failure the main thread records."""
 
@@ -366,11 +398,10 @@ class Crawler:
                 raise
             except RequestFailed as exc:
                 return _Failure(what, where, exc.status, str(exc))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                # Valid JSON of the wrong shape: report it rather than stop the crawl.
-                return _Failure(
-                    what, where, None, f"unexpected response ({type(exc).__name__}: {exc})"
-                )
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                # Valid JSON of the wrong shape: report it rather than stop the crawl; the
+                # exception's text may quote what the server sent, so only its type is kept.
+                return _Failure(what, where, None, f"unexpected response ({type(exc).__name__})")
 
         return run
 
@@ -505,6 +536,7 @@ class Crawler:
             body = r.body
             rid = int(body["id"])
             full_name = str(body["full_name"])
+            self._resolve(f"repository:{name}")
             self._label[rid] = name
             self._rid_of[name] = rid
             self.store.add(RawKind.REPOSITORY, str(rid), body, rid)
@@ -565,7 +597,11 @@ class Crawler:
                 for wf in targets:
                     self._push(*self._window_task(rid, wf, self.since, self.until))
 
-        return self._guard("repository", name, work), apply, name
+        return (
+            self._guard("repository", name, work),
+            self._checked("repository", name, f"repository:{name}", apply),
+            name,
+        )
 
     def _name(self, repo_id: int) -> str:
         cached = self._repo_cache.get(repo_id)
@@ -610,6 +646,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"runs:{repo_id}:{wf}:{since}..{until}")
                 return
+            self._resolve(f"runs:{repo_id}:{wf}:{since}..{until}")
             if result == "split":
                 halves = split_window(since, until)
                 assert halves is not None
@@ -642,7 +679,8 @@ class Crawler:
             self.store.mark(sql)
             self._queue_refs(repo_id, new_pairs)
 
-        return self._guard("runs", where, work), apply, repo_id
+        key = f"runs:{repo_id}:{wf}:{since}..{until}"
+        return self._guard("runs", where, work), self._checked("runs", where, key, apply), repo_id
 
     # -- jobs of a run ----------------------------------------------------------------------------
     def _run_task(self, repo_id: int, run_id: int, attempt: int) -> Task:
@@ -685,6 +723,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"jobs:{run_id}:{attempt}")
                 return
+            self._resolve(f"jobs:{run_id}:{attempt}")
             jobs, runs = result
             sql: list[Sql] = [
                 ("UPDATE run_units SET done=1 WHERE run_id=? AND attempt=?", (run_id, attempt))
@@ -716,7 +755,8 @@ class Crawler:
             for number, items in sorted(wanted.items()):
                 self._queue_logs(repo_id, run_id, number, items)
 
-        return self._guard("jobs", where, work), apply, repo_id
+        key = f"jobs:{run_id}:{attempt}"
+        return self._guard("jobs", where, work), self._checked("jobs", where, key, apply), repo_id
 
     # -- workflow YAML ----------------------------------------------------------------------------
     def _queue_refs(self, repo_id: int, pairs: list[tuple[str, str]]) -> None:
@@ -765,6 +805,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
                 return
+            self._resolve(f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
             sql: list[Sql] = []
             for path, sha, got in result:
                 if naive:
@@ -788,7 +829,12 @@ class Crawler:
                     self._queue_blob(repo_id, path, blob, sha)
             self.store.mark(sql)
 
-        return self._guard("workflow_refs", where, work), apply, repo_id
+        key = f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}"
+        return (
+            self._guard("workflow_refs", where, work),
+            self._checked("workflow_refs", where, key, apply),
+            repo_id,
+        )
 
     def _queue_blob(self, repo_id: int, path: str, blob: str, sha: str) -> None:
         key = (repo_id, path, blob)
@@ -815,13 +861,19 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"workflow_file:{repo_id}:{path}:{blob}")
                 return
+            self._resolve(f"workflow_file:{repo_id}:{path}:{blob}")
             if self.store.add(RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", result, repo_id):
                 self.stats.count_records(RawKind.WORKFLOW_FILE.value)
             self.store.mark(
                 [("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))]
             )
 
-        return self._guard("workflow_file", where, work), apply, repo_id
+        key = f"workflow_file:{repo_id}:{path}:{blob}"
+        return (
+            self._guard("workflow_file", where, work),
+            self._checked("workflow_file", where, key, apply),
+            repo_id,
+        )
 
     # -- logs -------------------------------------------------------------------------------------
     def _queue_logs(self, repo_id: int, run_id: int, attempt: int, jobs: list[_LogJob]) -> None:
@@ -921,13 +973,15 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"log:{job_id}")
                 return
+            self._resolve(f"log:{job_id}")
             if self.store.add(RawKind.LOG, str(job_id), result, repo_id):
                 self.stats.count_records(RawKind.LOG.value)
             self.store.mark(
                 [("UPDATE logs SET state=? WHERE job_id=?", (result["status"], job_id))]
             )
 
-        return self._guard("log", where, work), apply, repo_id
+        key = f"log:{job_id}"
+        return self._guard("log", where, work), self._checked("log", where, key, apply), repo_id
 
 
 def crawl(

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from gharuntime.contract import (
     job_table_schema,
     split_file_name,
 )
+from gharuntime.paths import contained, make_temp_dir
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits
 from gharuntime.validation import Problem, validate_folder
@@ -37,6 +37,7 @@ __all__ = [
     "card_front_matter",
     "dataset_revision",
     "load",
+    "manifest_files",
     "read_manifest",
     "sha256_file",
     "split_paths",
@@ -144,7 +145,7 @@ def write_dataset(
         raise DatasetError(f"duplicate ids in job table, e.g. {dup}")
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = make_temp_dir(out)
     try:
         files: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}
@@ -234,9 +235,33 @@ def read_manifest(root: Path) -> dict[str, Any]:
         raise DatasetError(f"{root}: not a dataset folder (no {DATASET_LAYOUT.manifest})") from exc
     except (ValueError, OSError) as exc:
         raise DatasetError(f"{path}: unreadable manifest: {exc}") from exc
+    except RecursionError:
+        raise DatasetError(f"{path}: unreadable manifest: nested too deeply") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: manifest is not a JSON object")
+    manifest_files(data, root)  # raises DatasetError naming the first bad entry
     return data
+
+
+def manifest_files(manifest: Mapping[str, Any], root: Path) -> list[dict[str, Any]]:
+    """The manifest's `files` entries, checked: a list of objects whose `path`, `config` and
+    `split` are strings and whose path stays inside the dataset folder."""
+    where = root / DATASET_LAYOUT.manifest
+    files = manifest.get("files")
+    if not isinstance(files, list):
+        raise DatasetError(f"{where}: `files` is missing or not a list; rebuild the dataset")
+    for i, f in enumerate(files):
+        if not isinstance(f, dict) or not all(
+            isinstance(f.get(k), str) for k in ("path", "config", "split")
+        ):
+            raise DatasetError(
+                f"{where}: files[{i}] is not an object with string path, config and split"
+            )
+        if contained(root, f["path"]) is None:
+            raise DatasetError(
+                f"{where}: files[{i}] path {f['path'][:100]!a} leaves the dataset folder"
+            )
+    return files
 
 
 def split_paths(root: Path, config: str, split: str) -> list[Path]:
@@ -247,7 +272,9 @@ def split_paths(root: Path, config: str, split: str) -> list[Path]:
         raise DatasetError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     manifest = read_manifest(root)
     return [
-        root / f["path"] for f in manifest["files"] if f["config"] == config and f["split"] == split
+        root / f["path"]
+        for f in manifest_files(manifest, root)
+        if f["config"] == config and f["split"] == split
     ]
 
 
@@ -262,7 +289,13 @@ def load(
     paths = split_paths(Path(root), config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
-    return pl.read_parquet(paths, columns=columns)
+    try:
+        return pl.read_parquet(paths, columns=columns)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise DatasetError(
+            f"{root}: cannot read the {config}/{split} files: {str(exc).splitlines()[0][:300]}; "
+            "run `gharuntime validate` on the folder"
+        ) from None
 
 
 def validate(root: Path | str) -> list[Problem]:

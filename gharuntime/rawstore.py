@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ __all__ = [
     "connect_state",
     "iter_records",
     "listed_shards",
+    "shard_listing",
 ]
 
 LAYOUT = RawStoreLayout()
@@ -120,7 +122,14 @@ class RawStoreWriter:
             separators=(",", ":"),
             ensure_ascii=False,
         )
-        self._buffer.append(line.encode() + b"\n")
+        try:
+            data = line.encode()
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in a response): keep it escaped
+            data = json.dumps(
+                {"kind": kind.value, "repo_id": repo_id, "key": key, "body": body},
+                separators=(",", ":"),
+            ).encode()
+        self._buffer.append(data + b"\n")
 
     def _next_name(self) -> str:
         row = self.con.execute(
@@ -172,11 +181,53 @@ class RawStoreWriter:
         self.con.close()
 
 
-def iter_records(roots: Iterable[Path], *, on_error: Any = None) -> Iterator[RawRecord]:
+def shard_listing(root: Path) -> list[tuple[str, int, str]]:
+    """(name, records, sha256) of each complete shard of a store, in write order."""
+    names = listed_shards(root)  # checks the format and names the folder when it is not a store
+    con = sqlite3.connect(f"file:{root / LAYOUT.state}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT name, records, sha256 FROM shards ORDER BY rowid").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise RawStoreError(f"{root / LAYOUT.state}: cannot read state database: {exc}") from exc
+    finally:
+        con.close()
+    listing = [(str(n), int(r), str(h or "")) for n, r, h in rows]
+    if [n for n, _, _ in listing] != names:
+        raise RawStoreError(f"{root / LAYOUT.state}: shard list changed while reading")
+    return listing
+
+
+class _HashingReader:
+    """A read-only file object that hashes every byte read through it."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.sha = hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        data: bytes = self.raw.read(n)
+        self.sha.update(data)
+        return data
+
+    def finish(self) -> str:
+        while self.read(1 << 20):
+            pass
+        return self.sha.hexdigest()
+
+
+LostSink = Any  # Callable[[str, str, int], None]: where, message, records lost
+
+
+def iter_records(
+    roots: Iterable[Path], *, on_error: Any = None, on_lost: LostSink = None
+) -> Iterator[RawRecord]:
     """Yield every record of the listed shards of one or more stores.
 
-    A line that is not a valid envelope, or a shard that is truncated or missing, is passed to
-    `on_error(where: str, message: str)` and skipped; without `on_error` it raises RawStoreError.
+    Each shard is checked against the record count and sha256 the state database lists for it.
+    A line that is not a valid envelope is passed to `on_error(where, message)` and skipped; a
+    shard that is missing, truncated, holds fewer records than listed or whose bytes changed is
+    passed to `on_lost(where, message, records lost)` (to `on_error` without it). With neither,
+    either raises RawStoreError.
     """
 
     def fail(where: str, message: str) -> None:
@@ -184,28 +235,68 @@ def iter_records(roots: Iterable[Path], *, on_error: Any = None) -> Iterator[Raw
             raise RawStoreError(f"{where}: {message}")
         on_error(where, message)
 
+    def lose(where: str, message: str, lost: int) -> None:
+        if on_lost is not None:
+            on_lost(where, message, lost)
+        else:
+            fail(where, message)
+
     for root in roots:
-        for name in listed_shards(root):
+        for name, expected, sha in shard_listing(root):
             path = root / LAYOUT.shards / name
+            good = bad = 0
             try:
-                with gzip.open(path, "rb") as fh:
-                    for number, raw in enumerate(fh, start=1):
-                        where = f"{path}:{number}"
-                        try:
-                            env = json.loads(raw)
-                            kind = RawKind(env["kind"])
-                            rid = env.get("repo_id")
-                            yield RawRecord(
-                                kind,
-                                rid if isinstance(rid, int) else None,
-                                str(env["key"]),
-                                env["body"],
-                                name,
-                                number,
-                            )
-                        except (ValueError, KeyError, TypeError) as exc:
-                            fail(where, f"unreadable record ({type(exc).__name__}: {exc})")
+                with open(path, "rb") as raw_file:
+                    hashing = _HashingReader(raw_file)
+                    with gzip.GzipFile(fileobj=hashing, mode="rb") as fh:  # type: ignore[call-overload]
+                        for number, raw in enumerate(fh, start=1):
+                            where = f"{path}:{number}"
+                            try:
+                                env = json.loads(raw)
+                                kind = RawKind(env["kind"])
+                                rid = env.get("repo_id")
+                                record = RawRecord(
+                                    kind,
+                                    rid if isinstance(rid, int) else None,
+                                    str(env["key"]),
+                                    env["body"],
+                                    name,
+                                    number,
+                                )
+                            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                                bad += 1
+                                fail(where, f"unreadable record ({type(exc).__name__}: {exc})")
+                                continue
+                            good += 1
+                            yield record
+                    digest = hashing.finish()
             except FileNotFoundError:
-                fail(str(path), "listed in the state database but missing")
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                fail(str(path), f"truncated or corrupt shard ({exc})")
+                lose(
+                    str(path),
+                    f"listed in the state database but missing ({expected} records)",
+                    expected,
+                )
+                continue
+            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                lost = max(expected - good - bad, 1)
+                lose(
+                    str(path),
+                    f"truncated or corrupt shard ({exc}); {lost} of {expected} records lost",
+                    lost,
+                )
+                continue
+            if good + bad < expected:
+                lost = expected - good - bad
+                lose(
+                    str(path),
+                    f"shard holds {good + bad} records, the state database lists {expected}: "
+                    f"{lost} lost (truncated or emptied after it was written)",
+                    lost,
+                )
+            elif sha and digest != sha:
+                lose(
+                    str(path),
+                    "shard bytes changed since it was written (sha256 differs from the state "
+                    "database); its records may be altered",
+                    0,
+                )

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
+from gharuntime.paths import contained
 from gharuntime.revision import dataset_revision, sha256_file
 
 __all__ = ["Problem", "validate_folder"]
@@ -78,6 +79,12 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             or not {"path", "config", "split", "rows", "sha256"} <= entry.keys()
         ):
             add(DATASET_LAYOUT.manifest, f"files[{i}] lacks path, config, split, rows or sha256")
+            continue
+        if not isinstance(entry["path"], str) or contained(root, entry["path"]) is None:
+            add(
+                DATASET_LAYOUT.manifest,
+                f"files[{i}] path {ascii(entry['path'])[:100]} is not a path inside the folder",
+            )
             continue
         if entry["config"] not in CONFIGS or entry["split"] not in SPLITS:
             add(

@@ -37,6 +37,9 @@ from gharuntime.expressions import UnknownExpression, evaluate, value_text
 __all__ = [
     "MAX_JOB_NAME",
     "MAX_MATRIX_JOBS",
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
     "ExpandedJob",
     "JobSpec",
     "MatrixTooLarge",
@@ -125,12 +128,77 @@ class ExpandedJob:
     callee_if: str | None = None  # the `if:` of that job inside the reusable workflow
 
 
+MAX_YAML_BYTES = 8 * 2**20  # far above any real workflow file (GitHub's largest are ~1 MB)
+MAX_YAML_NODES = 1_000_000  # nodes once aliases are expanded: an alias bomb stops here
+MAX_YAML_DEPTH = 200  # nesting
+
+
+def _check_size(node: yaml.Node, path: str | None) -> None:
+    """Refuse a document whose aliases expand to more than MAX_YAML_NODES nodes, or that nests
+    deeper than MAX_YAML_DEPTH, before anything walks it (PyYAML shares an aliased node, so
+    loading is cheap; every later walk of the data pays for the expansion)."""
+    expanded: dict[int, int] = {}
+    # iterative post-order walk; `expanded` memoizes shared (aliased) nodes
+    stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
+    on_path: set[int] = set()
+    while stack:
+        current, depth, children_done = stack.pop()
+        key = id(current)
+        if children_done:
+            on_path.discard(key)
+            children = _children(current)
+            total = 1 + sum(expanded[id(c)] for c in children)
+            if total > MAX_YAML_NODES:
+                raise WorkflowError(
+                    f"YAML expands to more than {MAX_YAML_NODES:,} nodes (aliases repeating "
+                    "aliases?); a workflow is refused above that limit",
+                    current.start_mark.line + 1,
+                    path,
+                )
+            expanded[key] = total
+            continue
+        if key in expanded:
+            continue
+        if key in on_path:
+            raise WorkflowError("YAML refers to itself (a recursive alias)", None, path)
+        if depth > MAX_YAML_DEPTH:
+            raise WorkflowError(
+                f"YAML nests deeper than {MAX_YAML_DEPTH} levels; a workflow is refused above that",
+                current.start_mark.line + 1,
+                path,
+            )
+        on_path.add(key)
+        stack.append((current, depth, True))
+        for child in _children(current):
+            if id(child) not in expanded:
+                stack.append((child, depth + 1, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def parse_workflow(text: str, path: str | None = None) -> Workflow:
-    """Parse workflow YAML; raises WorkflowError (with the line) when it is not a workflow."""
+    """Parse workflow YAML; raises WorkflowError (with the line) when it is not a workflow, or
+    when it is larger than MAX_YAML_BYTES, nests deeper than MAX_YAML_DEPTH or expands (through
+    aliases) to more than MAX_YAML_NODES nodes."""
+    if len(text) > MAX_YAML_BYTES:
+        raise WorkflowError(
+            f"the file is {len(text) / 2**20:.1f} MB; a workflow is refused above "
+            f"{MAX_YAML_BYTES // 2**20} MB",
+            None,
+            path,
+        )
     try:
         loader = _Loader(text)
         try:  # compose once and build the data from that node: half the work of parsing twice
             node = loader.get_single_node()
+            if node is not None:
+                _check_size(node, path)
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -143,6 +211,12 @@ def parse_workflow(text: str, path: str | None = None) -> Workflow:
         ) from exc
     except yaml.YAMLError as exc:
         raise WorkflowError(f"YAML does not parse: {exc}", None, path) from exc
+    except RecursionError:
+        raise WorkflowError(
+            f"YAML nests too deeply; a workflow is refused above {MAX_YAML_DEPTH} levels",
+            None,
+            path,
+        ) from None
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         raise WorkflowError(
             "not a workflow: the top level must be a mapping with `on:` and `jobs:`", 1, path

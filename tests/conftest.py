@@ -13,6 +13,19 @@ _ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# Fuzzing profiles (tests/test_fuzz_*.py): `default` keeps the whole harness to a minute or two
+# on two cores; `pytest --hypothesis-profile=deep tests/test_fuzz_*.py` runs thousands of cases.
+_FUZZ = {
+    "deadline": None,
+    "derandomize": False,
+    "database": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+}
+settings.register_profile("default", max_examples=20, **_FUZZ)  # type: ignore[arg-type]
+settings.register_profile("deep", max_examples=2000, **_FUZZ)  # type: ignore[arg-type]
+settings.load_profile("default")
 
 # huggingface_hub reads this once, at import: the Hub tests' servers speak LFS, not Xet.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -45,10 +47,11 @@ def test_build_from_two_raw_stores_prints_a_summary(
 def test_lost_input_is_reported_and_exits_1(shared_dir: Path, tmp_path: Path) -> None:
     store = standard_world(shared_dir).write(tmp_path / "store", per_shard=10)
     last = sorted((store / RawStoreLayout().shards).glob("*.jsonl.gz"))[-1]
-    last.write_bytes(last.read_bytes()[:40])
+    whole = gzip.decompress(last.read_bytes()).count(b"\n")
+    last.write_bytes(last.read_bytes()[:40])  # the gzip header: no record survives
     result = CliRunner().invoke(cli, ["build", "--raw", str(store), "--out", str(tmp_path / "ds")])
     assert result.exit_code == 1, result.output
-    assert "truncated_shard: 1" in result.output
+    assert f"truncated_shard: {whole}" in result.output
     assert "Traceback" not in result.output
     assert validate_folder(tmp_path / "ds") == []
 
@@ -97,3 +100,31 @@ def test_rebuild_over_an_earlier_dataset_replaces_it(
         assert result.exit_code == 0, result.output
     assert validate_folder(out) == []
     assert "1 jobs" in result.output  # the second store alone holds one job
+
+
+@pytest.mark.parametrize("damage", ["emptied", "deleted", "lines_removed"])
+def test_a_damaged_listed_shard_is_counted_by_its_lost_records(
+    shared_dir: Path, tmp_path: Path, damage: str
+) -> None:
+    """state.sqlite lists each shard's record count and sha256; a shard that lost records after
+    the crawl is found and every record it lost is counted (exit 1), never "problems: none"."""
+    store = standard_world(shared_dir).write(tmp_path / "store", per_shard=10)
+    shard = sorted((store / RawStoreLayout().shards).glob("*.jsonl.gz"))[0]
+    lines = gzip.decompress(shard.read_bytes()).splitlines(keepends=True)
+    if damage == "emptied":
+        shard.write_bytes(gzip.compress(b"", mtime=0))
+        lost = len(lines)
+    elif damage == "deleted":
+        shard.unlink()
+        lost = len(lines)
+    else:
+        shard.write_bytes(gzip.compress(b"".join(lines[:3]), mtime=0))
+        lost = len(lines) - 3
+    con = sqlite3.connect(store / "state.sqlite")
+    listed = con.execute("SELECT records FROM shards WHERE name=?", (shard.name,)).fetchone()[0]
+    con.close()
+    assert listed == len(lines)
+    result = CliRunner().invoke(cli, ["build", "--raw", str(store), "--out", str(tmp_path / "ds")])
+    assert result.exit_code == 1, result.output
+    assert f"truncated_shard: {lost}" in result.output
+    assert "input problems: none" not in result.output

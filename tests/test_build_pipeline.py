@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import zlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -222,13 +223,20 @@ def test_unreadable_line_and_truncated_shard_are_counted_not_raised(
     shards[0].write_bytes(gzip.compress(b"\n".join(lines), mtime=0))
     # the last shard cut in half
     data = shards[-1].read_bytes()
+    whole = gzip.decompress(data).count(b"\n")
     shards[-1].write_bytes(data[: len(data) // 2])
+    # the complete lines still readable from the first half, decoded here independently
+    readable = zlib.decompressobj(wbits=31).decompress(data[: len(data) // 2]).count(b"\n")
+    assert 0 <= readable < whole
     result = build_from_raw([store], tmp_path / "ds")
     assert result.problems.counts["unreadable_record"] == 1
-    assert result.problems.counts["truncated_shard"] == 1
-    assert result.lost_input == 2
+    # every record the truncated shard lost is counted, not 1 for the shard
+    assert result.problems.counts["truncated_shard"] == whole - readable
+    # the first shard's bytes no longer match the sha256 its listing holds
+    assert result.problems.counts["changed_shard"] == 1
+    assert result.lost_input == 1 + (whole - readable) + 1
     manifest = read_manifest(tmp_path / "ds")
-    assert manifest["build"]["problems"]["counts"]["truncated_shard"] == 1
+    assert manifest["build"]["problems"]["counts"]["truncated_shard"] == whole - readable
     assert validate_folder(tmp_path / "ds") == []
 
 

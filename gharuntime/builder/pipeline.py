@@ -40,6 +40,7 @@ LOSSY_PROBLEMS = (
     "unreadable_run",
     "job_without_repository_id",
     "unreadable_file",
+    "changed_shard",
 )
 
 
@@ -64,7 +65,11 @@ class BuildResult:
     @property
     def lost_input(self) -> int:
         """Input records that could not be read or placed (the CLI exits 1 when > 0)."""
-        return sum(self.problems.counts.get(k, 0) for k in LOSSY_PROBLEMS)
+        return sum(
+            n
+            for k, n in self.problems.counts.items()
+            if k in LOSSY_PROBLEMS or k.startswith("malformed_")
+        )
 
 
 def _note(progress: Progress | None, stage: str) -> None:
@@ -117,6 +122,16 @@ def finish_build(
     frees each stage's frame as soon as the next one exists."""
     _note(progress, "filtering")
     n_candidates = candidates.height
+    if n_candidates == 0 and problems.counts:
+        # Nothing could be read: say why, rather than blame the filters that met no row.
+        raise BuildError(
+            "no job could be read from the source: "
+            + "; ".join(
+                f"{kind} {n:,}"
+                + (f" (e.g. {problems.examples[kind][0]})" if problems.examples.get(kind) else "")
+                for kind, n in sorted(problems.counts.items())
+            )
+        )
     rows, filter_counts = apply_filters(candidates, conclusions)
     del candidates
     if rows.height == 0:

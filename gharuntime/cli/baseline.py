@@ -13,9 +13,11 @@ from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
 from gharuntime.cli.output import err_console
+from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
+from gharuntime.paths import is_within, output_file_problem
 
 __all__ = ["baseline_command"]
 
@@ -74,12 +76,15 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
     type=click.Choice(list(SPLITS)),
     help="Split to predict.",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice.")
+@click.option(
+    "--seed", default=0, show_default=True, type=SEED, help="Seed of every random choice."
+)
 @click.option(
     "--param",
     "params",
     multiple=True,
     metavar="KEY=VALUE",
+    type=Text(1000),
     help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost), "
     "--param model=tiny (laser).",
 )
@@ -117,6 +122,20 @@ def baseline_command(
       gharuntime eval runs/lgb.jsonl --dataset out/dataset
     """
     model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
+    given = Path(dataset)  # a folder; a Hub id names no local path, so these checks pass it
+    for path, option in ((out, "--out"), (meta_path(out), "--out")):
+        problem = output_file_problem(path, [given / "manifest.json"])
+        if problem:
+            raise click.BadParameter(problem, param_hint=option)
+    if is_within(given, model_dir) or (
+        (given / "manifest.json").is_file() and is_within(model_dir, given)
+    ):
+        raise click.BadParameter(
+            f"{model_dir} overlaps the dataset folder {dataset}; put the model elsewhere",
+            param_hint="--model-out",
+        )
+    if model_dir.exists() and not model_dir.is_dir():
+        raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
     try:
         with err_console.status(f"{name} on {track} track…") as status:
             root = open_dataset(dataset).root
@@ -134,6 +153,11 @@ def baseline_command(
             )
     except (MethodError, DatasetError) as exc:
         err_console.print(f"[red]error[/red]: {exc}")
+        sys.exit(2)
+    except OSError as exc:
+        err_console.print(
+            f"[red]error[/red]: {exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
+        )
         sys.exit(2)
     err_console.print(
         f"[green]wrote[/green] {result.rows} predictions to {out} (+ {meta_path(out).name}); "

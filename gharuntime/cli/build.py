@@ -13,10 +13,12 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.sim.world import SCALES
 
@@ -125,13 +127,14 @@ def _summary(result: BuildResult, seconds: float) -> None:
 )
 @click.option(
     "--conclusions",
+    type=Text(1000),
     default=",".join(DEFAULT_CONCLUSIONS),
     show_default=True,
     help="Job conclusions to keep, comma separated, or 'all'.",
 )
 @click.option(
     "--rows-per-file",
-    type=click.IntRange(min=1_000),
+    type=click.IntRange(1_000, 100_000_000),
     default=250_000,
     show_default=True,
     help="Rows per Parquet file.",
@@ -143,7 +146,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
     help="simulated/github: raw store the crawl writes and the build reads (default: OUT.raw "
     "beside --out); rerunning with the same folder continues the crawl.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="simulated: world seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="simulated: world seed.")
 @click.option(
     "--scale",
     type=click.Choice(sorted(SCALES)),
@@ -269,6 +272,13 @@ def build_command(
         ) as bar:
             report = _Bar(bar)
             crawl_into = crawl_dir or out.with_name(out.name + ".raw")
+            if kind in ("simulated", "github"):
+                claim_crawl_dir(
+                    crawl_into,
+                    f"the simulated GitHub, seed {seed}, scale {scale}"
+                    if kind == "simulated"
+                    else f"the API at {api_url}",
+                )
             if kind == "simulated":
                 from gharuntime.builder.crawled import build_from_simulated
 
@@ -313,7 +323,7 @@ def build_command(
                     yaml_git=yaml_git,
                     cross_repo=fixed,
                 )
-    except BuildError as exc:
+    except (BuildError, CrawlDirError) as exc:
         err_console.print(f"[red]build failed[/red]: {exc}")
         err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
         sys.exit(2)
@@ -389,23 +399,18 @@ def _build_github(
 ) -> BuildResult:
     """Crawl with the crawler's own option handling (tokens, dates), then build."""
     from gharuntime.builder.crawled import build_from_crawl
-    from gharuntime.cli.crawl import _time, load_tokens
+    from gharuntime.cli.crawl import crawl_window, load_tokens, read_repos
     from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy
     from gharuntime.crawler.crawl import CrawlOptions
 
-    repos = None
-    if repos_file is not None:
-        repos = [
-            line.split("#", 1)[0].strip()
-            for line in repos_file.read_text(encoding="utf-8").splitlines()
-            if line.split("#", 1)[0].strip()
-        ]
+    repos = read_repos(repos_file) if repos_file is not None else None
+    since, until = crawl_window(since, until)
     opts = CrawlOptions(
         repos=repos,
         search=search,
         max_repos=max_repos,
-        since=_time(since, "--since"),
-        until=_time(until, "--until"),
+        since=since,
+        until=until,
         max_runs_per_workflow=max_runs_per_workflow,
         logs=logs,
     )

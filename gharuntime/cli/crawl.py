@@ -16,6 +16,7 @@ from rich.table import Table
 
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import FiniteFloatRange, Text, check_text, read_text_file
 from gharuntime.crawler.client import (
     BadCredentials,
     CrawlError,
@@ -24,34 +25,74 @@ from gharuntime.crawler.client import (
     RequestFailed,
     RetryPolicy,
     Token,
+    token_problem,
 )
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats
 
-__all__ = ["crawl_command", "load_tokens"]
+__all__ = ["crawl_command", "crawl_window", "load_tokens", "read_repos"]
 
 
 def load_tokens(token_file: Path | None) -> list[Token]:
-    """Tokens from a file (one a line; blank lines and # comments skipped) or GITHUB_TOKEN."""
+    """Tokens from a file (one a line; blank lines and # comments skipped) or GITHUB_TOKEN.
+    A token a header cannot carry is refused here, by its line, without showing it."""
     tokens: list[Token] = []
     if token_file is not None:
-        try:
-            lines = token_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise click.BadParameter(
-                f"cannot read {token_file}: {exc.strerror}", param_hint="--token-file"
-            ) from None
+        lines = read_text_file(token_file, "--token-file", max_bytes=2**20).splitlines()
         for number, line in enumerate(lines, start=1):
             secret = line.strip()
             if secret and not secret.startswith("#"):
+                problem = token_problem(secret)
+                if problem:
+                    raise click.BadParameter(
+                        f"{token_file} line {number}: the token {problem}",
+                        param_hint="--token-file",
+                    )
                 tokens.append(
                     Token(secret, f"token {len(tokens) + 1} (--token-file line {number})")
                 )
         if not tokens:
             raise click.BadParameter(f"{token_file} holds no token", param_hint="--token-file")
     elif os.environ.get("GITHUB_TOKEN", "").strip():
-        tokens.append(Token(os.environ["GITHUB_TOKEN"].strip(), "GITHUB_TOKEN"))
+        secret = os.environ["GITHUB_TOKEN"].strip()
+        problem = token_problem(secret)
+        if problem:
+            raise click.UsageError(f"GITHUB_TOKEN {problem}")
+        tokens.append(Token(secret, "GITHUB_TOKEN"))
     return tokens
+
+
+def read_repos(repos_file: Path) -> list[str]:
+    """The owner/name lines of a --repos file (# comments and blank lines skipped)."""
+    repos: list[str] = []
+    text = read_text_file(repos_file, "--repos")
+    for number, line in enumerate(text.splitlines(), 1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        owner, sep, repo = name.partition("/")
+        if (
+            not sep
+            or not owner
+            or not repo
+            or "/" in repo
+            or check_text(name, max_len=200)
+            or any(ch.isspace() for ch in name)
+        ):
+            raise click.BadParameter(
+                f"{repos_file}:{number}: {name[:100]!a} is not owner/name",
+                param_hint="--repos",
+            )
+        repos.append(name)
+    return repos
+
+
+def crawl_window(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """--since and --until as the crawler's times; --since after --until is refused."""
+    a, b = _time(since, "--since"), _time(until, "--until")
+    if a is not None and b is not None and a > b:
+        raise click.BadParameter(f"--since {since} is after --until {until}", param_hint="--since")
+    return a, b
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:
@@ -61,8 +102,10 @@ def _shard(value: str | None) -> tuple[int, int] | None:
         k, n = (int(x) for x in value.split("/"))
     except ValueError:
         raise click.BadParameter(f"{value!r} is not K/N (e.g. 1/4)", param_hint="--shard") from None
-    if not 1 <= k <= n:
-        raise click.BadParameter(f"{value}: K must be between 1 and N", param_hint="--shard")
+    if not 1 <= k <= n <= 100_000:
+        raise click.BadParameter(
+            f"{value}: K must be between 1 and N, and N at most 100,000", param_hint="--shard"
+        )
     return k, n
 
 
@@ -71,7 +114,7 @@ def _time(value: str | None, name: str) -> str | None:
         return None
     try:
         return format_time(parse_time(value))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise click.BadParameter(
             f"{value!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM:SSZ)",
             param_hint=name,
@@ -91,13 +134,16 @@ def _check_out(out: Path) -> None:
             "or one an earlier crawl wrote",
             param_hint="--out",
         )
-    con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
     try:
-        row = con.execute("SELECT value FROM meta WHERE key='source'").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise click.BadParameter(f"{state}: unreadable ({exc})", param_hint="--out") from None
-    finally:
-        con.close()
+        con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key='source'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise click.BadParameter(
+            f"{state}: not a readable raw store state ({exc})", param_hint="--out"
+        ) from None
     if row is not None and row[0] != "crawl":
         raise click.BadParameter(
             f"{out} is a raw store written by {row[0]!r}, not by a crawl; give another folder",
@@ -206,13 +252,17 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
 @click.option(
     "--log-cap",
     "log_cap_mb",
-    type=click.FloatRange(min=0.001),
+    type=FiniteFloatRange(0.001, 100_000),
     default=20.0,
     show_default=True,
     help="Largest log kept, in MB; bigger ones are stored as too_large with their size.",
 )
 @click.option(
-    "--shard", "shard", metavar="K/N", help="Crawl only shard K of N (stable hash of owner/name)."
+    "--shard",
+    "shard",
+    type=Text(40),
+    metavar="K/N",
+    help="Crawl only shard K of N (stable hash of owner/name).",
 )
 @click.option(
     "--concurrency",
@@ -225,7 +275,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
 @click.option(
     "--backoff",
     "backoff",
-    type=(float, float),
+    type=(FiniteFloatRange(0, 3600), FiniteFloatRange(0, 86_400)),
     default=(1.0, 60.0),
     show_default=True,
     metavar="BASE CAP",
@@ -233,7 +283,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
 )
 @click.option(
     "--secondary-wait",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(0, 86_400),
     default=60.0,
     show_default=True,
     help="Seconds to wait on a secondary rate limit that gives no Retry-After.",
@@ -255,7 +305,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
 )
 @click.option(
     "--flush-records",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1_000_000),
     default=2000,
     hidden=True,
     help="Records per shard (a shard is also written every 5 s).",
@@ -300,26 +350,20 @@ def crawl_command(
       gharuntime crawl --api-url http://127.0.0.1:8765 --repos repos.txt --out raw/
     """
     _check_out(out)
+    if backoff[0] > backoff[1]:
+        raise click.BadParameter(
+            f"the first delay {backoff[0]} is above the cap {backoff[1]}", param_hint="--backoff"
+        )
     if (repos_file is None) == (search is None):
         raise click.UsageError("give exactly one of --repos FILE or --search QUERY")
-    repos: list[str] | None = None
-    if repos_file is not None:
-        repos = []
-        for number, line in enumerate(repos_file.read_text(encoding="utf-8").splitlines(), 1):
-            name = line.split("#", 1)[0].strip()
-            if not name:
-                continue
-            if name.count("/") != 1 or not all(name.split("/")):
-                raise click.BadParameter(
-                    f"{repos_file}:{number}: {name!r} is not owner/name", param_hint="--repos"
-                )
-            repos.append(name)
+    repos = read_repos(repos_file) if repos_file is not None else None
+    since, until = crawl_window(since, until)
     opts = CrawlOptions(
         repos=repos,
         search=search,
         max_repos=max_repos,
-        since=_time(since, "--since"),
-        until=_time(until, "--until"),
+        since=since,
+        until=until,
         max_runs_per_workflow=max_runs_per_workflow,
         logs=logs,
         log_cap_bytes=int(log_cap_mb * 1_000_000),

@@ -9,9 +9,19 @@ from typing import Any, TypeVar
 
 import click
 
+from gharuntime.cli.types import Text
+from gharuntime.crawler.client import api_url_problem
+
 __all__ = ["crawl_selection_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _api_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    problem = api_url_problem(value)
+    if problem:
+        raise click.BadParameter(problem, ctx, param)
+    return value
 
 
 def crawl_selection_options(scope: str = "") -> Callable[[F], F]:
@@ -28,20 +38,23 @@ def crawl_selection_options(scope: str = "") -> Callable[[F], F]:
         click.option(
             "--search",
             "search",
+            type=Text(1000),
             help=pre + "GitHub repository search, e.g. 'stars:>100 pushed:>2025-06-01'.",
         ),
         click.option(
             "--max-repos",
-            type=click.IntRange(min=1),
+            type=click.IntRange(1, 10_000_000),
             help=pre + "Crawl at most this many repositories.",
         ),
         click.option(
             "--since",
+            type=Text(40),
             help=pre
             + "Runs created from this date (default: 90 days before the crawl's first run).",
         ),
         click.option(
             "--until",
+            type=Text(40),
             help=pre + "Runs created up to this date (default: now, fixed when the crawl starts).",
         ),
         click.option(
@@ -60,6 +73,8 @@ def crawl_selection_options(scope: str = "") -> Callable[[F], F]:
             default="https://api.github.com",
             show_default=True,
             envvar="GITHUB_API_URL",
+            type=Text(2000),
+            callback=_api_url,
             help=pre
             + "API root: GitHub Enterprise Server (https://HOST/api/v3) or a simulated GitHub.",
         ),

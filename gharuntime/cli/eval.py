@@ -14,6 +14,7 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
@@ -21,6 +22,7 @@ from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
+from gharuntime.paths import output_file_problem
 
 __all__ = ["eval_command"]
 
@@ -102,6 +104,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     metavar="DIR|ORG/NAME[@REVISION]",
     help="The dataset the predictions are for: a folder, or a Hub id downloaded and checked "
     f"[default: ${DATASET_ENV}, else the official benchmark {DEFAULT_DATASET}].",
+    type=Text(4096),
 )
 @click.option(
     "--config",
@@ -118,17 +121,25 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     type=click.Choice(list(TRACKS)),
     help="Track the method competes in (decides the targets; --gold default: multi).",
 )
-@click.option("--method", help="Method name (overrides the metadata file's).")
-@click.option("--method-version", help="Method version.")
+@click.option("--method", type=Text(200), help="Method name (overrides the metadata file's).")
+@click.option("--method-version", type=Text(200), help="Method version.")
 @click.option(
-    "--inputs", help="Comma-separated input columns the method read, e.g. repo,job_name,matrix."
+    "--inputs",
+    type=Text(5000),
+    help="Comma-separated input columns the method read, e.g. repo,job_name,matrix.",
 )
 @click.option(
     "--dataset-revision",
+    type=Text(200),
     help="The dataset revision the predictions were made on; must match the dataset's "
     "(for a folder: the `revision` in its manifest.json, a digest of its data files).",
 )
-@click.option("--seed", "method_seed", type=int, help="The method's own training seed.")
+@click.option(
+    "--seed",
+    "method_seed",
+    type=click.IntRange(-INT64_MAX, INT64_MAX),
+    help="The method's own training seed.",
+)
 @click.option(
     "--meta",
     "meta_path",
@@ -161,7 +172,7 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
 )
 @click.option(
     "--bootstrap-seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the resamples; with the split's repositories it fixes them, so every method "
@@ -231,6 +242,26 @@ def eval_command(
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
     pinned = dataset is None
     dataset = dataset or default_dataset()
+    if out is not None:
+        given = Path(dataset)
+        sidecars = [
+            p.with_name(name)
+            for p in (submission, vs)
+            if p is not None
+            for name in (p.name + ".meta.json", p.stem + ".meta.json")
+        ]
+        problem = output_file_problem(
+            out,
+            [
+                submission,
+                vs,
+                meta_path,
+                *sidecars,
+                given / "manifest.json" if given.is_dir() else None,
+            ],
+        )
+        if problem:
+            raise click.BadParameter(problem, param_hint="--out")
     try:
         with _progress() as progress:
             if gold:
@@ -279,6 +310,13 @@ def eval_command(
                 f"{DATASET_ENV}=ORG/NAME[@REVISION] to score against another dataset",
                 highlight=False,
             )
+        sys.exit(2)
+    except OSError as exc:
+        err_console.print(
+            f"[red]cannot read[/red] {exc.filename or dataset}: {exc.strerror or exc}",
+            markup=True,
+            highlight=False,
+        )
         sys.exit(2)
     except InvalidSubmission as exc:
         _print_problems(exc.problems, as_json)

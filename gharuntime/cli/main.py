@@ -9,9 +9,10 @@ from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
-from gharuntime.cli.leaderboard import leaderboard_command
-from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.laser import laser_group
+from gharuntime.cli.leaderboard import leaderboard_command
+from gharuntime.cli.output import safe_streams
+from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
@@ -36,6 +37,7 @@ def cli() -> None:
       gharuntime eval out/lgb.jsonl --dataset out/ds
     Each command's --help says more.
     """
+    safe_streams()
 
 
 cli.add_command(validate_command)
@@ -55,3 +57,7 @@ cli.add_command(laser_group)
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gharuntime")
+
+
+if __name__ == "__main__":
+    main()

@@ -21,6 +21,7 @@ from gharuntime.baselines.predict import (
     repo_meta_from_json,
 )
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.workflow import WorkflowError
 
 __all__ = ["predict_command"]
@@ -93,12 +94,14 @@ _FLAG_WORDS = {
     help="JSON with the repository's metadata: GitHub's GET /repos/{owner}/{repo} response, "
     "or job-table names (repo_language, repo_stars, repo_size_kb, ...).",
 )
-@click.option("--language", help="Repository language [default: unknown].")
-@click.option("--stars", type=click.IntRange(min=0), help="Stargazers [default: unknown].")
+@click.option("--language", type=Text(100), help="Repository language [default: unknown].")
+@click.option("--stars", type=click.IntRange(0, INT64_MAX), help="Stargazers [default: unknown].")
 @click.option(
-    "--size-kb", type=click.IntRange(min=0), help="Repository size in KB [default: unknown]."
+    "--size-kb", type=click.IntRange(0, INT64_MAX), help="Repository size in KB [default: unknown]."
 )
-@click.option("--event", default="push", show_default=True, help="Triggering event.")
+@click.option(
+    "--event", type=Text(100), default="push", show_default=True, help="Triggering event."
+)
 @click.option(
     "--default-branch/--other-branch",
     default=True,
@@ -149,8 +152,10 @@ def predict_command(
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
             _fail(f"{repo_meta}: not usable repository metadata: {exc}")
+        except RecursionError:
+            _fail(f"{repo_meta}: not usable repository metadata: nested too deeply")
     meta = repo_meta_from_json(
         {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
     )
@@ -173,7 +178,9 @@ def predict_command(
             model_info={
                 "method": model_meta["method"],
                 "track": model_meta["track"],
-                "dataset": model_meta.get("dataset", {}).get("id"),
+                "dataset": (model_meta.get("dataset") or {}).get("id")
+                if isinstance(model_meta.get("dataset") or {}, dict)
+                else None,
                 "folder": str(model_dir),
             },
         )

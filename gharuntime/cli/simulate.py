@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World
 
@@ -24,7 +25,7 @@ def _scale_options(fn: Any) -> Any:
         (
             click.option(
                 "--seed",
-                type=int,
+                type=SEED,
                 default=0,
                 show_default=True,
                 help="Seed of the world: same seed, same world.",
@@ -38,17 +39,17 @@ def _scale_options(fn: Any) -> Any:
             ),
             click.option(
                 "--repos",
-                type=click.IntRange(1),
+                type=click.IntRange(1, 1_000_000),
                 help="Override the preset's number of repositories.",
             ),
             click.option(
                 "--workflows-per-repo",
-                type=click.FloatRange(0.5, 5),
+                type=FiniteFloatRange(0.5, 5),
                 help="Override the mean workflows per repository.",
             ),
             click.option(
                 "--runs-per-workflow",
-                type=click.FloatRange(0.5),
+                type=FiniteFloatRange(0.5, 10_000),
                 help="Override the mean runs per workflow.",
             ),
             click.option(
@@ -87,8 +88,8 @@ def _tokens(path: Path | None) -> Mapping[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise click.BadParameter(
             f"{path}: cannot read a JSON object of token → account ({exc})", param_hint="--tokens"
         ) from exc
@@ -115,7 +116,9 @@ def simulate_command() -> None:
 
 @simulate_command.command("serve")
 @_scale_options
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host", type=Text(255), default="127.0.0.1", show_default=True, help="Address to listen on."
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -131,7 +134,7 @@ def simulate_command() -> None:
 )
 @click.option(
     "--rate-limit",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 10**12),
     default=5000,
     show_default=True,
     help="Primary limit: requests per account per hour.",
@@ -181,6 +184,8 @@ def serve_command(
         try:
             n, _, s = secondary.partition("/")
             burst = (int(n), float(s))
+            if not (0 < burst[0] <= 10**9 and 0 < burst[1] <= 86_400):
+                raise ValueError("out of range")
         except ValueError as exc:
             raise click.BadParameter(
                 f"{secondary!r}: expected N/SECONDS, e.g. 100/1", param_hint="--secondary"
@@ -191,9 +196,9 @@ def serve_command(
     )
     try:
         server = SimServer(world, config, host, port)
-    except OSError as exc:
+    except (OSError, OverflowError, UnicodeError) as exc:
         err_console.print(
-            f"[red]error[/red]: cannot listen on {host}:{port}: {exc.strerror}; pick another --port (0: any free port)"
+            f"[red]error[/red]: cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; pick another --port (0: any free port)"
         )
         sys.exit(2)
     out_console.print(server.url)

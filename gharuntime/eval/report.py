@@ -8,7 +8,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,6 +24,7 @@ from gharuntime.eval.bootstrap import (
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
 from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.truth import Truth
+from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
 
 __all__ = [
@@ -241,7 +241,7 @@ def write_result(result: dict[str, Any], out: Path) -> None:
     """Write the result JSON atomically: a temporary file beside `out`, then a rename."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    fd, tmp = make_temp_file(out)
     try:
         text = json.dumps(result, indent=2, allow_nan=False)
         # lists of numbers (per-resample values, samples) on one line each, not one per line

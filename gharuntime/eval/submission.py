@@ -27,14 +27,74 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 
 _BATCH_BYTES = 1 << 20
+MAX_LINE_BYTES = 1 << 20  # a record is ~100 bytes; a longer line is reported, never held whole
 
 
-def _parse_batch(batch: list[bytes], buffer: bytes) -> list[Any] | None:
+def _batches(f: Any, digest: Any, on_long: Callable[[int, int], None]) -> Any:
+    """Lines of the file (each with its newline) in batches of about _BATCH_BYTES, reading
+    fixed-size blocks: a line over MAX_LINE_BYTES (a 2 GB file without a newline) is passed
+    to `on_long(line number, bytes)` and skipped, so memory stays bounded whatever the file."""
+    carry = b""
+    skipping = 0  # bytes of an over-long line read so far (0: not skipping)
+    lineno = 0
+    while True:
+        block = f.read(_BATCH_BYTES)
+        if not block:
+            break
+        digest.update(block)
+        if skipping:
+            cut = block.find(b"\n")
+            if cut < 0:
+                skipping += len(block)
+                continue
+            lineno += 1
+            on_long(lineno, skipping + cut + 1)
+            skipping = 0
+            block = block[cut + 1 :]
+        data = carry + block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+            if len(carry) > MAX_LINE_BYTES:
+                skipping, carry = len(carry), b""
+            continue
+        lines = data[: cut + 1].splitlines(keepends=True)
+        carry = data[cut + 1 :]
+        if len(carry) > MAX_LINE_BYTES:
+            skipping, carry = len(carry), b""
+        yield lineno, lines
+        lineno += len(lines)
+    if skipping:
+        on_long(lineno + 1, skipping)
+        lineno += 1
+    elif carry:
+        yield lineno, [carry]
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _DuplicateKey(dup)
+    return obj
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+
+
+def _parse_batch(batch: list[bytes], buffer: bytes, keys_per_line: int = 0) -> list[Any] | None:
     """Every line of `batch` parsed in one call, or None when the batch needs the line-by-line
     path (a problem, blank or nested lines). The checks make sure the array parse cannot join
     or split lines: each line is one `{...}` with no other brace or bracket (JSON strings never
     hold a raw newline)."""
     n = len(batch)
+    # every line holds exactly the expected number of `"key":` tokens, so no object repeats a
+    # key (json.loads would keep the last silently); otherwise the line-by-line path says which
+    if keys_per_line and buffer.count(b'":') != n * keys_per_line:
+        return None
     ends = buffer.count(b"}\n") + (0 if buffer.endswith(b"\n") else int(buffer.endswith(b"}")))
     if (
         not buffer.startswith(b"{")
@@ -47,7 +107,7 @@ def _parse_batch(batch: list[bytes], buffer: bytes) -> list[Any] | None:
         return None
     try:
         objs = json.loads(b"[" + b",".join(batch) + b"]")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return objs if isinstance(objs, list) and len(objs) == n else None
 
@@ -60,8 +120,12 @@ def _parse_lines(
     objs: list[Any] = []
     for i, raw in enumerate(batch, before + 1):
         try:
-            objs.append(json.loads(raw))
+            objs.append(json.loads(raw, object_pairs_hook=_no_duplicate_keys))
             numbers.append(i)
+        except _DuplicateKey as exc:
+            log.add("duplicate_key", where, f"{exc}; which value is meant?", i)
+        except RecursionError:
+            log.add("not_json", where, "not JSON a record can be: nested too deeply", i)
         except ValueError as exc:
             if raw.strip():
                 log.add("not_json", where, f"not JSON: {exc}", i)
@@ -82,6 +146,15 @@ class ParsedSubmission:
     @property
     def missing(self) -> int:
         return int(self.present.shape[0] - np.count_nonzero(self.present))
+
+
+def _is_unicode(text: str) -> bool:
+    """False for a string holding lone surrogates (JSON's "\\ud800"), which no id can be."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _describe(value: Any) -> str:
@@ -111,16 +184,25 @@ def read_submission(
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
-    lineno = 0
+    total_lines = 0
+
+    def on_long(line: int, size: int) -> None:
+        nonlocal total_lines
+        total_lines = max(total_lines, line)
+        log.add(
+            "line_too_long",
+            reader.where,
+            f"a line of {size:,} bytes; a record is one short line (at most "
+            f"{MAX_LINE_BYTES:,} bytes)",
+            line,
+        )
+
     with open(path, "rb") as f:
-        while True:
-            batch = f.readlines(_BATCH_BYTES)
-            if not batch:
-                break
+        for lineno, batch in _batches(f, digest, on_long):
+            total_lines = max(total_lines, lineno + len(batch))
             buffer = b"".join(batch)
-            digest.update(buffer)
             done_bytes += len(buffer)
-            objs = _parse_batch(batch, buffer)
+            objs = _parse_batch(batch, buffer, len(targets) + 1)
             if objs is None or not reader.whole_batch(objs, lineno + 1):
                 numbers, objs = (
                     _parse_lines(batch, lineno, log, reader.where)
@@ -128,7 +210,6 @@ def read_submission(
                     else (list(range(lineno + 1, lineno + 1 + len(objs))), objs)
                 )
                 reader.line_by_line(numbers, objs)
-            lineno += len(batch)
             if progress:
                 progress(done_bytes, total_bytes)
     rows, values = reader.resolve(ids)
@@ -152,7 +233,7 @@ def read_submission(
     return ParsedSubmission(
         path=path,
         sha256=digest.hexdigest(),
-        lines=lineno,
+        lines=total_lines,
         records=records,
         predictions=predictions,
         present=present,
@@ -183,8 +264,8 @@ class _Reader:
             columns = {t: list(map(itemgetter(t), objs)) for t in self.targets}
         except KeyError:
             return False
-        if set(map(type, ids)) != {str}:
-            return False
+        if set(map(type, ids)) != {str} or not all(map(str.isascii, ids)):
+            return False  # the line-by-line path checks non-ASCII ids for lone surrogates
         values = {}
         for t, column in columns.items():
             if not set(map(type, column)) <= {float, int}:
@@ -222,12 +303,18 @@ class _Reader:
                 )
                 continue
             rid: Any = obj.get("id")
-            keep = type(rid) is str
+            keep = type(rid) is str and _is_unicode(rid)
             if keep:
                 ids.append(rid)
                 lines.append(ln)
             else:
-                what = "no 'id'" if rid is None and "id" not in obj else f"id {_describe(rid)}"
+                what = (
+                    "no 'id'"
+                    if rid is None and "id" not in obj
+                    else f"id {ascii(rid)[:60]} is not valid Unicode (a lone surrogate)"
+                    if type(rid) is str
+                    else f"id {_describe(rid)}"
+                )
                 log.add("bad_id", where, f"{what}; every record needs its id as a string", ln)
             if len(obj) != len(targets) + 1 or not self.allowed.issuperset(obj):
                 self._fields(obj, ln)

@@ -75,7 +75,16 @@ class Faults:
             name, _, value = part.partition("=")
             if name not in names:
                 raise ValueError(f"unknown fault {name!r}; known: {', '.join(sorted(names))}")
-            values[name] = float(value)
+            try:
+                number = float(value)
+            except ValueError:
+                raise ValueError(f"{name}={value!r}: not a number") from None
+            if name == "seed":
+                if not number.is_integer() or not 0 <= number < 2**63:
+                    raise ValueError(f"seed={value}: give a whole number from 0")
+            elif not 0.0 <= number <= 1.0:
+                raise ValueError(f"{name}={value}: a fault rate is a fraction from 0 to 1")
+            values[name] = number
         seed = int(values.pop("seed", 0))
         return cls(seed=seed, **values)
 

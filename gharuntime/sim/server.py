@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -245,6 +246,9 @@ class SimServer:
         return self._metas
 
 
+MAX_BODY_BYTES = 1 << 20  # the largest request body (a GraphQL query) the server reads
+
+
 def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -262,6 +266,26 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             # same runs on any day.
             return email.utils.formatdate(END, usegmt=True)
 
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
+            """The errors http.server answers itself (414 URI too long, 431 headers too large,
+            501 unsupported method, 400 bad request line) in GitHub's JSON, not HTML."""
+            self.close_connection = True
+            data = json.dumps(
+                {"message": message or HTTPStatus(code).phrase, "documentation_url": DOCS}
+            ).encode()
+            try:
+                self.send_response(code, message)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                    self.wfile.write(data)
+            except OSError:
+                pass
+
         def do_GET(self) -> None:
             self._dispatch("GET")
 
@@ -272,7 +296,24 @@ def _make_handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             split = urlsplit(self.path)
             path = split.path
             query = parse_qs(split.query, keep_blank_values=True)
-            length = int(self.headers.get("Content-Length") or 0)
+            raw_length = self.headers.get("Content-Length") or "0"
+            length = int(raw_length) if raw_length.isdigit() and len(raw_length) < 12 else -1
+            if length < 0 or length > MAX_BODY_BYTES:
+                # GitHub answers a bad or huge Content-Length with 400 and closes the connection
+                self.close_connection = True
+                self._send(
+                    400,
+                    {
+                        "message": "Problems parsing request: bad Content-Length",
+                        "documentation_url": DOCS,
+                    },
+                    {"Connection": "close"},
+                    "unknown",
+                    "-",
+                    None,
+                    None,
+                )
+                return
             body = self.rfile.read(length) if length else b""
             route = None
             for m, pattern, name, resource in _ROUTES:

@@ -40,6 +40,7 @@ from typing import Any
 import polars as pl
 
 from gharuntime.builder.normalize import to_datetime, with_runner_os
+from gharuntime.paths import contained
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
@@ -138,6 +139,9 @@ def _lines(path: Path, what: str, problems: Problems) -> Iterator[tuple[int, dic
                     continue
                 try:
                     doc = json.loads(raw)
+                except RecursionError:
+                    problems.add("unreadable_record", f"{path.name}:{number}: nested too deeply")
+                    continue
                 except ValueError as exc:
                     problems.add("unreadable_record", f"{path.name}:{number}: {exc}")
                     continue
@@ -152,9 +156,16 @@ def _lines(path: Path, what: str, problems: Problems) -> Iterator[tuple[int, dic
 
 
 def _int(v: Any) -> int | None:
+    """An integer field, or ValueError when it is not one that fits the job table (64 bits)."""
     if v is None or v == "":
         return None
-    return int(float(v)) if isinstance(v, str) and "." in v else int(v)
+    try:
+        n = int(float(v)) if isinstance(v, (str, float)) and not isinstance(v, bool) else int(v)
+    except OverflowError:
+        raise ValueError(f"{str(v)[:40]} is not a finite number") from None
+    if not -(2**63) <= n < 2**63:
+        raise ValueError(f"{str(v)[:40]} is out of range")
+    return n
 
 
 def _repositories(path: Path, problems: Problems) -> pl.DataFrame:
@@ -181,7 +192,7 @@ def _repositories(path: Path, problems: Problems) -> pl.DataFrame:
                     repo.get("defaultBranch"),
                 )
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             problems.add("malformed_repository_record", f"{path.name}:{number}: {exc}")
     return buf.frame().unique("repo_key", keep="last", maintain_order=True)
 
@@ -194,10 +205,12 @@ def _archive(logs: Path | None, doc: dict[str, Any]) -> Path | None:
     raw = archive.get("path") if isinstance(archive, dict) else None
     if not raw:
         return None
-    parts = PurePosixPath(str(raw)).parts
+    parts = [p for p in PurePosixPath(str(raw)).parts if p != "/"]
+    if ".." in parts or any("\x00" in p for p in parts):
+        return None  # a path that climbs is never followed, even below --logs
     for k in range(max(0, len(parts) - 5), len(parts)):
-        candidate = logs.joinpath(*parts[k:])
-        if candidate.is_file():
+        candidate = contained(logs, "/".join(parts[k:]))
+        if candidate is not None and candidate.is_file():
             return candidate
     return None
 
@@ -343,7 +356,7 @@ def read_ghalogs(
             try:
                 _run_rows(doc, buf, logs, problems)
                 runs += 1
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
                 problems.add(
                     "unreadable_run", f"runs.json.gz:{number}: {type(exc).__name__}: {exc}"
                 )

@@ -12,6 +12,7 @@ import base64
 import binascii
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +163,8 @@ class _Reader:
         self.files = ColumnBuffer(FILE_SCHEMA, 5_000)
         self.refs = ColumnBuffer(REF_SCHEMA)
         self.logs = ColumnBuffer(LOG_SCHEMA)
-        self.errors: dict[str, int] = {}
+        self.error_keys: dict[str, str] = {}  # error record key -> what could not be fetched
+        self.resolved: set[str] = set()
         self.problems = Problems()
 
     def repository(self, repo_id: int | None, b: dict[str, Any]) -> None:
@@ -262,11 +264,16 @@ def read_raw_stores(
     r = _Reader()
 
     def on_error(where: str, message: str) -> None:
-        kind = "truncated_shard" if "shard" in message else "unreadable_record"
-        r.problems.add(kind, f"{where}: {message}")
+        r.problems.add("unreadable_record", f"{where}: {message}")
+
+    def on_lost(where: str, message: str, lost: int) -> None:
+        # A damaged shard: count the records it lost (a whole lost shard is all of its records);
+        # bytes changed with nothing lost still count once, so the build cannot exit 0.
+        kind = "truncated_shard" if lost else "changed_shard"
+        r.problems.add(kind, f"{where}: {message}", n=max(lost, 1))
 
     with gc_paused():
-        n = _read_into(r, roots, on_error, progress, every, total)
+        n = _read_into(r, roots, on_error, progress, every, total, on_lost)
     return RawTables(
         repositories=r.repos.frame(),
         workflows=r.workflows.frame(),
@@ -275,7 +282,9 @@ def read_raw_stores(
         workflow_files=r.files.frame(),
         workflow_refs=r.refs.frame(),
         logs=r.logs.frame(),
-        fetch_errors=dict(sorted(r.errors.items())),
+        fetch_errors=dict(
+            sorted(Counter(w for k, w in r.error_keys.items() if k not in r.resolved).items())
+        ),
         records=n,
         problems=r.problems,
     )
@@ -288,9 +297,10 @@ def _read_into(
     progress: Progress | None,
     every: int,
     total: int | None,
+    on_lost: Callable[[str, str, int], None] | None = None,
 ) -> int:
     n = 0
-    for rec in iter_records(roots, on_error=on_error):
+    for rec in iter_records(roots, on_error=on_error, on_lost=on_lost):
         n += 1
         if progress is not None and n % every == 0:
             progress("reading raw records", n, total)
@@ -314,8 +324,10 @@ def _read_into(
             elif kind is RawKind.WORKFLOW:
                 r.workflow(rec.repo_id, body)
             elif kind is RawKind.ERROR:
-                what = str(body.get("what", "unknown"))
-                r.errors[what] = r.errors.get(what, 0) + 1
+                if "resolved" in body:  # a later run fetched what this key's error record lacks
+                    r.resolved.add(str(body["resolved"]))
+                else:
+                    r.error_keys[rec.key] = str(body.get("what", "unknown"))
         except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
             r.problems.add(
                 f"malformed_{rec.kind.value}_record",

@@ -1,0 +1,147 @@
+"""Paths from outside, handled in one place: containment (a relative path named in a file must
+stay inside its folder), output files that must not overwrite an input, a dataset or a device,
+and the temporary siblings every atomic write uses (created with the permissions the umask gives,
+and cleaned up when the process that made them is gone)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+__all__ = [
+    "clean_stale_siblings",
+    "contained",
+    "is_within",
+    "make_temp_dir",
+    "make_temp_file",
+    "output_file_problem",
+    "umask",
+]
+
+
+def umask() -> int:
+    """The process umask (read without changing it where /proc allows)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def is_within(path: Path, folder: Path) -> bool:
+    """Whether `path` (resolved, symlinks followed) lies inside `folder` or is it."""
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def contained(root: Path, relative: str) -> Path | None:
+    """`root / relative` when `relative` is a plain relative path that stays inside `root`
+    (no absolute path, drive, `..` climbing out, NUL, or symlink leading out); else None."""
+    if not relative or "\x00" in relative or "\\" in relative:
+        return None
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        return None
+    candidate = root / pure
+    return candidate if is_within(candidate, root) else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def clean_stale_siblings(out: Path) -> list[Path]:
+    """Remove the temporary siblings (`.NAME.tmp-PID-*`, `.NAME.old-PID`) that a killed writer
+    of `out` left behind: only folders or files with that exact pattern, owned by this user,
+    whose process no longer runs. Returns what was removed."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(?:tmp|old)-(\d+)(?:-.*)?$")
+    removed: list[Path] = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if not m or int(m.group(1)) == os.getpid() or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            info = entry.lstat()
+            if info.st_uid != os.getuid():
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            continue
+    return removed
+
+
+def make_temp_dir(out: Path) -> Path:
+    """A new empty folder beside `out` to build it in, then rename over it. Its name carries
+    this process id so a later writer can tell a leftover of a killed one; its mode is the
+    umask's (mkdtemp alone makes it 0700, and the rename would keep that)."""
+    clean_stale_siblings(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp.chmod(0o777 & ~umask())
+    return tmp
+
+
+def make_temp_file(out: Path) -> tuple[int, Path]:
+    """(fd, path) of a new file beside `out`, with the umask's mode (mkstemp gives 0600)."""
+    clean_stale_siblings(out)
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent)
+    os.fchmod(fd, 0o666 & ~umask())
+    return fd, Path(name)
+
+
+def _dataset_root(path: Path) -> Path | None:
+    for folder in [path, *path.parents]:
+        if (folder / "manifest.json").is_file() and (folder / "data").is_dir():
+            return folder
+    return None
+
+
+def output_file_problem(out: Path, inputs: Iterable[Path | None] = ()) -> str | None:
+    """Why `out` must not be written as a result file (None when it may): it names one of the
+    command's inputs, lies inside a dataset folder, or exists and is not a regular file (a
+    folder, a device, a pipe)."""
+    try:
+        if out.exists() or out.is_symlink():
+            info = out.stat()
+            if not stat.S_ISREG(info.st_mode):
+                return f"{out} exists and is not a regular file; give a file path"
+            for given in inputs:
+                if given is not None and given.exists() and os.path.samefile(out, given):
+                    return f"{out} is an input of this command; give another output path"
+        resolved = out.resolve()
+        for given in inputs:
+            if given is not None and given.resolve() == resolved:
+                return f"{out} is an input of this command; give another output path"
+        root = _dataset_root(resolved.parent)
+    except OSError as exc:
+        return f"{out}: {exc.strerror or exc}"
+    if root is not None:
+        return f"{out} is inside the dataset folder {root}; write results outside it"
+    if str(resolved).startswith(("/proc/", "/sys/", "/dev/")):
+        return f"{out} is not a place for a result file"
+    return None

@@ -1,0 +1,564 @@
+"""Fuzzing harness (issue 14): hypothesis-generated hostile input at every boundary, each run
+held to the same promises (tests/fuzz_support.check): exit code 0, 1 or 2 (or the boundary's
+own error type, for library readers), no traceback, no secret in the output, nothing written on
+refusal, and bounded memory for the heavy cases (a subprocess under RLIMIT_AS).
+
+Fast by default (the `default` profile in conftest.py); for thousands of cases:
+
+    python -m pytest tests/test_fuzz.py --hypothesis-profile=deep
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+from fuzz_support import SECRET, check, invoke, run_limited, tree_digest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.model_io import load_model
+from gharuntime.builder.pipeline import BuildError, build_from_ghalogs, build_from_raw
+from gharuntime.cli.main import cli
+from gharuntime.contract import RawKind
+from gharuntime.dataset import DatasetError, load, read_manifest
+from gharuntime.eval.api import evaluate_file
+from gharuntime.eval.evaluate import InvalidSubmission
+from gharuntime.rawstore import RawStoreWriter
+from gharuntime.workflow import WorkflowError, expand_jobs, parse_workflow
+
+# ---------------------------------------------------------------------------------- strategies
+
+# JSON values of every shape, with the numbers and strings that break readers.
+ODD_NUMBERS = st.sampled_from(
+    [0, -1, 1e308, -1e308, 2**63, -(2**63) - 1, 10**30, 1e-320, 0.5, 2**31, True, False]
+)
+ODD_STRINGS = st.sampled_from(
+    [
+        "",
+        " ",
+        "\n",
+        "\x00",
+        "\ud800",
+        "\udcff",
+        "ü",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "C:\\x",
+        "x" * 300,
+        "${{ secrets.X }}",
+        SECRET,
+        "1e400",
+        "NaN",
+        "-1",
+        "[]",
+        "{}",
+    ]
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    ODD_NUMBERS,
+    st.text(max_size=20),
+    ODD_STRINGS,
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def submission_line(ids: list[str]) -> st.SearchStrategy[bytes]:
+    good = st.builds(
+        lambda i, v: json.dumps({"id": i, "duration_s": v}).encode(),
+        st.sampled_from(ids),
+        st.floats(min_value=0, max_value=1e6),
+    )
+    odd_record = st.builds(
+        lambda i, v, extra: json.dumps({"id": i, "duration_s": v, **extra}).encode(),
+        st.one_of(st.sampled_from(ids), JSON),
+        JSON,
+        st.dictionaries(st.sampled_from(["queue_s", "x", "id2", ""]), JSON, max_size=2),
+    )
+    raw = st.one_of(
+        st.binary(max_size=60),
+        st.sampled_from(
+            [
+                b'{"id": "\\ud800", "duration_s": 1}',
+                b'{"id": "1", "duration_s": 1, "duration_s": 2}',
+                deep(5000).encode(),
+                b'{"id": ' + deep(3000).encode() + b"}",
+                b"\xff\xfe{}",
+                b'{"id": "1", "duration_s": 1e999}',
+                b"",
+            ]
+        ),
+    )
+    return st.one_of(good, good, odd_record, raw)
+
+
+# ------------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, fixture_dataset_master: Path) -> dict[str, Any]:
+    """A dataset, a fitted model, a valid submission and a small raw store, made once."""
+    root = tmp_path_factory.mktemp("fuzz")
+    ds = root / "ds"
+    shutil.copytree(fixture_dataset_master, ds)
+    out = invoke(["baseline", "median", "--dataset", str(ds), "--out", str(root / "m.jsonl")], root)
+    assert out.code == 0, out.output
+    from gharuntime.sim.dump import dump_world
+    from gharuntime.sim.world import Scale, World
+
+    dump_world(World(3, Scale(3, 1.0, 3.0, 30)), root / "raw", logs=False, workers=1)
+    (root / "wf.yml").write_text(
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps: [{run: pytest}]\n"
+    )
+    (root / "repos.txt").write_text("octo/hello\n")
+    ids = [json.loads(line)["id"] for line in (root / "m.jsonl").read_text().splitlines()]
+    return {"root": root, "ds": ds, "model": root / "m.model", "sub": root / "m.jsonl", "ids": ids}
+
+
+# ------------------------------------------------------------------------- submission lines
+
+
+@given(data=st.data())
+def test_fuzz_submission_lines(world: dict[str, Any], tmp_path_factory: Any, data: Any) -> None:
+    lines = data.draw(st.lists(submission_line(world["ids"]), max_size=12))
+    folder = tmp_path_factory.mktemp("sub")
+    sub = folder / "s.jsonl"
+    sub.write_bytes(b"\n".join(lines) + (b"\n" if data.draw(st.booleans()) else b""))
+    shutil.copy(world["sub"].with_name("m.jsonl.meta.json"), folder / "s.jsonl.meta.json")
+    before = tree_digest(world["ds"])
+    try:
+        result = evaluate_file(sub, world["ds"], resamples=5)
+        assert json.dumps(result, allow_nan=False)
+    except InvalidSubmission as exc:
+        assert exc.problems.total > 0
+        text = json.dumps(exc.problems.to_json())
+        assert SECRET not in text
+    assert tree_digest(world["ds"]) == before
+
+
+# -------------------------------------------------------------------------------- manifests
+
+
+def _mutate_manifest(manifest: dict[str, Any], how: str, value: Any) -> dict[str, Any]:
+    m = json.loads(json.dumps(manifest))
+    if how == "drop_files":
+        m.pop("files", None)
+    elif how == "files":
+        m["files"] = value
+    elif how == "entry":
+        if m["files"]:
+            m["files"][0] = value
+    elif how == "path":
+        m["files"][0]["path"] = value
+    elif how == "field":
+        m["files"][0][value if isinstance(value, str) else "rows"] = value
+    return m
+
+
+@pytest.mark.slow
+@given(
+    how=st.sampled_from(["drop_files", "files", "entry", "path", "field"]),
+    value=st.one_of(JSON, ODD_STRINGS, st.sampled_from(["/etc/passwd", "../x", "data/../../x"])),
+)
+def test_fuzz_manifests(world: dict[str, Any], tmp_path_factory: Any, how: str, value: Any) -> None:
+    ds = tmp_path_factory.mktemp("m") / "ds"
+    shutil.copytree(world["ds"], ds)
+    manifest = json.loads((ds / "manifest.json").read_text())
+    (ds / "manifest.json").write_text(json.dumps(_mutate_manifest(manifest, how, value)))
+    try:
+        read_manifest(ds)
+        load(ds, "temporal", "test")
+    except DatasetError:
+        pass
+    out = invoke(["validate", str(ds)], ds.parent)
+    check(out, (how, value))
+    out = invoke(["eval", "--gold", "--dataset", str(ds), "--resamples", "3"], ds.parent)
+    check(out, (how, value))
+
+
+# ----------------------------------------------------------------------------- model folders
+
+
+@pytest.mark.slow
+@given(
+    target=st.sampled_from(["model.json", "importances.json", "state", "model_files"]),
+    damage=st.sampled_from(["delete", "garbage", "truncate", "json", "outside"]),
+    junk=st.binary(max_size=40),
+    value=JSON,
+)
+def test_fuzz_model_folders(
+    world: dict[str, Any], tmp_path_factory: Any, target: str, damage: str, junk: bytes, value: Any
+) -> None:
+    model = tmp_path_factory.mktemp("model") / "m.model"
+    shutil.copytree(world["model"], model)
+    meta_path = model / "model.json"
+    meta = json.loads(meta_path.read_text())
+    if target in ("state", "model_files"):
+        if damage == "outside":
+            meta["state"] = {"model_files": {"duration_s": "../../../etc/passwd"}}
+        else:
+            meta[target] = value
+        meta_path.write_text(json.dumps(meta))
+    else:
+        path = model / target
+        if damage == "delete":
+            path.unlink()
+        elif damage == "garbage":
+            path.write_bytes(junk)
+        elif damage == "truncate":
+            path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+        else:
+            path.write_text(json.dumps(value))
+    with contextlib.suppress(MethodError):
+        load_model(model)
+    out = invoke(["predict", str(world["root"] / "wf.yml"), "--model", str(model)], model.parent)
+    check(out, (target, damage, value))
+
+
+# ---------------------------------------------------------------------------- workflow YAML
+
+YAML_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 300), st.text(max_size=10), ODD_STRINGS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "runs-on",
+                    "steps",
+                    "strategy",
+                    "matrix",
+                    "include",
+                    "exclude",
+                    "needs",
+                    "uses",
+                    "name",
+                    "run",
+                    "with",
+                    "os",
+                    "py",
+                    "if",
+                    "services",
+                    "container",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=20,
+)
+
+
+@given(
+    jobs=st.dictionaries(st.text(min_size=1, max_size=8), YAML_VALUES, max_size=4),
+    tail=st.sampled_from(
+        [
+            "",
+            "\nx: &a [1, 2]\ny: [*a, *a, *a]\n",
+            "\n: :\n",
+            "\n\t- [",
+            "\n" + deep(300),
+            "\n--- \n---\n",
+            "\nz: !!python/object:os.system x\n",
+        ]
+    ),
+)
+def test_fuzz_workflow_yaml(jobs: dict[str, Any], tail: str) -> None:
+    text = yaml.safe_dump({"on": "push", "jobs": jobs}, sort_keys=False) + tail
+    try:
+        wf = parse_workflow(text, "fuzz.yml")
+        expand_jobs(wf)
+    except WorkflowError as exc:
+        assert "fuzz.yml" in str(exc)
+
+
+# -------------------------------------------------------------------------- raw-store records
+
+
+@pytest.mark.slow
+@given(
+    records=st.lists(
+        st.tuples(
+            st.sampled_from(list(RawKind)),
+            st.text(max_size=8),
+            JSON,
+            st.one_of(st.none(), st.integers()),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_fuzz_raw_store_records(
+    world: dict[str, Any], tmp_path_factory: Any, records: list[Any]
+) -> None:
+    store = tmp_path_factory.mktemp("raw") / "store"
+    shutil.copytree(world["root"] / "raw", store)
+    writer = RawStoreWriter(store, prefix="fuzz")
+    for kind, key, body, rid in records:
+        writer.add(kind, key, body, rid if rid is None or abs(rid) < 2**62 else None)
+    writer.close()
+    try:
+        result = build_from_raw([store], store.parent / "ds")
+    except BuildError:
+        return
+    assert result.rows > 0
+
+
+# -------------------------------------------------------------------------- GHALogs records
+
+
+@pytest.mark.slow
+@given(
+    field=st.sampled_from(
+        [
+            "id",
+            "run_attempt",
+            "run_number",
+            "created_at",
+            "updated_at",
+            "workflow_id",
+            "jobs",
+            "logs_archive",
+            "head_branch",
+            "repository",
+        ]
+    ),
+    value=st.one_of(
+        JSON,
+        st.sampled_from(
+            [
+                1e400,
+                2**70,
+                -(2**70),
+                "1e999",
+                {"path": "/etc/passwd"},
+                {"path": "/data/logs/../../../../etc/x.tar.gz"},
+            ]
+        ),
+    ),
+)
+def test_fuzz_ghalogs_records(
+    shared_dir: Path, tmp_path_factory: Any, field: str, value: Any
+) -> None:
+    ref = shared_dir / "reference/ghalogs"
+    run = json.loads((ref / "run.json").read_text())
+    repo = json.loads((ref / "repository.json").read_text())
+    run[field] = value
+    folder = tmp_path_factory.mktemp("gha")
+    for name, doc in (("runs.json.gz", run), ("repositories.json.gz", repo)):
+        with gzip.open(folder / name, "wt", encoding="utf-8") as fh:
+            fh.write(json.dumps(doc, default=str) + "\n")
+    (folder / "logs").mkdir()
+    with contextlib.suppress(BuildError):
+        build_from_ghalogs(folder, folder / "out", logs=folder / "logs")
+
+
+# ------------------------------------------------------------------- CLI sweep (all commands)
+
+ODD_VALUES = {
+    "int": st.sampled_from(
+        ["-1", "0", "99999999999999999999999", "nan", "1e3", "-9223372036854775809", "0x10"]
+    ),
+    "float": st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e308", "1e-320", "1,5"]),
+    "path": st.sampled_from(
+        [
+            "nonexistent",
+            "/dev/null",
+            "dir",
+            "nonutf8.txt",
+            "empty.txt",
+            "/",
+            "/proc/self/mem",
+            "x" * 300,
+            "ds/manifest.json",
+            "\udcff",
+        ]
+    ),
+    "str": st.one_of(ODD_STRINGS, st.text(max_size=30)),
+}
+
+# A valid invocation per command (new commands get none: their odd options meet usage checks).
+BASE = {
+    "validate": ["validate", "ds"],
+    "baseline": ["baseline", "median", "--dataset", "ds", "--out", "out/x.jsonl"],
+    "predict": ["predict", "wf.yml", "--model", "m.model"],
+    "eval": ["eval", "m.jsonl", "--dataset", "ds", "--resamples", "3"],
+    "build": ["build", "--raw", "raw", "--out", "out/ds"],
+    "crawl": ["crawl", "--out", "out/raw", "--repos", "repos.txt", "--max-retries", "0"],
+    "simulate dump": ["simulate", "dump", "--repos", "2", "--workers", "1", "--out", "out/raw"],
+    # serving forever is not a test: a host that cannot be bound ends it after all the checks
+    "simulate serve": ["simulate", "serve", "--repos", "2", "--host", "256.0.0.1"],
+}
+
+
+def _kind(param: click.Parameter) -> str | None:
+    t = param.type
+    if isinstance(t, click.types.IntParamType):
+        return "int"
+    if isinstance(t, click.types.FloatParamType):
+        return "float"
+    if isinstance(t, click.Path):
+        return "path"
+    if isinstance(t, (click.Choice, click.types.BoolParamType, click.Tuple)) or getattr(
+        param, "is_flag", False
+    ):
+        return None
+    return "str"
+
+
+def _options() -> list[tuple[str, list[str], str, str]]:
+    found = []
+
+    def walk(group: click.Group, prefix: str) -> None:
+        for name, cmd in sorted(group.commands.items()):
+            full = f"{prefix} {name}".strip()
+            if isinstance(cmd, click.Group):
+                walk(cmd, full)
+                continue
+            for p in cmd.params:
+                kind = _kind(p)
+                if kind and isinstance(p, click.Option) and not p.hidden:
+                    found.append((full, BASE.get(full, full.split()), p.opts[0], kind))
+
+    walk(cli, "")
+    return found
+
+
+OPTIONS = _options()
+
+
+def _sandbox(world: dict[str, Any], folder: Path) -> Path:
+    for name in ("ds", "m.model", "raw"):
+        shutil.copytree(world["root"] / name, folder / name, symlinks=True)
+    for name in ("m.jsonl", "m.jsonl.meta.json", "wf.yml", "repos.txt"):
+        shutil.copy(world["root"] / name, folder / name)
+    (folder / "dir").mkdir()
+    (folder / "nonutf8.txt").write_bytes(b"\xff\xfe\x00bad\n")
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "out").mkdir()
+    return folder
+
+
+@pytest.mark.slow
+@given(data=st.data())
+def test_fuzz_cli_sweep(world: dict[str, Any], tmp_path_factory: Any, data: Any) -> None:
+    """Every option of every command (found by walking the click group), with odd values."""
+    command, base, option, kind = data.draw(st.sampled_from(OPTIONS))
+    value = data.draw(ODD_VALUES[kind])
+    folder = _sandbox(world, tmp_path_factory.mktemp("cli"))
+    inputs = {name: tree_digest(folder / name) for name in ("ds", "m.model", "raw")}
+    out = invoke([*base, option, value], folder)
+    check(out, (command, option, value))
+    for name, digest in inputs.items():  # inputs are never changed
+        assert tree_digest(folder / name) == digest, (command, option, value, name)
+    if out.code == 2:  # a refusal writes nothing
+        assert not any((folder / "out").iterdir()), (command, option, value)
+
+
+def test_the_sweep_covers_every_command() -> None:
+    commands = {c for c, _, _, _ in OPTIONS}
+    assert {"eval", "build", "crawl", "predict", "baseline", "simulate dump"} <= commands
+
+
+# ------------------------------------------------------------ heavy inputs, memory-bounded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case",
+    ["alias_bomb", "huge_line", "deep_json"],
+)
+def test_heavy_inputs_stay_within_memory(world: dict[str, Any], tmp_path: Path, case: str) -> None:
+    """Each heavy input in a subprocess capped at 2 GB of address space: refused with exit 2
+    (or scored as invalid), never a MemoryError or a kill."""
+    folder = _sandbox(world, tmp_path)
+    if case == "alias_bomb":
+        rows = "\n".join(
+            f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, 10)
+        )
+        (folder / "bomb.yml").write_text(
+            "on: push\nx:\n  l0: &l0 [a]\n"
+            + rows
+            + "\njobs:\n  a:\n    runs-on: ubuntu-latest\n    strategy: {matrix: {v: *l9}}\n"
+            "    steps: [{run: x}]\n"
+        )
+        args = ["predict", "bomb.yml", "--model", "m.model"]
+    else:
+        with open(folder / "big.jsonl", "wb") as fh:
+            if case == "huge_line":
+                for _ in range(200):
+                    fh.write(b"a" * 2**20)  # 200 MB, no newline
+            else:
+                fh.write(deep(5_000_000).encode())
+        shutil.copy(folder / "m.jsonl.meta.json", folder / "big.jsonl.meta.json")
+        args = ["eval", "big.jsonl", "--dataset", "ds", "--resamples", "3"]
+    out = run_limited(args, folder, memory_mb=2048)
+    check(out, case)
+    assert out.code == 2, out.output[-2000:]
+
+
+# ------------------------------------------------------------------- repository metadata
+
+
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(
+            [
+                "id",
+                "full_name",
+                "language",
+                "stargazers_count",
+                "size",
+                "fork",
+                "topics",
+                "created_at",
+                "repo_stars",
+                "repo_language",
+                "repo_size_kb",
+                "default_branch",
+            ]
+        ),
+        st.one_of(JSON, ODD_NUMBERS, st.sampled_from([1e400, -1e400, 2**70])),
+        max_size=5,
+    )
+)
+def test_fuzz_repo_meta(world: dict[str, Any], tmp_path_factory: Any, meta: dict[str, Any]) -> None:
+    folder = tmp_path_factory.mktemp("meta")
+    (folder / "meta.json").write_text(json.dumps(meta))
+    out = invoke(
+        [
+            "predict",
+            str(world["root"] / "wf.yml"),
+            "--model",
+            str(world["model"]),
+            "--repo-meta",
+            "meta.json",
+            "--json",
+        ],
+        folder,
+    )
+    check(out, meta)
+    assert out.code in (0, 2)
