@@ -6,7 +6,7 @@
   and card by every route (crawl → build --raw, --source github at the simulator; the routes
   --source simulated and simulate dump are asserted in test_build_crawled / test_build_sim);
 - the crawler's default window follows the server's clock (the simulated world's fixed END);
-- same parameters, same bytes, whatever was at --out before (tiny then small at one --out,
+- same parameters, same bytes, whatever was at --out before (tiny then small at one --out refused,
   and a build with the clock moved a month, against fresh builds).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -185,26 +186,35 @@ def test_the_default_window_ends_at_the_servers_clock(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_tiny_then_small_at_one_out_equals_a_fresh_small_build(tmp_path: Path) -> None:
-    def build(out: Path, scale: str) -> str:
+def test_tiny_then_small_at_one_out_is_refused_then_equals_a_fresh_small_build(
+    tmp_path: Path,
+) -> None:
+    """The crawl store beside --out holds the tiny world: a small build there is refused (its
+    store would mix two worlds) and says how to go on; once that store is gone, the small build
+    at the same --out, over the tiny dataset, gives the bytes of a fresh small build."""
+
+    def build(out: Path, scale: str) -> tuple[int, str]:
         result = CliRunner().invoke(
             cli,
             ["build", "--source", "simulated", "--seed", "11", "--scale", scale, "--out", str(out)],
         )
-        assert result.exit_code == 0, result.output
-        return result.output
+        return result.exit_code, result.output
 
-    build(tmp_path / "d", "tiny")
-    output = build(tmp_path / "d", "small")
-    assert "removed it and crawled" in output  # said, not silent
-    build(tmp_path / "fresh", "small")
+    assert build(tmp_path / "d", "tiny")[0] == 0
+    tiny_manifest = (tmp_path / "d" / "manifest.json").read_bytes()
+    code, output = build(tmp_path / "d", "small")
+    assert code == 2, output
+    assert "scale tiny" in output and "scale small" in output  # said, not silent
+    assert (tmp_path / "d" / "manifest.json").read_bytes() == tiny_manifest  # untouched
+    shutil.rmtree(tmp_path / "d.raw")
+    assert build(tmp_path / "d", "small")[0] == 0
+    assert build(tmp_path / "fresh", "small")[0] == 0
     assert _data_files(tmp_path / "d") == _data_files(tmp_path / "fresh")
     assert (
         read_manifest(tmp_path / "d")["revision"] == read_manifest(tmp_path / "fresh")["revision"]
     )
     # Building the same world again continues (here: finds complete) the same store.
-    again = build(tmp_path / "d", "small")
-    assert "removed it" not in again
+    assert build(tmp_path / "d", "small")[0] == 0
     assert _data_files(tmp_path / "d") == _data_files(tmp_path / "fresh")
 
 
