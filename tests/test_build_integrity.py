@@ -222,7 +222,10 @@ def test_a_raw_store_of_unknown_world_is_refused_not_mixed(tmp_path: Path) -> No
     from gharuntime.rawstore import connect_state
 
     crawl_dir = tmp_path / "elsewhere"
-    connect_state(crawl_dir).close()  # a raw store with no record of a simulated world
+    con = connect_state(crawl_dir)  # a raw store with records but no record of its world
+    con.execute("INSERT INTO shards VALUES ('shard-00000.jsonl.gz', 3, ?)", ("0" * 64,))
+    con.commit()
+    con.close()
     result = CliRunner().invoke(
         cli,
         [
@@ -231,7 +234,7 @@ def test_a_raw_store_of_unknown_world_is_refused_not_mixed(tmp_path: Path) -> No
         ],
     )
     assert result.exit_code == 2, result.output
-    assert "not a recorded crawl of a simulated world" in result.output
+    assert "unknown origin" in result.output
     assert (crawl_dir / "state.sqlite").is_file()  # left as it was
     assert not (tmp_path / "d").exists()
 

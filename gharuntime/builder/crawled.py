@@ -92,6 +92,9 @@ def prepare_simulated_store(raw: Path, identity: dict[str, str]) -> str | None:
     stored = {k: meta[k] for k in identity if k in meta}
     if stored == identity:
         return None  # the same world: continue the crawl
+    if not stored and not _has_shards(raw):
+        _record_identity(raw, identity)  # a store with no record yet (claimed, never written)
+        return None
     if meta.get("source") != "crawl" or set(stored) != set(identity):
         raise BuildError(
             f"{raw} holds a raw store that is not a recorded crawl of a simulated world "
@@ -109,6 +112,14 @@ def prepare_simulated_store(raw: Path, identity: dict[str, str]) -> str | None:
         f"{raw} held a crawl of another simulated world ({was}); removed it and crawled "
         f"{now} afresh, so this dataset is the one these parameters always give"
     )
+
+
+def _has_shards(raw: Path) -> bool:
+    con = connect_state(raw)
+    try:
+        return con.execute("SELECT 1 FROM shards LIMIT 1").fetchone() is not None
+    finally:
+        con.close()
 
 
 def _record_identity(raw: Path, identity: dict[str, str]) -> None:
