@@ -30,6 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "leaderboard" / "results"
+REFERENCE = ROOT / "leaderboard" / "reference"  # sanity checks, not leaderboard tables
 
 # label -> the `gharuntime build` arguments of its dataset (the documented command).
 DATASETS: dict[str, list[str]] = {
@@ -121,7 +122,7 @@ def regenerate_real(work: Path) -> dict[str, Any]:
         ]
     )
     (staged / "summary.md").write_text(_summary(staged, REAL), encoding="utf-8")
-    _install(staged, RESULTS / REAL)
+    _install(staged, REFERENCE / REAL)
     return {"label": REAL, "seconds": round(time.perf_counter() - t0, 1)}
 
 
