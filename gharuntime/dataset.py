@@ -257,7 +257,7 @@ def manifest_files(manifest: Mapping[str, Any], root: Path) -> list[dict[str, An
             raise DatasetError(
                 f"{where}: files[{i}] is not an object with string path, config and split"
             )
-        if contained(root, f["path"]) is None:
+        if contained(root, f["path"], follow_links=False) is None:
             raise DatasetError(
                 f"{where}: files[{i}] path {f['path'][:100]!a} leaves the dataset folder"
             )

@@ -46,15 +46,19 @@ def is_within(path: Path, folder: Path) -> bool:
     return True
 
 
-def contained(root: Path, relative: str) -> Path | None:
+def contained(root: Path, relative: str, *, follow_links: bool = True) -> Path | None:
     """`root / relative` when `relative` is a plain relative path that stays inside `root`
-    (no absolute path, drive, `..` climbing out, NUL, or symlink leading out); else None."""
+    (no absolute path, drive, `..` climbing out, NUL, or, with `follow_links`, a symlink leading
+    out); else None. Dataset folders pass follow_links=False: a Hugging Face cache snapshot
+    holds every file as a symlink into the cache's blobs, and their bytes are checked by sha256."""
     if not relative or "\x00" in relative or "\\" in relative:
         return None
     pure = PurePosixPath(relative)
     if pure.is_absolute() or ".." in pure.parts:
         return None
     candidate = root / pure
+    if not follow_links:
+        return candidate
     return candidate if is_within(candidate, root) else None
 
 

@@ -80,7 +80,10 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
         ):
             add(DATASET_LAYOUT.manifest, f"files[{i}] lacks path, config, split, rows or sha256")
             continue
-        if not isinstance(entry["path"], str) or contained(root, entry["path"]) is None:
+        if (
+            not isinstance(entry["path"], str)
+            or contained(root, entry["path"], follow_links=False) is None
+        ):
             add(
                 DATASET_LAYOUT.manifest,
                 f"files[{i}] path {ascii(entry['path'])[:100]} is not a path inside the folder",
