@@ -17,7 +17,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import ForbiddenInputError
 from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.dataset import DatasetError, validate
+from gharuntime.dataset import DatasetError, read_manifest, validate
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.report import write_result
 from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
@@ -149,6 +149,11 @@ def run_pipeline(
         raise DatasetError(f"{dataset}: the built dataset breaks the contract: {shown}")
     seconds["build"] = time.perf_counter() - t0
     steps, skipped = pipeline_steps(methods)
+    splits = read_manifest(dataset).get("splits", {})
+    for config in PIPELINE_CONFIGS:
+        if not splits.get(config, {}).get("test"):
+            skipped.append(f"every method on {config}: its test split is empty at this scale")
+    steps = [s for s in steps if splits.get(s.config, {}).get("test")]
     results = out / "results"
     t1 = time.perf_counter()
     for i, step in enumerate(steps):

@@ -83,7 +83,7 @@ def test_bench_loads_a_model_folder(tmp_path: Path) -> None:
         (["--prompt-lengths", "4"], "at least 8 tokens"),
         (["--model", "no-such-model-folder"], "not 'tiny', not 'smollm2-135m' and not a folder"),
         (["--dtype", "float8"], "unknown dtype"),
-        (["--threads", "0"], "--threads must be at least 1"),
+        (["--threads", "0"], "0 is not in the range 1<=x<=1024"),
     ],
 )
 def test_bad_input_is_a_clear_error(args: list[str], message: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 from click.testing import CliRunner
 from leaderboard_support import METHODS, score
 
@@ -93,9 +94,17 @@ def test_add_names_a_schema_violation(
 def test_add_refuses_another_dataset_revision(
     fixture_dataset_master: Path, tmp_path: Path, results_dir: Path
 ) -> None:
-    # same folder name (so the same table), other content (so another revision)
+    # same folder name (so the same table), other content (so another revision: the revision
+    # is the data's, so one changed duration makes it, a changed source record would not)
     other = tmp_path / "other" / "gharuntime-fixture"
-    write_dataset(fixture_jobs(), other, source={"kind": "fixture", "seed": 99})
+    jobs = fixture_jobs()
+    jobs = jobs.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0)
+        .then(pl.col("duration_s") + 1)
+        .otherwise(pl.col("duration_s"))
+        .alias("duration_s")
+    )
+    write_dataset(jobs, other, source={"kind": "fixture", "seed": 0})
     path = score(tmp_path, other, "newcomer", "temporal", "config", "small")
     before = _files(results_dir)
     r = _run("add", str(path), "--results", str(results_dir))

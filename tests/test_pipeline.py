@@ -48,9 +48,17 @@ def test_pipeline_ends_with_the_leaderboard(tmp_path: Path) -> None:
         methods=methods,
         step_done=lambda step, i, n, summary: lines.append(f"{i}/{n} {step.label}"),
     )
-    assert lines[-1] == "10/10 last-run · temporal/history"
+    splits = json.loads((result.dataset / "manifest.json").read_text())["splits"]
+    scored = [
+        c for c in ("cross_repo", "temporal") if splits[c]["test"]
+    ]  # tiny may leave one empty
+    assert "temporal" in scored
+    n = 5 * len(scored)  # median, group-median on both tracks, last-run on history
+    assert lines[-1] == f"{n}/{n} last-run · temporal/history"
     filed = sorted(p.name for p in (result.results / result.dataset.name).glob("*.json"))
-    assert len(filed) == 10 and "temporal-history-last-run.json" in filed
+    assert len(filed) == n and "temporal-history-last-run.json" in filed
+    if len(scored) < 2:
+        assert any("test split is empty" in line for line in result.skipped)
     doc = json.loads((result.results / result.dataset.name / filed[0]).read_text())
     assert doc["dataset"]["synthetic"] is True and doc["meta"]["extra"]["timing"]
     text = result.leaderboard.markdown.read_text()

@@ -12,6 +12,7 @@ from typing import NoReturn
 import click
 
 from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.types import Text
 
 __all__ = ["laser_group"]
 
@@ -47,18 +48,28 @@ def laser_group() -> None:
 @click.option(
     "--prompt-lengths",
     default="256,1024,2048",
+    type=Text(1000),
     show_default=True,
     help="Prompt lengths in tokens, comma-separated.",
 )
 @click.option(
     "--model",
     default="tiny",
+    type=Text(4096),
     show_default=True,
     help="'tiny' (a random 4-layer Llama; latency needs no training), 'smollm2-135m' (the "
     "pretrained LM, not fine-tuned) or a Hugging Face causal-LM folder.",
 )
-@click.option("--layers", type=int, default=4, show_default=True, help="tiny: layers.")
-@click.option("--width", type=int, default=256, show_default=True, help="tiny: hidden size.")
+@click.option(
+    "--layers", type=click.IntRange(1, 64), default=4, show_default=True, help="tiny: layers."
+)
+@click.option(
+    "--width",
+    type=click.IntRange(8, 8192),
+    default=256,
+    show_default=True,
+    help="tiny: hidden size.",
+)
 @click.option(
     "--track",
     type=click.Choice(["config", "history", "multi"]),
@@ -67,17 +78,38 @@ def laser_group() -> None:
     help="Which targets the output holds (multi: duration, queue, log size).",
 )
 @click.option("--encoding", type=click.Choice(["sci", "decimal"]), default="sci", show_default=True)
-@click.option("--prompts", "prompts", type=int, default=8, show_default=True, help="Per length.")
-@click.option("--batch-size", type=int, default=8, show_default=True)
-@click.option("--repeats", type=int, default=3, show_default=True, help="Timed runs per side.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:1, ...")
+@click.option(
+    "--prompts",
+    "prompts",
+    type=click.IntRange(1, 10_000),
+    default=8,
+    show_default=True,
+    help="Per length.",
+)
+@click.option("--batch-size", type=click.IntRange(1, 4096), default=8, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="Timed runs per side.",
+)
+@click.option(
+    "--device",
+    type=Text(100),
+    default="auto",
+    show_default=True,
+    help="auto, cpu, cuda, cuda:1, ...",
+)
 @click.option(
     "--dtype",
     default="auto",
     show_default=True,
     help="auto (bfloat16 on a GPU that has it, else float32), float32, bfloat16, float16.",
 )
-@click.option("--threads", type=int, help="CPU threads for torch [torch's default].")
+@click.option(
+    "--threads", type=click.IntRange(1, 1024), help="CPU threads for torch [torch's default]."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def bench_command(
     prompt_lengths: str,
