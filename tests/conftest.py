@@ -15,16 +15,18 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-# Fuzzing profiles (tests/test_fuzz_*.py): `default` keeps the whole harness to a minute or two
-# on two cores; `pytest --hypothesis-profile=deep tests/test_fuzz_*.py` runs thousands of cases.
-_FUZZ = {
+# Hypothesis profiles. `default` is derandomized: the same cases on every run, so CI is
+# reproducible and a red run is a real regression. `explore` (random, 200 cases a test) and `deep`
+# (random, 2000) search new inputs: `pytest --hypothesis-profile=explore` before a release, and
+# turn each case they find into a fixed test.
+_COMMON = {
     "deadline": None,
-    "derandomize": False,
     "database": None,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 }
-settings.register_profile("default", max_examples=20, **_FUZZ)  # type: ignore[arg-type]
-settings.register_profile("deep", max_examples=2000, **_FUZZ)  # type: ignore[arg-type]
+settings.register_profile("default", max_examples=20, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+settings.register_profile("explore", max_examples=200, derandomize=False, **_COMMON)  # type: ignore[arg-type]
+settings.register_profile("deep", max_examples=2000, derandomize=False, **_COMMON)  # type: ignore[arg-type]
 settings.load_profile("default")
 
 # huggingface_hub reads this once, at import: the Hub tests' servers speak LFS, not Xet.

@@ -258,3 +258,11 @@ def test_median_and_quantiles_match_numpy(samples: list[float]) -> None:
 def test_layout_has_no_unexpected_characters() -> None:
     text = codec_for("sci", MULTI).encode({"duration_s": 3.5, "queue_s": 0.0, "log_bytes": 123456})
     assert re.fullmatch(r"(\w+=\d\.\d\de[+-]\d\d;?)+", text)
+
+
+def test_negative_zero_encodes_as_zero() -> None:
+    """-0.0 is zero, not a negative value: no sign, no clamp (found by hypothesis in CI)."""
+    for codec in (ScientificCodec(MULTI), DecimalCodec(MULTI, int_digits=6)):
+        text = codec.encode(dict.fromkeys(MULTI, -0.0))
+        assert "-" not in text.replace("e-", "") and _conforms(codec, text), text
+        assert codec.decode(text) == dict.fromkeys(MULTI, 0.0) and codec.clamped == 0

@@ -175,7 +175,7 @@ def _value(values: Mapping[str, float], target: str) -> float:
     v = float(raw)
     if math.isnan(v):
         raise EncodingError(f"target {target!r} is NaN; a fixed layout cannot hold it")
-    return v
+    return v + 0.0  # -0.0 becomes 0.0: a sign would break the fixed layout
 
 
 def _merge(segments: list[Segment]) -> list[Segment]:
