@@ -12,10 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-import lightgbm as lgb
 import numpy as np
 import polars as pl
-import xgboost as xgb
 
 from gharuntime.baselines.features import (
     ENCODING_INPUTS,
@@ -231,6 +229,8 @@ class LightGBM(GBDT):
             "force_row_wise": True,
             "verbose": -1,
         }
+        import lightgbm as lgb  # on first use: importing it costs half a second
+
         names = [f"f{i}" for i in range(x.shape[1])]
         dtrain = lgb.Dataset(x, label=y, feature_name=names, free_raw_data=True)
         callbacks: list[Callable[..., Any]] = []
@@ -262,6 +262,8 @@ class LightGBM(GBDT):
 
     @classmethod
     def _load(cls, path: Path) -> Any:
+        import lightgbm as lgb
+
         return lgb.Booster(model_file=str(path))
 
 
@@ -299,6 +301,8 @@ class XGBoost(GBDT):
             "nthread": THREADS,
             "seed": self.seed,
         }
+        import xgboost as xgb  # on first use, like lightgbm
+
         dtrain = xgb.DMatrix(x, label=y, missing=math.nan, nthread=THREADS)
         kwargs: dict[str, Any] = {}
         if val is not None:
@@ -318,6 +322,8 @@ class XGBoost(GBDT):
         return booster, best
 
     def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+        import xgboost as xgb
+
         return np.asarray(booster.predict(xgb.DMatrix(x, missing=math.nan, nthread=THREADS)))
 
     def _gains(self, booster: Any, n: int) -> np.ndarray:
@@ -329,6 +335,8 @@ class XGBoost(GBDT):
 
     @classmethod
     def _load(cls, path: Path) -> Any:
+        import xgboost as xgb
+
         booster = xgb.Booster(model_file=str(path))
         booster.set_param({"nthread": THREADS})
         return booster

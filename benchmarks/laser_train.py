@@ -15,6 +15,7 @@ Tokens are non-padding tokens. Prints what it measured; the last line is one JSO
 
     python benchmarks/laser_train.py                    # tiny-256 (4 layers, 256 wide), CPU
     python benchmarks/laser_train.py --size tiny --steps 5 --rounds 3
+    python benchmarks/laser_train.py --size small --batch 32 --length 1024 --steps 20  # a GPU
 """
 
 from __future__ import annotations
@@ -54,37 +55,51 @@ def _batches(examples: list[Example], cfg: TrainConfig) -> list[list[int]]:
     return per_epoch[: cfg.max_steps * cfg.grad_accum]
 
 
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int, hf: bool) -> float:
-    """tokens/s of a bare loop over the batches `train` would use."""
+    """tokens/s of a bare loop over the batches `train` would use, in the precision `train`
+    uses (bf16 autocast on a GPU that has it)."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95))
     model.train()
+    device = next(model.parameters()).device
+    bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
     tokens = 0
+    _sync()
     t0 = time.perf_counter()
     for idx in _batches(examples, cfg):
         batch = collate([examples[i] for i in idx], pad)
+        batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
         if hf:
             labels = batch["input_ids"].clone()
             labels[batch["attention_mask"] == 0] = -100
-            out = model(
-                input_ids=batch["input_ids"],
-                attention_mask=batch["attention_mask"],
-                position_ids=batch["position_ids"],
-                labels=labels,
-                use_cache=False,
-            )
+            with autocast:
+                out = model(
+                    input_ids=batch["input_ids"],
+                    attention_mask=batch["attention_mask"],
+                    position_ids=batch["position_ids"],
+                    labels=labels,
+                    use_cache=False,
+                )
             out.loss.backward()
         else:
-            loss, count = target_loss(model, batch)
+            with autocast:
+                loss, count = target_loss(model, batch)
             (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         tokens += int(batch["attention_mask"].sum())
+    _sync()
     return tokens / (time.perf_counter() - t0)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", default="tiny-256", choices=["tiny", "tiny-256"])
+    ap.add_argument("--size", default="tiny-256", choices=["tiny", "tiny-256", "small"])
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--length", type=int, default=256, help="longest prompt, tokens")
     ap.add_argument("--steps", type=int, default=8, help="optimizer steps per loop per round")
@@ -129,7 +144,8 @@ def main() -> None:
         "benchmark": "laser_train",
         "model": args.size,
         "parameters": sum(p.numel() for p in init.parameters()),
-        "device": device,
+        "device": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
+        "precision": "bf16" if device == "cuda" and torch.cuda.is_bf16_supported() else "fp32",
         "threads": torch.get_num_threads(),
         "batch": args.batch,
         "max_prompt_tokens": args.length,

@@ -3,6 +3,7 @@ and a killed training resumes where it stopped with the same result as an uninte
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,18 @@ def test_bad_settings_are_refused(tokenizer, examples) -> None:  # type: ignore[
         train(_model(tokenizer), examples, 0, TrainConfig(batch_size=0))
     with pytest.raises(MethodError, match="precision"):
         train(_model(tokenizer), examples, 0, TrainConfig(precision="fp8"))
+
+
+def test_cosine_schedule_warms_up_then_decays_to_its_floor() -> None:
+    cfg = TrainConfig(max_steps=111, lr=1e-3, warmup_steps=10, min_lr_ratio=0.1)
+    lrs = [cfg.lr_at(s) for s in range(cfg.max_steps)]
+    assert lrs[0] == pytest.approx(1e-4) and lrs[9] == pytest.approx(1e-3)
+    assert all(a >= b for a, b in pairwise(lrs[9:]))  # never rises again
+    assert lrs[60] == pytest.approx(1e-3 * (0.1 + 0.9 * 0.5))  # half way: half the way down
+    assert lrs[-1] == pytest.approx(1e-4)
+    flat = TrainConfig(max_steps=110, lr=1e-3, warmup_steps=10, lr_schedule="constant")
+    assert {flat.lr_at(s) for s in range(10, 110)} == {1e-3}
+    # the schedule depends on the step count, so a checkpoint resumes only the same count
+    assert "max_steps" in cfg.fingerprint_fields() and "max_steps" not in flat.fingerprint_fields()
+    with pytest.raises(MethodError, match="lr_schedule"):
+        TrainConfig(lr_schedule="linear").check()

@@ -37,12 +37,13 @@ class Laser(Method):
     name: ClassVar[str] = "laser"
     version: ClassVar[str] = "1"
     defaults: ClassVar[dict[str, Any]] = {
-        "model": "tiny",  # tiny | tiny-256 | smollm2-135m | PATH | Hub id
+        "model": "tiny",  # tiny | tiny-256 | small | smollm2-135m | PATH | Hub id
         "max_steps": 300,
         "batch_size": 8,
         "grad_accum": 1,
         "lr": None,  # None: 1e-3 from scratch, 2e-4 with LoRA, 5e-5 full fine-tuning
         "warmup_steps": 20,
+        "lr_schedule": "cosine",  # cosine (decays to 10% of lr at max_steps) | constant
         "weight_decay": 0.0,
         "budget": 512,  # prompt tokens
         "encoding": "sci",  # sci | decimal
@@ -137,6 +138,7 @@ class Laser(Method):
             lr=self._lr(),
             weight_decay=float(self.params["weight_decay"]),
             warmup_steps=self._int("warmup_steps"),
+            lr_schedule=str(self.params["lr_schedule"]),
             precision=str(self.params["precision"]),
             seed=self.seed,
             checkpoint_dir=str(ckpt) if ckpt is not None else None,

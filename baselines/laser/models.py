@@ -62,8 +62,10 @@ TINY_SIZES: dict[str, dict[str, int]] = {
     # hidden, layers, heads, kv heads, feed-forward width
     "tiny": {"hidden": 128, "layers": 2, "heads": 4, "kv_heads": 2, "ffn": 384},
     "tiny-256": {"hidden": 256, "layers": 4, "heads": 8, "kv_heads": 4, "ffn": 768},
+    "small": {"hidden": 512, "layers": 8, "heads": 8, "kv_heads": 4, "ffn": 1536},
 }
-"""From-scratch sizes: `tiny` for tests and quick runs, `tiny-256` for the scaling curve."""
+"""From-scratch sizes: `tiny` for tests and quick runs, `tiny-256` for the scaling curve, `small`
+(about 22M parameters without the embeddings) for a GPU."""
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 

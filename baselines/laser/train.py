@@ -11,6 +11,9 @@ never needed.
   a pure function of the seed and the step, so a resumed run sees the same batches.
 - Gradient accumulation: `grad_accum` micro-batches per optimizer step; the loss is the sum over
   target tokens divided by the step's target-token count, so accumulation does not change it.
+- Learning rate: linear warm-up over `warmup_steps`, then (`lr_schedule="cosine"`, the default)
+  a cosine decay to `min_lr_ratio` of the peak at `max_steps`, or (`"constant"`) the peak held.
+  A cosine schedule depends on `max_steps`, so a checkpoint resumes only the same step count.
 - Precision: bf16 autocast where the hardware has it (`precision="auto"`: a CUDA device with
   bf16), float32 otherwise.
 - Several processes (`accelerate launch`): each takes every P-th micro-batch; gradients are
@@ -65,6 +68,8 @@ class TrainConfig:
     lr: float = 1e-3
     weight_decay: float = 0.0
     warmup_steps: int = 10
+    lr_schedule: str = "cosine"  # cosine | constant
+    min_lr_ratio: float = 0.1
     max_grad_norm: float = 1.0
     precision: str = "auto"  # auto | fp32 | bf16
     seed: int = 0
@@ -80,12 +85,29 @@ class TrainConfig:
             raise MethodError(f"precision must be auto, fp32 or bf16, not {self.precision!r}")
         if not self.lr > 0:
             raise MethodError(f"lr must be positive, not {self.lr}")
+        if self.lr_schedule not in ("cosine", "constant"):
+            raise MethodError(f"lr_schedule must be cosine or constant, not {self.lr_schedule!r}")
+        if not 0.0 <= self.min_lr_ratio <= 1.0:
+            raise MethodError(f"min_lr_ratio must be within [0, 1], not {self.min_lr_ratio}")
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate of optimizer step `step` (0-based)."""
+        if step < self.warmup_steps:
+            return self.lr * (step + 1) / self.warmup_steps
+        if self.lr_schedule == "constant":
+            return self.lr
+        span = max(1, self.max_steps - 1 - self.warmup_steps)  # the last step is at the floor
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
+        return self.lr * (self.min_lr_ratio + (1.0 - self.min_lr_ratio) * cosine)
 
     def fingerprint_fields(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not where or when to stop)."""
         d = asdict(self)
-        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "max_steps"):
+        for k in ("checkpoint_dir", "checkpoint_every", "stop_after"):
             d.pop(k)
+        if self.lr_schedule == "constant":  # the step count changes nothing before the end
+            d.pop("max_steps")
         return d
 
 
@@ -297,12 +319,13 @@ def train(
     procs, rank = accelerator.num_processes, accelerator.process_index
     result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
     device = accelerator.device
+    pending: list[Any] = []  # this call's step losses not yet read back from the device
     t0 = time.perf_counter()
     for step in range(start, config.max_steps):
         if config.stop_after is not None and step - start >= config.stop_after:
             result.stopped_early = True
             break
-        lr = config.lr * min(1.0, (step + 1) / max(1, config.warmup_steps))
+        lr = config.lr_at(step)
         for group in optimizer.param_groups:
             group["lr"] = lr
         micro = [
@@ -310,7 +333,7 @@ def train(
         ]
         batches = [collate([examples[i] for i in idx], pad_id) for idx in micro]
         n_target = sum(int(b["target_mask"].sum()) for b in batches)
-        total = 0.0
+        total: Any = 0.0
         for m, batch in enumerate(batches):
             moved = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
             last = m == len(batches) - 1
@@ -319,21 +342,24 @@ def train(
                 loss_sum, _ = target_loss(model, moved)
                 loss = loss_sum / n_target
             accelerator.backward(loss)
-            total += float(loss.detach())
+            total = total + loss.detach()  # stays on the device: no sync per micro-batch
             result.tokens += int(batch["attention_mask"].sum())
         result.target_tokens += n_target
         if config.max_grad_norm > 0:
             accelerator.clip_grad_norm_(params, config.max_grad_norm)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        result.losses.append(total)
+        pending.append(total)
         result.steps = step + 1
         if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
-            say(f"step {step + 1}/{config.max_steps}: target loss {total:.4f}")
+            result.losses.extend(float(x) for x in pending)  # one device sync per 10 steps
+            pending.clear()
+            say(f"step {step + 1}/{config.max_steps}: target loss {result.losses[-1]:.4f}")
         if ckpt is not None and (
             (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps
         ):
             _checkpoint(accelerator, ckpt, step + 1, fingerprint)
+    result.losses.extend(float(x) for x in pending)
     result.seconds = time.perf_counter() - t0
     accelerator.wait_for_everyone()
     model = accelerator.unwrap_model(model)
