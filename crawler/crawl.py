@@ -7,7 +7,8 @@ Units of work, each marked done with the shard holding its records (see store.py
 - run: the jobs of every attempt of one run (one `filter=all` listing), plus the run object of
   each earlier attempt;
 - refs: up to 100 (path, head SHA) pairs of one repository, resolved to blob oids by one GraphQL
-  query; blob: one REST contents request per distinct oid, so YAML is fetched once per content;
+  query; blobs: the text of up to 100 new oids by one more GraphQL query (a text cut short or
+  binary: one REST contents request for it), so YAML is fetched once per content;
 - logs: with --logs, one log archive per run attempt (a zip of every job's log, mapped back to
   job ids by job name); a job the archive does not hold, or whose name it shares with another
   job, falls back to its own log request, as does every log a resumed crawl still lacks;
@@ -437,12 +438,15 @@ class Crawler:
             pairs.setdefault(int(rid), []).append((path, sha))
         for rid, items in pairs.items():
             self._queue_refs(rid, items)
+        blobs: dict[int, list[tuple[str, str, str]]] = {}
         for rid, path, blob, sha in q(
             "SELECT r.repo_id, r.path, r.blob_sha, MIN(r.head_sha) FROM refs r WHERE r.blob_sha IS NOT NULL "
             "AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.repo_id=r.repo_id AND b.path=r.path "
             "AND b.blob_sha=r.blob_sha) GROUP BY r.repo_id, r.path, r.blob_sha"
         ):
-            self._queue_blob(int(rid), path, blob, sha)
+            blobs.setdefault(int(rid), []).append((path, blob, sha))
+        for rid, found in blobs.items():
+            self._queue_blobs(rid, found)
         if self.opts.logs:
             for job_id, rid, conclusion, steps in q(
                 "SELECT job_id, repo_id, conclusion, steps FROM logs WHERE state IS NULL"
@@ -807,6 +811,7 @@ class Crawler:
                 return
             self._resolve(f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}")
             sql: list[Sql] = []
+            new_blobs: list[tuple[str, str, str]] = []
             for path, sha, got in result:
                 if naive:
                     blob = str(got["sha"]) if isinstance(got, dict) and "sha" in got else None
@@ -826,8 +831,9 @@ class Crawler:
                     ("INSERT OR IGNORE INTO refs VALUES (?, ?, ?, ?)", (repo_id, path, sha, blob))
                 )
                 if blob and not naive:
-                    self._queue_blob(repo_id, path, blob, sha)
+                    new_blobs.append((path, blob, sha))
             self.store.mark(sql)
+            self._queue_blobs(repo_id, new_blobs)
 
         key = f"refs:{repo_id}:{pairs[0][0]}:{pairs[0][1]}"
         return (
@@ -836,14 +842,59 @@ class Crawler:
             repo_id,
         )
 
-    def _queue_blob(self, repo_id: int, path: str, blob: str, sha: str) -> None:
-        key = (repo_id, path, blob)
-        if key in self._blobs_in_flight or self.store.has(
-            RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}"
-        ):
-            return
-        self._blobs_in_flight.add(key)
-        self._push(*self._blob_task(repo_id, path, blob, sha))
+    def _queue_blobs(self, repo_id: int, items: list[tuple[str, str, str]]) -> None:
+        """Fetch the text of each new (path, blob, sha) of a repository: up to GRAPHQL_BATCH
+        blobs in one GraphQL query; a blob it cannot give whole comes from the contents API."""
+        fresh: list[tuple[str, str, str]] = []
+        for path, blob, sha in items:
+            key = (repo_id, path, blob)
+            if key in self._blobs_in_flight or self.store.has(
+                RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}"
+            ):
+                continue
+            self._blobs_in_flight.add(key)
+            fresh.append((path, blob, sha))
+        for i in range(0, len(fresh), GRAPHQL_BATCH):
+            self._push(*self._blob_texts_task(repo_id, fresh[i : i + GRAPHQL_BATCH]))
+
+    def _store_blob(self, repo_id: int, path: str, blob: str, body: dict[str, Any]) -> None:
+        self._resolve(f"workflow_file:{repo_id}:{path}:{blob}")
+        if self.store.add(RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", body, repo_id):
+            self.stats.count_records(RawKind.WORKFLOW_FILE.value)
+        self.store.mark([("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))])
+
+    def _blob_texts_task(self, repo_id: int, items: list[tuple[str, str, str]]) -> Task:
+        client = self.client
+        full_name = self._name(repo_id)
+        owner, _, name = full_name.partition("/")
+        where = f"{full_name} workflow files ({len(items)})"
+
+        def work() -> Any:
+            data = client.graphql(ep.graphql_blob_text_query(owner, name, [b for _, b, _ in items]))
+            repo = data.get("repository") or {}
+            return [repo.get(f"b{i}") for i in range(len(items))]
+
+        def apply(result: Any) -> None:
+            if isinstance(result, _Failure):  # the batch failed: each file on its own
+                for path, blob, sha in items:
+                    self._push(*self._blob_task(repo_id, path, blob, sha))
+                return
+            for (path, blob, sha), got in zip(items, result, strict=True):
+                text = got.get("text") if isinstance(got, dict) else None
+                if (
+                    isinstance(text, str)
+                    and not got.get("isTruncated")
+                    and not got.get("isBinary")
+                    and got.get("oid") == blob
+                ):
+                    body = {"source": "graphql", "path": path, "sha": blob, "text": text}
+                    body["size"] = got.get("byteSize")
+                    self._blobs_in_flight.discard((repo_id, path, blob))
+                    self._store_blob(repo_id, path, blob, body)
+                else:  # binary, truncated or not found: the contents API gives it whole
+                    self._push(*self._blob_task(repo_id, path, blob, sha))
+
+        return self._guard("workflow_files", where, work), apply, repo_id
 
     def _blob_task(self, repo_id: int, path: str, blob: str, sha: str) -> Task:
         client = self.client
@@ -861,12 +912,7 @@ class Crawler:
             if isinstance(result, _Failure):
                 self._fail(result, f"workflow_file:{repo_id}:{path}:{blob}")
                 return
-            self._resolve(f"workflow_file:{repo_id}:{path}:{blob}")
-            if self.store.add(RawKind.WORKFLOW_FILE, f"{repo_id}:{path}:{blob}", result, repo_id):
-                self.stats.count_records(RawKind.WORKFLOW_FILE.value)
-            self.store.mark(
-                [("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (repo_id, path, blob))]
-            )
+            self._store_blob(repo_id, path, blob, result)
 
         key = f"workflow_file:{repo_id}:{path}:{blob}"
         return (

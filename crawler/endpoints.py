@@ -14,6 +14,7 @@ __all__ = [
     "contents",
     "endpoint_name",
     "graphql_blob_query",
+    "graphql_blob_text_query",
     "job_logs",
     "repository",
     "resource_of",
@@ -74,6 +75,17 @@ def graphql_blob_query(owner: str, name: str, expressions: list[str]) -> str:
     fields = " ".join(
         f"a{i}: object(expression: {_gql_string(e)}) {{ ... on Blob {{ oid }} }}"
         for i, e in enumerate(expressions)
+    )
+    return f"query {{ repository(owner: {_gql_string(owner)}, name: {_gql_string(name)}) {{ {fields} }} }}"
+
+
+def graphql_blob_text_query(owner: str, name: str, oids: list[str]) -> str:
+    """One GraphQL query asking the text of each blob by its oid (aliases b0, b1, ...); GitHub
+    gives `text` null for a binary blob and `isTruncated` true for one cut short."""
+    fields = " ".join(
+        f"b{i}: object(oid: {_gql_string(o)}) "
+        "{ ... on Blob { oid byteSize isBinary isTruncated text } }"
+        for i, o in enumerate(oids)
     )
     return f"query {{ repository(owner: {_gql_string(owner)}, name: {_gql_string(name)}) {{ {fields} }} }}"
 

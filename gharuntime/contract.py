@@ -361,7 +361,7 @@ class RawKind(str, Enum):
     WORKFLOW = "workflow"  # an item of GET /repos/{o}/{r}/actions/workflows
     RUN = "run"  # a workflow run attempt object (list runs, get run, or get run attempt)
     JOB = "job"  # an item of GET .../runs/{id}/attempts/{n}/jobs
-    WORKFLOW_FILE = "workflow_file"  # GET .../contents/{path}?ref=SHA (base64 content, blob sha)
+    WORKFLOW_FILE = "workflow_file"  # GraphQL Blob text (source "graphql") or GET .../contents/{path}?ref=SHA (base64)
     WORKFLOW_REF = "workflow_ref"  # {repo_id, path, head_sha, blob_sha}: which file a run used
     LOG = "log"  # {job_id, status: ok|expired|missing|too_large, bytes, text (redacted) or null}
     ERROR = "error"  # {what, where, status, message}: something the writer could not fetch

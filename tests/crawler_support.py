@@ -153,6 +153,9 @@ def keys(records: dict[tuple[str, str], Any], kind: str) -> set[str]:
 
 
 def decoded(body: dict[str, Any]) -> str:
+    """A stored workflow file's text: a GraphQL Blob's `text`, or the contents API's base64."""
+    if body.get("source") == "graphql":
+        return str(body["text"])
     return base64.b64decode(body["content"]).decode()
 
 

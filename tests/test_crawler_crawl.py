@@ -96,9 +96,29 @@ def test_yaml_is_fetched_once_per_distinct_content(
     run_crawl(tmp_path, crawl_server.url, repo_names(crawl_world))
     truth = world_truth(crawl_world)
     assert len(truth.refs) > len(truth.files)  # the world reuses files across runs
-    assert crawl_server.recorder.count("repos/get-content") == len(truth.files)
+    # per repository: one GraphQL query for the blob ids at every head SHA, one for the text of
+    # each distinct blob; the contents API is not needed when GraphQL gives every text whole
     repos_with_runs = {k.split(":")[0] for k in truth.refs}
-    assert crawl_server.recorder.count("graphql") == len(repos_with_runs)
+    assert crawl_server.recorder.count("graphql") == 2 * len(repos_with_runs)
+    assert crawl_server.recorder.count("repos/get-content") == 0
+    assert len(keys(store_records(tmp_path), "workflow_file")) == len(truth.files)
+
+
+def test_a_text_graphql_cuts_short_comes_from_the_contents_api(
+    crawl_world: World, tmp_path: Path
+) -> None:
+    """GitHub marks a Blob.text it cut short with isTruncated; such a file is fetched whole."""
+    truth = world_truth(crawl_world)
+    sizes = sorted(len(t.encode()) for t in truth.files.values())
+    limit = sizes[len(sizes) // 2]  # about half the files are longer
+    longer = sum(1 for n in sizes if n > limit)
+    assert 0 < longer < len(sizes)
+    with serve(crawl_world, ServerConfig(tokens=TOKENS, graphql_text_limit=limit)) as server:
+        run_crawl(tmp_path, server.url, repo_names(crawl_world))
+        assert server.recorder.count("repos/get-content") == longer
+    records = store_records(tmp_path)
+    files = {k: decoded(records[("workflow_file", k)]) for k in keys(records, "workflow_file")}
+    assert files == truth.files  # every text whole, whichever way it came
 
 
 def test_missing_repository_is_reported_and_skipped(

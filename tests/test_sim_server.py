@@ -368,6 +368,28 @@ def test_graphql_aliased_objects_in_one_repository(
     ]  # type: ignore[index]
 
 
+def test_graphql_gives_blob_texts_by_oid(
+    gh: requests.Session, sim_server: SimServer, sim_world: World
+) -> None:
+    rw = _repo(sim_world)
+    run = rw.runs[0]
+    text, oid = rw.file_at(run.workflow.path, run.commit.sha)  # type: ignore[misc]
+    fields = (
+        f'b0: object(oid: "{oid}") {{ ... on Blob {{ oid byteSize isBinary isTruncated text }} }} '
+        f'b1: object(oid: "{"0" * 40}") {{ ... on Blob {{ oid text }} }}'
+    )
+    q = f'{{ repository(owner: "{rw.meta.owner}", name: "{rw.meta.name}") {{ {fields} }} }}'
+    data = _graphql_blob(gh, sim_server.url, q)["data"]["repository"]
+    assert data["b0"] == {
+        "oid": oid,
+        "byteSize": len(text.encode()),
+        "isBinary": False,
+        "isTruncated": False,
+        "text": text,
+    }
+    assert data["b1"] is None
+
+
 def test_graphql_unknown_repository_is_an_error_entry(
     gh: requests.Session, sim_server: SimServer
 ) -> None:

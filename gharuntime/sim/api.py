@@ -309,8 +309,14 @@ def respond(
             at = server.world.repo(found[0]).file_at(file_path, sha)
             return True, at[1] if at else None
 
+        def text(full: str, oid: str) -> str | None:
+            found = server.world.lookup(full)
+            if found is None or server.world.meta(found[0]).private:
+                return None
+            return server.world.repo(found[0]).blob_text(oid)
+
         try:
-            return 200, answer(query_text, blob), {}
+            return 200, answer(query_text, blob, text, server.config.graphql_text_limit), {}
         except GraphQLError as exc:
             return 200, {"errors": [{"message": str(exc)}]}, {}
     if name == "blob/logs":

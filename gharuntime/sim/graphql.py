@@ -1,6 +1,8 @@
-"""The one GraphQL shape the crawler sends: blob ids of a workflow file at many commits, as
-aliased `repository(owner, name) { object(expression: "SHA:PATH") { ... on Blob { oid } } }`
-fields. A small scanner, not a GraphQL implementation: anything else is an error."""
+"""The two GraphQL shapes the crawler sends, as aliased fields of `repository(owner, name)`:
+blob ids of a workflow file at many commits (`object(expression: "SHA:PATH") { ... on Blob
+{ oid } }`), and the text of many blobs by id (`object(oid: "OID") { ... on Blob { oid byteSize
+isBinary isTruncated text } }`). A small scanner, not a GraphQL implementation: it answers every
+field of its shape whatever the selection says, and anything else is an error."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ _TOKEN = re.compile(
     r"""(?:(?P<alias>[A-Za-z_]\w*)\s*:\s*)?(?:
         repository\s*\(\s*owner\s*:\s*"(?P<owner>[^"]*)"\s*,\s*name\s*:\s*"(?P<name>[^"]*)"\s*\)
       | object\s*\(\s*expression\s*:\s*"(?P<expr>[^"]*)"\s*\)
+      | object\s*\(\s*oid\s*:\s*"(?P<oid>[^"]*)"\s*\)
     )""",
     re.X,
 )
@@ -23,8 +26,15 @@ class GraphQLError(ValueError):
     """A query this server does not understand."""
 
 
-def answer(query: str, blob: Callable[[str, str, str], tuple[bool, str | None]]) -> dict[str, Any]:
-    """`blob(full_name, sha, path)` → (repository visible, blob oid or None). Returns the
+def answer(
+    query: str,
+    blob: Callable[[str, str, str], tuple[bool, str | None]],
+    text: Callable[[str, str], str | None] = lambda _repo, _oid: None,
+    text_limit: int | None = None,
+) -> dict[str, Any]:
+    """`blob(full_name, sha, path)` → (repository visible, blob oid or None); `text(full_name,
+    oid)` → the blob's text or None when the repository holds no such blob; a text over
+    `text_limit` bytes is cut there and marked `isTruncated`. Returns the
     response body {"data": ..., "errors": [...]}."""
     data: dict[str, Any] = {}
     errors: list[dict[str, Any]] = []
@@ -54,12 +64,28 @@ def answer(query: str, blob: Callable[[str, str, str], tuple[bool, str | None]])
             if not repo_name:
                 if current is None and found:
                     continue  # inside a repository that was not found
-                raise GraphQLError("object(expression:) outside repository(owner:, name:)")
+                raise GraphQLError("object() outside repository(owner:, name:)")
+            assert current is not None
+            if m.group("oid") is not None:
+                oid = m.group("oid")
+                body = text(repo_name, oid)
+                if body is None:
+                    current[m.group("alias") or "object"] = None
+                    continue
+                raw = body.encode()
+                cut = text_limit is not None and len(raw) > text_limit
+                current[m.group("alias") or "object"] = {
+                    "oid": oid,
+                    "byteSize": len(raw),
+                    "isBinary": False,
+                    "isTruncated": cut,
+                    "text": raw[:text_limit].decode(errors="ignore") if cut else body,
+                }
+                continue
             sha, sep, path = m.group("expr").partition(":")
             if not sep:
                 raise GraphQLError(f"expression {m.group('expr')!r} is not SHA:PATH")
             _, oid = blob(repo_name, sha, path)
-            assert current is not None
             current[m.group("alias") or "object"] = {"oid": oid} if oid else None
     if not found:
         raise GraphQLError(

@@ -291,6 +291,14 @@ class RepoWorld:
                 return (v[1], v[2]) if v else None
         return None
 
+    def blob_text(self, oid: str) -> str | None:
+        """The text of the workflow-file version whose blob sha is `oid`, None when none is."""
+        for wf in self.workflows:
+            for v in wf.versions:
+                if v[2] == oid:
+                    return v[1]
+        return None
+
     def workflow(self, id_or_file: str) -> WorkflowFile | None:
         for wf in self.workflows:
             if str(wf.id) == id_or_file or wf.path.rsplit("/", 1)[-1] == id_or_file:

@@ -61,6 +61,9 @@ class ServerConfig:
     secondary_block_s: float = 2.0
     faults: Faults = field(default_factory=Faults)
     clock: Callable[[], float] = time.time
+    # GraphQL's Blob.text is cut short (isTruncated: true) above this many bytes; GitHub does
+    # not document its limit, so by default nothing is cut (tests set it to exercise fallback)
+    graphql_text_limit: int | None = None
 
 
 _REPO = r"(?:/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)|/repositories/(?P<rid>\d+))"

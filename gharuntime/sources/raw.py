@@ -228,10 +228,15 @@ class _Reader:
     def workflow_file(self, repo_id: int | None, key: str, b: dict[str, Any]) -> None:
         rid, _, rest = key.partition(":")
         path, _, blob = rest.rpartition(":")
-        content = b.get("content")
-        if b.get("encoding", "base64") != "base64" or not isinstance(content, str):
-            raise ValueError("content is not base64 text")
-        text = base64.b64decode(content.replace("\\n", "").encode(), validate=False).decode()
+        if b.get("source") == "graphql":  # a GraphQL Blob's text, fetched in a batch
+            text = b.get("text")
+            if not isinstance(text, str):
+                raise ValueError("a GraphQL blob record without text")
+        else:  # the contents API's answer: base64
+            content = b.get("content")
+            if b.get("encoding", "base64") != "base64" or not isinstance(content, str):
+                raise ValueError("content is not base64 text")
+            text = base64.b64decode(content.replace("\\n", "").encode(), validate=False).decode()
         self.files.append((int(rid), strip_ref(path)[0], b.get("sha") or blob, text))
 
     def workflow_ref(self, repo_id: int | None, b: dict[str, Any]) -> None:
