@@ -3,6 +3,7 @@ and a killed training resumes where it stopped with the same result as an uninte
 
 from __future__ import annotations
 
+import math
 from itertools import pairwise
 from pathlib import Path
 
@@ -160,3 +161,36 @@ def test_cosine_schedule_warms_up_then_decays_to_its_floor() -> None:
     assert "max_steps" in cfg.fingerprint_fields() and "max_steps" not in flat.fingerprint_fields()
     with pytest.raises(MethodError, match="lr_schedule"):
         TrainConfig(lr_schedule="linear").check()
+
+
+def _poison(model, calls: set[int]):  # type: ignore[no-untyped-def]
+    """Make the embedding output NaN on the given forward calls (0-based)."""
+    seen = {"n": 0}
+
+    def hook(_module, _inputs, output):  # type: ignore[no-untyped-def]
+        n = seen["n"]
+        seen["n"] += 1
+        return output * float("nan") if n in calls else output
+
+    return model.get_input_embeddings().register_forward_hook(hook)
+
+
+def test_a_step_with_a_nan_gradient_changes_no_weight(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    cfg = TrainConfig(max_steps=3, lr=3e-3, warmup_steps=1, lr_schedule="constant")
+    clean = _model(tokenizer)
+    train(clean, examples, tokenizer.pad_token_id, TrainConfig(**{**cfg.__dict__, "max_steps": 2}))
+    model = _model(tokenizer)
+    handle = _poison(model, {2})  # the third step's forward pass
+    result = train(model, examples, tokenizer.pad_token_id, cfg)
+    handle.remove()
+    assert result.skipped_steps == 1 and result.summary()["skipped_steps"] == 1
+    assert math.isnan(result.losses[2])
+    after = _weights(model)
+    assert all(torch.equal(after[k], v) for k, v in _weights(clean).items())  # step 3 did nothing
+
+
+def test_training_that_keeps_diverging_stops_with_a_clear_error(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    model = _model(tokenizer)
+    _poison(model, set(range(1000)))
+    with pytest.raises(MethodError, match=r"diverged.*non-finite gradient.*lower lr"):
+        train(model, examples, tokenizer.pad_token_id, TrainConfig(max_steps=30, warmup_steps=1))

@@ -14,6 +14,9 @@ never needed.
 - Learning rate: linear warm-up over `warmup_steps`, then (`lr_schedule="cosine"`, the default)
   a cosine decay to `min_lr_ratio` of the peak at `max_steps`, or (`"constant"`) the peak held.
   A cosine schedule depends on `max_steps`, so a checkpoint resumes only the same step count.
+- A step whose gradient is not finite (NaN or inf) changes no weight and is counted
+  (`skipped_steps`); more than 10% of the steps (and more than 10) ends the training with an
+  error that says so.
 - Precision: bf16 autocast where the hardware has it (`precision="auto"`: a CUDA device with
   bf16), float32 otherwise.
 - Several processes (`accelerate launch`): each takes every P-th micro-batch; gradients are
@@ -132,6 +135,7 @@ class TrainResult:
     precision: str = "fp32"
     processes: int = 1
     stopped_early: bool = False
+    skipped_steps: int = 0  # steps whose gradient was not finite: no update
 
     @property
     def tokens_per_s(self) -> float:
@@ -149,6 +153,7 @@ class TrainResult:
             "tokens_per_s": round(self.tokens_per_s, 1),
             "precision": self.precision,
             "processes": self.processes,
+            "skipped_steps": self.skipped_steps,
         }
 
 
@@ -346,8 +351,21 @@ def train(
             result.tokens += int(batch["attention_mask"].sum())
         result.target_tokens += n_target
         if config.max_grad_norm > 0:
-            accelerator.clip_grad_norm_(params, config.max_grad_norm)
-        optimizer.step()
+            norm = accelerator.clip_grad_norm_(params, config.max_grad_norm)
+        else:
+            norm = torch.linalg.vector_norm(
+                torch.stack([p.grad.detach().float().norm() for p in params if p.grad is not None])
+            )
+        if math.isfinite(float(norm)):  # one sync a step: a NaN/inf gradient must not land
+            optimizer.step()
+        else:  # skipped, as a loss scaler skips an overflow; counted and bounded below
+            result.skipped_steps += 1
+            if result.skipped_steps > max(10, (step + 1 - start) // 10):
+                raise MethodError(
+                    f"training diverged: {result.skipped_steps} of {step + 1 - start} steps had "
+                    f"a non-finite gradient (precision {precision}); lower lr (now {config.lr}) "
+                    "or use precision=fp32"
+                )
         optimizer.zero_grad(set_to_none=True)
         pending.append(total)
         result.steps = step + 1
