@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gharuntime.dataset import DatasetError, load
+from gharuntime.contract import TARGETS
 from gharuntime.eval.truth import load_truth, resolve_dataset
 
 
@@ -71,3 +72,63 @@ def test_changed_split_file_is_refused(fixture_dataset: Path) -> None:
     victim.write_bytes(victim.read_bytes() + b"x")
     with pytest.raises(DatasetError, match="does not match the sha256"):
         load_truth(resolve_dataset(str(fixture_dataset)), "temporal", "test")
+
+
+def _frames(repos: list[int], runs: list[int]):  # type: ignore[no-untyped-def]
+    import polars as pl
+
+    n = len(repos)
+    split = pl.DataFrame(
+        {
+            "id": [f"j{i}" for i in range(n)],
+            "repo_id": repos,
+            "run_id": runs,
+            "runner_os": ["Linux"] * n,
+            **{t: [float(i + 1)] * n for i, t in enumerate(TARGETS)},
+        }
+    )
+    train = split.select(["repo_id", *TARGETS])
+    return split, train
+
+
+def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
+    from gharuntime.eval.truth import MIN_REPOSITORY_CLUSTERS, DatasetRef, Truth
+
+    ref = DatasetRef(id="x", kind="local")
+    # one repository, six runs of two jobs: six clusters, one repository
+    split, train = _frames([7] * 12, [r // 2 for r in range(12)])
+    truth = Truth.from_frames(split, train, dataset=ref, config="temporal", split="test")
+    assert truth.cluster_by == "run_id" and truth.cluster_ids.tolist() == list(range(6))
+    assert truth.repo_ids.tolist() == [7] and truth.cluster.tolist() == [r // 2 for r in range(12)]
+    # enough repositories: resampled by repository, as before
+    repos = list(range(MIN_REPOSITORY_CLUSTERS))
+    split, train = _frames(repos, [100 + r for r in repos])
+    truth = Truth.from_frames(split, train, dataset=ref, config="temporal", split="test")
+    assert truth.cluster_by == "repo_id" and truth.cluster_ids.tolist() == repos
+
+
+def test_one_repository_gets_intervals_of_nonzero_width() -> None:
+    """A repository bootstrap over one repository resamples the same rows every time."""
+    from gharuntime.eval.evaluate import Method, score
+    from gharuntime.eval.meta import MethodMeta
+    from gharuntime.eval.report import result_json
+    from gharuntime.eval.truth import DatasetRef, Truth
+
+    rng = np.random.default_rng(0)
+    n = 60
+    split, train = _frames([7] * n, [r // 3 for r in range(n)])
+    split = split.with_columns(duration_s=rng.lognormal(4, 1, n))
+    truth = Truth.from_frames(
+        split, train, dataset=DatasetRef(id="x", kind="local"), config="temporal", split="test"
+    )
+    method = Method(
+        name="m",
+        meta=MethodMeta(method="m", track="config", inputs=()),
+        predictions={t: np.full(n, 50.0) for t in TARGETS},
+        present=np.ones(n, dtype=bool),
+    )
+    result = result_json(score(truth, "config", [method], resamples=200))
+    rmsle = result["metrics"]["duration_s"]["rmsle"]
+    assert rmsle["ci_high"] - rmsle["ci_low"] > 0.05
+    assert result["bootstrap"]["cluster"] == "run_id" and result["bootstrap"]["clusters"] == 20
+    assert result["dataset"]["repositories"] == 1

@@ -107,12 +107,25 @@ class Cell:
     """
 
     def __init__(
-        self, terms: RowTerms, cluster: IntArray, clusters: int, *, half_window: int | None = None
+        self,
+        terms: RowTerms,
+        cluster: IntArray,
+        clusters: int,
+        *,
+        half_window: int | None = None,
+        repositories: int | None = None,
     ) -> None:
         n = terms.ape.shape[0]
         self.rows = n
         self.clusters = clusters
-        self.repositories = int(np.unique(cluster).shape[0]) if n else 0
+        # the cell's repositories; when clusters are runs, the caller counts them
+        self.repositories = (
+            repositories
+            if repositories is not None
+            else int(np.unique(cluster).shape[0])
+            if n
+            else 0
+        )
         self.sums = np.empty((clusters, terms.stats.shape[0]), dtype=np.float64)
         for j, column in enumerate(terms.stats):
             self.sums[:, j] = np.bincount(cluster, weights=column, minlength=clusters)

@@ -215,7 +215,7 @@ def score(
 ) -> Scores:
     """Point estimates and bootstrap resamples of every metric for every method, target and
     breakdown group, all from the same resamples."""
-    boot = Bootstrap.for_repositories(seed, resamples, truth.repo_ids)
+    boot = Bootstrap.for_repositories(seed, resamples, truth.cluster_ids)
     masks = groups(truth)
     targets = TRACKS[track].targets
     cells: list[Cell] = []
@@ -231,7 +231,10 @@ def score(
 
             def add(group_terms: RowTerms, mask: BoolArray) -> int:
                 rows = np.flatnonzero(mask)
-                cells.append(Cell(group_terms, truth.cluster[rows], boot.clusters))
+                repos = int(np.unique(truth.repo_id[rows]).shape[0])
+                cells.append(
+                    Cell(group_terms, truth.cluster[rows], boot.clusters, repositories=repos)
+                )
                 return len(cells) - 1
 
             overall = add(terms.subset(np.flatnonzero(has_truth)), has_truth)

@@ -201,7 +201,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
         "bootstrap": {
             "seed": scores.bootstrap.seed,
             "resamples": scores.bootstrap.resamples,
-            "cluster": "repo_id",
+            "cluster": truth.cluster_by,
             "clusters": scores.bootstrap.clusters,
             "repo_ids_sha256": hashlib.sha256(
                 scores.bootstrap.repo_ids.astype("<i8").tobytes()
@@ -290,12 +290,14 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
     comparison = result.get("comparison")
     pct = int(100 * result["bootstrap"]["confidence"])
     tables: list[Any] = []
+    by_run = result["bootstrap"].get("cluster") == "run_id"
     for target, metrics in result["metrics"].items():
         unit = units.get(target, "")
         title = (
             f"{target} · {result['dataset']['config']}/{result['dataset']['split']} · "
             f"{result['counts']['scored'][target]:,} records, "
             f"{result['dataset']['repositories']:,} repositories · {pct}% intervals"
+            + (" (resampling runs: under 5 repositories)" if by_run else "")
         )
         table = Table(title=title, title_justify="left")
         table.add_column("metric")

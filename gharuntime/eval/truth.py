@@ -27,7 +27,12 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-_TRUTH_COLUMNS: Final = ["id", "repo_id", "runner_os", *TARGETS]
+_TRUTH_COLUMNS: Final = ["id", "repo_id", "run_id", "runner_os", *TARGETS]
+
+MIN_REPOSITORY_CLUSTERS: Final = 5
+"""A split of fewer repositories is resampled by workflow run instead: a bootstrap over one to
+four repositories gives intervals of (almost) zero width, which would claim certainty that a
+test on one or two projects does not have. Runs keep a run's jobs together, as repositories do."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,9 @@ class Truth:
     schema_version: str | None
     ids: pl.Series  # String, per row
     repo_id: IntArray  # per row
-    repo_ids: IntArray  # sorted unique
-    cluster: IntArray  # per row: index into repo_ids
+    repo_ids: IntArray  # sorted unique repositories
+    cluster_ids: IntArray  # sorted unique bootstrap clusters (repositories, or runs: cluster_by)
+    cluster: IntArray  # per row: index into cluster_ids
     runner_os: pl.Series  # String, per row; "unknown" where null
     targets: dict[str, FloatArray]  # NaN where the truth is null
     seen: BoolArray  # per row: the repository has rows in the config's train split
@@ -75,6 +81,7 @@ class Truth:
     content_revision: str | None = None  # gharuntime.dataset.dataset_revision of the manifest
     source_kind: str | None = None  # the manifest's source.kind (simulated, raw, ghalogs, ...)
     synthetic: bool | None = None  # the manifest's source.synthetic; None when it does not say
+    cluster_by: str = "repo_id"  # what the bootstrap resamples: repo_id, or run_id (few repos)
 
     @property
     def rows(self) -> int:
@@ -104,7 +111,13 @@ class Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets)."""
         repo_id = split_rows["repo_id"].to_numpy().astype(np.int64)
-        repo_ids, cluster = np.unique(repo_id, return_inverse=True)
+        repo_ids = np.unique(repo_id)
+        cluster_by = "repo_id"
+        key = repo_id
+        if repo_ids.shape[0] < MIN_REPOSITORY_CLUSTERS and "run_id" in split_rows.columns:
+            cluster_by = "run_id"
+            key = split_rows["run_id"].cast(pl.Int64).fill_null(-1).to_numpy().astype(np.int64)
+        cluster_ids, cluster = np.unique(key, return_inverse=True)
         train_repos = train_rows["repo_id"].unique().to_numpy().astype(np.int64)
         targets = {
             t: split_rows[t].cast(pl.Float64).fill_null(float("nan")).to_numpy() for t in TARGETS
@@ -122,6 +135,8 @@ class Truth:
             ids=split_rows["id"].cast(pl.String).rename("id"),
             repo_id=repo_id,
             repo_ids=repo_ids.astype(np.int64),
+            cluster_ids=cluster_ids.astype(np.int64),
+            cluster_by=cluster_by,
             cluster=cluster.astype(np.int64).reshape(-1),
             runner_os=split_rows["runner_os"].cast(pl.String).fill_null("unknown"),
             targets=targets,
