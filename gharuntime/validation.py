@@ -110,10 +110,14 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
         if progress:
             progress(rel)
         path = root / rel
-        if not path.is_file():
-            add(rel, "missing (listed in the manifest)")
+        try:  # a listed name the OS refuses (over NAME_MAX, unreadable) is a problem, not a crash
+            if not path.is_file():
+                add(rel, "missing (listed in the manifest)")
+                continue
+            digest = sha256_file(path)
+        except OSError as exc:
+            add(rel, f"cannot be read: {exc.strerror or exc}")
             continue
-        digest = sha256_file(path)
         if digest != entry["sha256"]:
             add(
                 rel,

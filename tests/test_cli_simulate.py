@@ -132,3 +132,9 @@ def test_serve_on_a_busy_port_is_a_usage_error() -> None:
         port = busy.getsockname()[1]
         result = CliRunner().invoke(cli, ["simulate", "serve", "--port", str(port)])
     assert result.exit_code == 2 and "pick another --port" in result.output
+
+
+def test_serve_refuses_an_empty_host() -> None:
+    """Found by the fuzzer: --host "" listened on every interface and printed http://:PORT."""
+    result = CliRunner().invoke(cli, ["simulate", "serve", "--repos", "2", "--host", ""])
+    assert result.exit_code == 2 and "--host" in result.output, result.output

@@ -29,3 +29,17 @@ def test_validate_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", str(tmp_path / "nope")])
     assert result.exit_code == 2 and "does not exist" in result.output
     assert "Traceback" not in result.output
+
+
+def test_validate_reports_a_listed_name_too_long_for_the_os(fixture_dataset: Path) -> None:
+    """Found by the fuzzer (explore profile): a manifest path of 300 characters made
+    Path.is_file() raise ENAMETOOLONG, a traceback instead of a reported problem."""
+    import json
+
+    manifest = json.loads((fixture_dataset / "manifest.json").read_text())
+    manifest["files"][0]["path"] = "x" * 300
+    (fixture_dataset / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(cli, ["validate", str(fixture_dataset)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 1, result.output
+    assert "cannot be read" in result.output

@@ -14,8 +14,10 @@ import contextlib
 import gzip
 import json
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import click
 import pytest
@@ -33,6 +35,7 @@ from gharuntime.dataset import DatasetError, load, read_manifest
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.rawstore import RawStoreWriter
+from gharuntime.sim.server import SimServer
 from gharuntime.workflow import WorkflowError, expand_jobs, parse_workflow
 
 # ---------------------------------------------------------------------------------- strategies
@@ -412,7 +415,10 @@ BASE = {
     "crawl": ["crawl", "--out", "out/raw", "--repos", "repos.txt", "--max-retries", "0"],
     "simulate dump": ["simulate", "dump", "--repos", "2", "--workers", "1", "--out", "out/raw"],
     # serving forever is not a test: a host that cannot be bound ends it after all the checks
+    # (and _sweep_one makes one that can be bound return at once, e.g. a fuzzed --host 0)
     "simulate serve": ["simulate", "serve", "--repos", "2", "--host", "256.0.0.1"],
+    # the default (small world, LASER, 1000 resamples) is minutes an example: the smallest run
+    "pipeline": ["pipeline", "--scale", "tiny", "--resamples", "3", "--out", "out/p"],
 }
 
 
@@ -464,20 +470,53 @@ def _sandbox(world: dict[str, Any], folder: Path) -> Path:
     return folder
 
 
-@pytest.mark.slow
-@given(data=st.data())
-def test_fuzz_cli_sweep(world: dict[str, Any], tmp_path_factory: Any, data: Any) -> None:
-    """Every option of every command (found by walking the click group), with odd values."""
-    command, base, option, kind = data.draw(st.sampled_from(OPTIONS))
-    value = data.draw(ODD_VALUES[kind])
-    folder = _sandbox(world, tmp_path_factory.mktemp("cli"))
+def _close_at_once(server: SimServer) -> None:
+    """What `simulate serve` runs in the sweep: the server bound, then closed (only the CLI's
+    serve-forever is replaced; `pipeline` serves its world through SimServer.start)."""
+    server._httpd.server_close()
+
+
+def _sweep_one(
+    world: dict[str, Any], folder: Path, base: list[str], option: str, value: str
+) -> None:
+    """One command of the sweep, held to the harness's promises. A server that binds (a fuzzed
+    --host such as "0") returns instead of serving forever; the socket is still closed."""
+    command = " ".join(base[:2])
+    _sandbox(world, folder)
     inputs = {name: tree_digest(folder / name) for name in ("ds", "m.model", "raw")}
-    out = invoke([*base, option, value], folder)
+    sigterm = signal.getsignal(signal.SIGTERM)  # `simulate serve` sets its own, for a process
+    try:
+        with mock.patch.object(SimServer, "serve_forever", _close_at_once):
+            out = invoke([*base, option, value], folder)
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)
     check(out, (command, option, value))
     for name, digest in inputs.items():  # inputs are never changed
         assert tree_digest(folder / name) == digest, (command, option, value, name)
     if out.code == 2:  # a refusal writes nothing
         assert not any((folder / "out").iterdir()), (command, option, value)
+
+
+@pytest.mark.slow
+@given(data=st.data())
+def test_fuzz_cli_sweep(world: dict[str, Any], tmp_path_factory: Any, data: Any) -> None:
+    """Every option of every command (found by walking the click group), with odd values."""
+    _, base, option, kind = data.draw(st.sampled_from(OPTIONS))
+    _sweep_one(world, tmp_path_factory.mktemp("cli"), base, option, data.draw(ODD_VALUES[kind]))
+
+
+@pytest.mark.parametrize(
+    ("base", "option", "value"),
+    [
+        (BASE["simulate serve"], "--host", "0"),  # bound every interface and served forever
+        (BASE["simulate serve"], "--host", ""),  # the same, printing the URL http://:8765
+    ],
+)
+def test_sweep_cases_found_by_explore(
+    world: dict[str, Any], tmp_path: Path, base: list[str], option: str, value: str
+) -> None:
+    """Sweep cases the explore profile found hanging or taking minutes, fixed here."""
+    _sweep_one(world, tmp_path, base, option, value)
 
 
 def test_the_sweep_covers_every_command() -> None:

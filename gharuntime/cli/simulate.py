@@ -175,6 +175,11 @@ def serve_command(
     """
     from gharuntime.sim.server import ServerConfig, SimServer
 
+    if not host.strip():  # "" would listen everywhere yet print the URL http://:PORT
+        raise click.BadParameter(
+            "empty; pass an address to listen on, e.g. 127.0.0.1 (0.0.0.0: every interface)",
+            param_hint="--host",
+        )
     try:
         faults = Faults.parse(faults_spec)
     except ValueError as exc:

@@ -190,7 +190,12 @@ class SimServer:
             self._thread.join(timeout=5)
 
     def serve_forever(self) -> None:
-        self._httpd.serve_forever()
+        """Serve in this thread until interrupted; the socket is closed on the way out (the port
+        is free again, and an in-process caller leaks no socket)."""
+        try:
+            self._httpd.serve_forever()
+        finally:
+            self._httpd.server_close()
 
     # ----- identity -------------------------------------------------------------------------
     def account(self, authorization: str | None) -> tuple[str, str]:
