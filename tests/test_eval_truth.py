@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gharuntime.dataset import DatasetError, load
 from gharuntime.contract import TARGETS
+from gharuntime.dataset import DatasetError, load
 from gharuntime.eval.truth import load_truth, resolve_dataset
 
 
