@@ -42,6 +42,7 @@ class Backend(Protocol):
     payloads: Payloads
     limiter: RateLimiter
     expired_jobs: set[int]
+    graphql_text_limit: int | None
 
     def repo(self, groups: Mapping[str, str | None], rest: str) -> RepoWorld: ...
 
@@ -316,7 +317,7 @@ def respond(
             return server.world.repo(found[0]).blob_text(oid)
 
         try:
-            return 200, answer(query_text, blob, text, server.config.graphql_text_limit), {}
+            return 200, answer(query_text, blob, text, server.graphql_text_limit), {}
         except GraphQLError as exc:
             return 200, {"errors": [{"message": str(exc)}]}, {}
     if name == "blob/logs":

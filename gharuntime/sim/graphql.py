@@ -68,18 +68,18 @@ def answer(
             assert current is not None
             if m.group("oid") is not None:
                 oid = m.group("oid")
-                body = text(repo_name, oid)
-                if body is None:
+                found_text = text(repo_name, oid)
+                if found_text is None:
                     current[m.group("alias") or "object"] = None
                     continue
-                raw = body.encode()
+                raw = found_text.encode()
                 cut = text_limit is not None and len(raw) > text_limit
                 current[m.group("alias") or "object"] = {
                     "oid": oid,
                     "byteSize": len(raw),
                     "isBinary": False,
                     "isTruncated": cut,
-                    "text": raw[:text_limit].decode(errors="ignore") if cut else body,
+                    "text": raw[:text_limit].decode(errors="ignore") if cut else found_text,
                 }
                 continue
             sha, sep, path = m.group("expr").partition(":")

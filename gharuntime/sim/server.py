@@ -149,6 +149,7 @@ class SimServer:
     ) -> None:
         self.world = world
         self.config = config
+        self.graphql_text_limit = config.graphql_text_limit
         self.recorder = Recorder()
         self.limiter = RateLimiter(
             {
