@@ -6,7 +6,9 @@ import re
 from collections import Counter
 
 import pytest
+from scipy.stats import spearmanr
 
+from gharuntime.sim.costs import SUITE_NAMES, suite_factor
 from gharuntime.sim.world import END, LOG_RETENTION_DAYS, RUN_ID_BASE, RepoWorld, Run, Scale, World
 from gharuntime.workflow import expand_jobs, parse_workflow
 
@@ -193,3 +195,29 @@ def test_re_run_failed_jobs_carries_successful_jobs_over(
                     assert new.created == after.started and new.id != old.id
                     assert new.run_attempt == after.number
     assert carried >= 20
+
+
+def test_suite_factor_is_deterministic_and_neutral_without_a_suite() -> None:
+    assert suite_factor("o/r", "e2e") == suite_factor("o/r", "e2e")
+    assert suite_factor("o/r", "e2e") != suite_factor("o/other", "e2e")
+    assert suite_factor("o/r", None) == 1.0 and suite_factor("o/r", "not-a-suite") == 1.0
+    assert suite_factor("o/r", ["unit"]) == 1.0
+
+
+def test_test_suites_in_a_matrix_cost_what_their_name_says(
+    small_runs: list[tuple[RepoWorld, Run]],
+) -> None:
+    # apache/ozone's lesson: one job per suite, and the suite decides the duration
+    pairs: list[tuple[float, float]] = []
+    for _, r in small_runs:
+        for j in r.latest.jobs:
+            m = re.search(r"[(, ]([a-z0-9]+)\)$", j.name)
+            if j.conclusion != "success" or not m or m.group(1) not in SUITE_NAMES:
+                continue
+            seconds = sum(s.completed - s.started for s in j.steps if s.category == "test")
+            pairs.append((float(SUITE_NAMES.index(m.group(1))), seconds))
+    assert len(pairs) > 50
+    assert len({b for b, _ in pairs}) >= 5
+    # SUITE_NAMES runs cheapest first: the suite's name orders its test time, across repositories
+    rho = spearmanr([b for b, _ in pairs], [s for _, s in pairs]).statistic
+    assert rho > 0.3

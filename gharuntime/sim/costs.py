@@ -12,13 +12,24 @@ parameters below is ever served: only their outcomes are. In particular the cost
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
-__all__ = ["PlannedStep", "RepoProfile", "StepOutcome", "plan_steps", "queue_seconds", "run_steps"]
+__all__ = [
+    "SUITE_NAMES",
+    "PlannedStep",
+    "RepoProfile",
+    "StepOutcome",
+    "plan_steps",
+    "queue_seconds",
+    "run_steps",
+    "suite_factor",
+]
 
 # seconds at a 20 MB repository on a hosted Linux runner, per language
 _INSTALL = {
@@ -99,6 +110,22 @@ _FIXED = {
     "post": (0.6, 0.0),
     "complete": (0.4, 0.0),
 }
+# Test suites of a `suite` matrix axis: the factor on the test step's cost that a suite of this
+# name has across repositories. Learned from apache/ozone's real jobs (`matrix.check`), where the
+# same workflow's suites ran from a minute (checkstyle, rat) to hours (integration): the suite
+# explains more of a job's duration than anything else in its configuration.
+_SUITES = {
+    "unit": 0.5,
+    "api": 0.8,
+    "client": 1.2,
+    "storage": 1.8,
+    "ui": 2.0,
+    "integration": 2.5,
+    "e2e": 3.5,
+    "acceptance": 4.0,
+    "slow": 6.0,
+}
+SUITE_NAMES = list(_SUITES)  # cheapest first
 _SIZE_EXP = {"install": 0.2, "build": 0.45, "lint": 0.35, "test": 0.5, "integration": 0.5}
 _OS = {"Linux": 1.0, "Windows": 1.65, "macOS": 1.35}
 # log lines per second of work, by category (tests and builds talk the most)
@@ -330,6 +357,17 @@ def _cost(
     return float(base * size**exp * os_f)
 
 
+def suite_factor(repository: str, suite: object) -> float:
+    """The factor on a job's test steps from its `suite` matrix value: the suite's factor across
+    repositories times a hidden per-repository factor (lognormal, sigma 0.6) that only this
+    repository's history reveals. Deterministic in (repository, suite); 1.0 for no suite."""
+    if not isinstance(suite, str) or suite not in _SUITES:
+        return 1.0
+    digest = hashlib.sha256(f"{repository}\0{suite}".encode()).digest()
+    u = (int.from_bytes(digest[:8], "big") + 0.5) / 2.0**64
+    return _SUITES[suite] * math.exp(0.6 * NormalDist().inv_cdf(u))
+
+
 def run_steps(
     rng: random.Random,
     steps: Sequence[PlannedStep],
@@ -343,8 +381,10 @@ def run_steps(
     docker_platforms: int,
     must_fail: bool,
     cancel_after: float | None,
+    test_factor: float = 1.0,
 ) -> tuple[list[StepOutcome], str]:
-    """Durations, log lines and conclusions of a job's steps; returns (outcomes, job conclusion)."""
+    """Durations, log lines and conclusions of a job's steps; returns (outcomes, job conclusion).
+    `test_factor` scales the test steps (a suite's cost, `suite_factor`)."""
     compute, overall = _runner_speed(labels)
     cache_hit = rng.random() < profile.cache_hit
     job_noise = rng.lognormvariate(0.0, 0.3) * math.exp(profile.drift * time_frac) * overall
@@ -376,6 +416,8 @@ def run_steps(
             continue
         seconds = _cost(step, profile, os_name, compute, emulated, cache_hit, docker_platforms)
         seconds *= job_noise * rng.lognormvariate(0.0, 0.12)
+        if step.category in ("test", "integration"):
+            seconds *= test_factor
         if step.category in ("test", "integration") and rng.random() < 0.01:
             seconds *= rng.uniform(3, 12)  # a rare outlier: a retry storm, a slow external service
         conclusion = "success"

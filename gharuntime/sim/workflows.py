@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from gharuntime.sim.costs import SUITE_NAMES
+
 __all__ = ["LANGUAGES", "WorkflowDraft", "draft_workflows", "render_yaml"]
 
 
@@ -242,10 +244,17 @@ def _ci(rng: random.Random, language: str, lang: _Lang, default_branch: str) -> 
         oses.append("macos-latest")
     nver = rng.choice([1, 2, 2, 3, 3, 4])
     versions = list(lang.versions[-nver:])
+    # a matrix over test suites (apache/ozone's `matrix.check`): one job per suite, on one OS
+    # and one toolchain; the suites' costs differ far more than the OS or the version does
+    suites = sorted(rng.sample(SUITE_NAMES, rng.randint(2, 5))) if rng.random() < 0.15 else []
+    if suites:
+        oses, versions = ["ubuntu-latest"], versions[-1:]
     matrix: dict[str, Any] = {"os": oses, lang.version_key: versions}
+    if suites:
+        matrix["suite"] = suites
     if len(oses) > 1 and len(versions) > 1 and rng.random() < 0.5:
         matrix["exclude"] = [{"os": oses[-1], lang.version_key: versions[0]}]
-    if rng.random() < 0.3:
+    if rng.random() < 0.3 and not suites:
         matrix["include"] = [
             {"os": "ubuntu-latest", lang.version_key: versions[-1], "coverage": True}
         ]
@@ -265,6 +274,8 @@ def _ci(rng: random.Random, language: str, lang: _Lang, default_branch: str) -> 
                 + " }}, ${{ matrix.os }})",
             ]
         )
+    if suites and "name" in test:
+        test["name"] = "Test (${{ matrix.suite }})"  # a name that leaves the suite out repeats
     if "lint" in jobs:
         test["needs"] = "lint"
     test["runs-on"] = "${{ matrix.os }}"
@@ -288,7 +299,10 @@ def _ci(rng: random.Random, language: str, lang: _Lang, default_branch: str) -> 
     steps.append(_run("Install dependencies", lang.install))
     if rng.random() < 0.6:
         steps.append(_run("Build", lang.build))
-    steps.append(_run("Run tests", lang.unit))
+    if suites:
+        steps.append(_run("Run tests", "./ci/test.sh ${{ matrix.suite }}"))
+    else:
+        steps.append(_run("Run tests", lang.unit))
     if rng.random() < 0.25:
         steps = _path_filtered(steps)
     if rng.random() < 0.3:

@@ -20,7 +20,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from gharuntime.expressions import UnknownExpression, evaluate
-from gharuntime.sim.costs import PlannedStep, RepoProfile, plan_steps, queue_seconds, run_steps
+from gharuntime.sim.costs import (
+    PlannedStep,
+    RepoProfile,
+    plan_steps,
+    queue_seconds,
+    run_steps,
+    suite_factor,
+)
 from gharuntime.sim.model import (
     DAY,
     END,
@@ -726,6 +733,7 @@ class World:
             docker_platforms=platforms,
             must_fail=False,
             cancel_after=cancel_after,
+            test_factor=suite_factor(meta.full_name, (ej.matrix or {}).get("suite")),
         )
         t = started
         out_steps: list[Step] = []
