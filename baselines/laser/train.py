@@ -9,8 +9,9 @@ never needed.
 - Order: the examples of each epoch are shuffled by `(seed, epoch)`, grouped by length within
   windows of 16 micro-batches (less padding), and the micro-batches shuffled again; the order is
   a pure function of the seed and the step, so a resumed run sees the same batches.
-- Gradient accumulation: `grad_accum` micro-batches per optimizer step; the loss is the sum over
-  target tokens divided by the step's target-token count, so accumulation does not change it.
+- Gradient accumulation: `grad_accum` micro-batches per optimizer step and process; the loss is
+  the sum over target tokens divided by the step's target-token count (all processes' micro-batches
+  together), so neither accumulation nor the process count changes it.
 - Learning rate: linear warm-up over `warmup_steps`, then (`lr_schedule="cosine"`, the default)
   a cosine decay to `min_lr_ratio` of the peak at `max_steps`, or (`"constant"`) the peak held.
   A cosine schedule depends on `max_steps`, so a checkpoint resumes only the same step count.
@@ -19,8 +20,21 @@ never needed.
   error that says so.
 - Precision: bf16 autocast where the hardware has it (`precision="auto"`: a CUDA device with
   bf16), float32 otherwise.
-- Several processes (`accelerate launch`): each takes every P-th micro-batch; gradients are
-  averaged by accelerate's DDP wrapper. Nothing in this loop depends on the process count.
+- Several processes: `accelerate launch --multi_gpu --num_processes P --num_machines 1 SCRIPT`
+  with a SCRIPT that calls `train()` (on a machine without GPUs, ACCELERATE_USE_CPU=true in front
+  runs it on gloo; `--cpu --num_processes P` starts one process, not P, unless through mpirun).
+  Optimizer step s uses micro-batches s*P*grad_accum ... (s+1)*P*grad_accum-1 of the stream,
+  process r taking every P-th one from the r-th. Every process knows every micro-batch, so the
+  step's target-token count (the loss's divisor) needs no communication; each process scales its
+  loss by P and accelerate's DDP wrapper averages the gradients. P processes with grad_accum=A
+  therefore train the same model as one process with grad_accum=P*A (up to float rounding), and
+  a checkpoint resumes under any P and A with the same product. Losses and token counts are the
+  whole step's, progress is reported by the main process only, and a process launched as one of
+  several that accelerate runs alone (`--multi_gpu` without a GPU or ACCELERATE_USE_CPU) is
+  refused. Verified on CPU with P=2 (tests/test_laser_ddp.py): the weights of 1 process with
+  twice the accumulation, equal on both ranks, a killed run resumed under 2 or 1 process. Not
+  run on GPUs (nccl), nor `gharuntime baseline laser` as a whole, whose caller code around this
+  loop (tokenizer saved into checkpoint_dir, submission, model folder) writes from every process.
 - Checkpoints: every `checkpoint_every` steps `accelerator.save_state` into
   `checkpoint_dir/step-N` (written under a temporary name, then renamed), `latest.json` names it.
   Rerun the same training with the same `checkpoint_dir` and it resumes after the last complete
@@ -129,7 +143,7 @@ class TrainResult:
     steps: int
     resumed_from: int
     losses: list[float] = field(default_factory=list)  # per step run in this call
-    tokens: int = 0  # non-padding tokens processed in this call
+    tokens: int = 0  # non-padding tokens processed in this call (by all processes)
     target_tokens: int = 0
     seconds: float = 0.0
     precision: str = "fp32"
@@ -246,8 +260,12 @@ def target_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     return loss, int(mask.sum())
 
 
-def _fingerprint(config: TrainConfig, examples: Sequence[Example], model: Any) -> str:
-    h = hashlib.sha256(json.dumps(config.fingerprint_fields(), sort_keys=True).encode())
+def _fingerprint(
+    config: TrainConfig, examples: Sequence[Example], model: Any, processes: int
+) -> str:
+    fields = config.fingerprint_fields()
+    fields["grad_accum"] *= processes  # micro-batches per step: P processes x A = 1 x P*A
+    h = hashlib.sha256(json.dumps(fields, sort_keys=True).encode())
     h.update(str(sum(p.numel() for p in model.parameters())).encode())
     h.update(str(sum(p.numel() for p in model.parameters() if p.requires_grad)).encode())
     for e in examples:
@@ -294,11 +312,19 @@ def train(
     config.check()
     if not examples:
         raise MethodError("no training examples")
-    say = progress or (lambda _m: None)
     precision = _precision(config)
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
+    procs, rank = accelerator.num_processes, accelerator.process_index
+    launched = int(os.environ.get("WORLD_SIZE", "1")) if "LOCAL_RANK" in os.environ else 1
+    if launched != procs:
+        raise MethodError(
+            f"launched as one of {launched} processes, but accelerate runs this one as one of "
+            f"{procs} ({accelerator.distributed_type}): each would train alone and overwrite the "
+            "others' files; on a machine without GPUs set ACCELERATE_USE_CPU=true"
+        )
+    say = progress if progress is not None and accelerator.is_main_process else (lambda _m: None)
     set_seed(config.seed)
-    fingerprint = _fingerprint(config, examples, model)
+    fingerprint = _fingerprint(config, examples, model, procs)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95)
@@ -321,7 +347,6 @@ def train(
             say(f"resuming from the checkpoint at step {start}")
 
     stream = _BatchStream(examples, config.batch_size, config.seed)
-    procs, rank = accelerator.num_processes, accelerator.process_index
     result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
     device = accelerator.device
     pending: list[Any] = []  # this call's step losses not yet read back from the device
@@ -333,11 +358,10 @@ def train(
         lr = config.lr_at(step)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        micro = [
-            stream[(step * config.grad_accum + m) * procs + rank] for m in range(config.grad_accum)
-        ]
-        batches = [collate([examples[i] for i in idx], pad_id) for idx in micro]
-        n_target = sum(int(b["target_mask"].sum()) for b in batches)
+        first = step * config.grad_accum * procs  # this step's micro-batches, all processes'
+        everyone = [stream[first + k] for k in range(config.grad_accum * procs)]
+        n_target = sum(examples[i].target_len for idx in everyone for i in idx)
+        batches = [collate([examples[i] for i in idx], pad_id) for idx in everyone[rank::procs]]
         total: Any = 0.0
         for m, batch in enumerate(batches):
             moved = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
@@ -345,10 +369,10 @@ def train(
             ctx = accelerator.no_sync(model) if not last else nullcontext()
             with ctx, accelerator.autocast():
                 loss_sum, _ = target_loss(model, moved)
-                loss = loss_sum / n_target
+                loss = loss_sum * procs / n_target  # DDP averages the processes' gradients
             accelerator.backward(loss)
             total = total + loss.detach()  # stays on the device: no sync per micro-batch
-            result.tokens += int(batch["attention_mask"].sum())
+        result.tokens += sum(len(examples[i].input_ids) for idx in everyone for i in idx)
         result.target_tokens += n_target
         if config.max_grad_norm > 0:
             norm = accelerator.clip_grad_norm_(params, config.max_grad_norm)
@@ -370,20 +394,33 @@ def train(
         pending.append(total)
         result.steps = step + 1
         if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
-            result.losses.extend(float(x) for x in pending)  # one device sync per 10 steps
-            pending.clear()
+            _read_losses(accelerator, pending, result.losses)  # one device sync per 10 steps
             say(f"step {step + 1}/{config.max_steps}: target loss {result.losses[-1]:.4f}")
         if ckpt is not None and (
             (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps
         ):
             _checkpoint(accelerator, ckpt, step + 1, fingerprint)
-    result.losses.extend(float(x) for x in pending)
+    _read_losses(accelerator, pending, result.losses)  # every process stops at the same step
     result.seconds = time.perf_counter() - t0
     accelerator.wait_for_everyone()
     model = accelerator.unwrap_model(model)
     model.eval()
     accelerator.free_memory()
     return result
+
+
+def _read_losses(accelerator: Any, pending: list[Any], losses: list[float]) -> None:
+    """Move the step losses still on the device into `losses`: the mean over the processes of
+    their losses (each scaled by the process count) is the step's loss."""
+    if not pending:
+        return
+    import torch
+
+    values = torch.stack([torch.as_tensor(x, device=accelerator.device) for x in pending])
+    if accelerator.num_processes > 1:
+        values = accelerator.reduce(values, "mean")
+    losses.extend(float(x) for x in values.tolist())
+    pending.clear()
 
 
 def _checkpoint(accelerator: Any, folder: Path, step: int, fingerprint: str) -> None:
