@@ -11,13 +11,21 @@ baseline on it: the real dataset, its leaderboard results, and the transfer tabl
    (benchmarks/baselines.py), one result JSON per CONFIG-TRACK-METHOD under
    --results-dir/gharuntime-real-apache/.
 3. Transfer: the same methods trained on a small simulated dataset (`--sim-dataset`, or built
-   here from the seeded simulated GitHub), scored on the real temporal test split; results as
-   transfer-sim-TRACK-METHOD.json. Feature importances of LightGBM trained on real vs. simulated
-   jobs are printed side by side.
+   here from the seeded simulated GitHub as `gharuntime build --source simulated --seed 1
+   --scale small` does), scored on the real temporal test split; results as
+   transfer-SIM_LABEL-temporal-TRACK-METHOD.json, each naming its training dataset under
+   `trained_on` (the leaderboard's transfer tables). Feature importances of LightGBM trained on
+   real vs. simulated jobs are printed side by side.
 
     python benchmarks/real_apache.py --ozone-results ozone-build-results.git \
         --ratis-results ratis-build-results.git --ozone ozone.git --ratis ratis.git \
         --out work/ --results-dir leaderboard/results
+
+With the dataset already built in work/ (`--skip-build`), the four clones are not needed; e.g.
+the transfer step alone:
+
+    python benchmarks/real_apache.py --out work/ --skip-build --skip-baselines \
+        --sim-dataset work/sim-small --sim-label gharuntime-sim-small --results-dir DIR
 
 The last line printed is one JSON object with every figure.
 """
@@ -122,6 +130,17 @@ def build(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     return figures
 
 
+def _sim_label(args: argparse.Namespace) -> str:
+    """The training dataset's name in the transfer results: --sim-label, else the folder's name
+    of --sim-dataset, else the name the committed results give this build
+    (gharuntime-sim-SCALE)."""
+    if args.sim_label:
+        return str(args.sim_label)
+    if args.sim_dataset:
+        return Path(args.sim_dataset).resolve().name
+    return f"gharuntime-sim-{args.sim_scale}"
+
+
 def _sim_dataset(args: argparse.Namespace, work: Path) -> Path:
     if args.sim_dataset:
         return Path(args.sim_dataset)
@@ -143,53 +162,129 @@ def _top(model_dir: Path, n: int = 12) -> list[tuple[str, float]]:
     return [(k, round(v, 4)) for k, v in ranked[:n]]
 
 
+def trained_on(dataset: Path, label: str, config: str, split: str) -> dict[str, Any]:
+    """The `trained_on` block of a transfer result: which dataset (name, content revision) and
+    which split of it the methods were fitted on."""
+    from gharuntime.dataset import load, read_manifest
+    from gharuntime.revision import dataset_revision
+
+    manifest = read_manifest(dataset)
+    raw = manifest.get("source")
+    source: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    rows = load(dataset, config, split)
+    synthetic = source.get("synthetic")
+    if not isinstance(synthetic, bool):
+        synthetic = True if source.get("kind") in ("simulated", "fixture") else None
+    return {
+        "id": label,
+        "kind": "local",
+        "revision": dataset_revision(manifest),
+        "config": config,
+        "split": split,
+        "rows": rows.height,
+        "repositories": int(rows["repo_id"].n_unique()),
+        "source_kind": source.get("kind"),
+        "synthetic": synthetic,
+    }
+
+
 def transfer(
-    real: Path, sim: Path, work: Path, results: Path | None, resamples: int
+    real: Path,
+    sim: Path,
+    work: Path,
+    results: Path | None,
+    resamples: int,
+    *,
+    sim_label: str,
+    command: list[str],
 ) -> list[dict[str, Any]]:
-    """Methods trained on the simulated dataset, scored on the real temporal test split."""
+    """Methods trained on the simulated dataset, scored on the real temporal test split.
+
+    Each result is what `gharuntime eval` writes for the real dataset's temporal test split (its
+    revision, records, run-level bootstrap), except that repositories count as seen when the
+    simulated train split holds them (none do), plus `trained_on`: the simulated dataset's name,
+    content revision, config and split."""
     from gharuntime.baselines.method import ForbiddenInputError
     from gharuntime.baselines.model_io import load_model
     from gharuntime.baselines.run import run_baseline
-    from gharuntime.dataset import load
+    from gharuntime.dataset import load, read_manifest
     from gharuntime.eval.evaluate import Method, score
     from gharuntime.eval.meta import MethodMeta
+    from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.revision import dataset_revision, sha256_file
 
     test = load(real, "temporal", "test")
     sim_train = load(sim, "temporal", "train")
+    manifest = read_manifest(real)
+    revision = dataset_revision(manifest)
     truth = Truth.from_frames(
         test,
         sim_train,
-        dataset=DatasetRef(id=LABEL, kind="local"),
+        dataset=DatasetRef(id=str(real), kind="local", root=real),
         config="temporal",
         split="test",
+        manifest_sha256=sha256_file(real / "manifest.json"),
+        schema_version=str(manifest.get("schema_version")),
+        content_revision=revision,
+        source=manifest.get("source") if isinstance(manifest.get("source"), dict) else None,
     )
+    origin = trained_on(sim, sim_label, "temporal", "train")
     rows = []
     for track in TRACKS:
         for name in METHODS:
             model_dir = work / "transfer" / track / f"{name}.model"
+            sub = work / "transfer" / track / f"{name}.jsonl"
             try:
                 run_baseline(
-                    name,
-                    sim,
-                    config="temporal",
-                    track=track,
-                    out=work / "transfer" / track / f"{name}.jsonl",
-                    model_dir=model_dir,
+                    name, sim, config="temporal", track=track, out=sub, model_dir=model_dir
                 )
             except ForbiddenInputError:
                 continue
+            sidecar = json.loads(sub.with_name(sub.name + ".meta.json").read_text())
             method, meta = load_model(model_dir)
+            t0 = time.perf_counter()
             pred = method.predict_rows(test)
+            predict_s = time.perf_counter() - t0
+            timing = dict(sidecar.get("timing") or {})  # the fit: on the simulated train split
+            timing.update(
+                predict_seconds=round(predict_s, 3),
+                predict_rows=test.height,
+                predict_seconds_per_1000_jobs=round(1000 * predict_s / max(test.height, 1), 4),
+            )
+            extra = {k: sidecar[k] for k in ("method_config", "gharuntime_version") if k in sidecar}
             m = Method(
                 name=meta["method"],
-                meta=MethodMeta(method=meta["method"], track=track, inputs=tuple(meta["inputs"])),
+                meta=MethodMeta(
+                    method=meta["method"],
+                    method_version=sidecar.get("method_version"),
+                    track=track,
+                    inputs=tuple(meta["inputs"]),
+                    dataset=LABEL,
+                    dataset_revision=revision,
+                    config="temporal",
+                    split="test",
+                    seed=sidecar.get("seed"),
+                    extra={**extra, "timing": timing},
+                ),
                 predictions={t: np.asarray(v, dtype=np.float64) for t, v in pred.items()},
                 present=np.ones(test.height, dtype=bool),
-                source={"model": f"trained on {sim.name} (simulated), temporal train split"},
+                source={
+                    "model": str(model_dir),
+                    "trained_on": f"{sim_label} ({sim}), temporal train split",
+                    "missing": 0,
+                    "allow_partial": False,
+                },
             )
-            result = result_json(score(truth, track, [m], resamples=resamples))
+            scored = result_json(score(truth, track, [m], resamples=resamples))
+            # `trained_on` right after the dataset it was scored on
+            result: dict[str, Any] = {}
+            for key, value in scored.items():
+                result[key] = value
+                if key == "dataset":
+                    result["trained_on"] = origin
+            add_provenance(result, command)
             d = result["metrics"]["duration_s"]
             row = {
                 "track": track,
@@ -200,7 +295,7 @@ def transfer(
             }
             rows.append(row)
             if results is not None:
-                target = results / LABEL / f"transfer-sim-{track}-{name}.json"
+                target = results / LABEL / f"transfer-{sim_label}-temporal-{track}-{name}.json"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
             print(
@@ -214,16 +309,28 @@ def transfer(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name in ("ozone-results", "ratis-results", "ozone", "ratis"):
-        parser.add_argument(f"--{name}", type=Path, required=True, help="a git repository")
+        parser.add_argument(f"--{name}", type=Path, help="a git repository (for the build)")
     parser.add_argument("--out", type=Path, required=True, help="work folder")
     parser.add_argument("--results-dir", type=Path, help="e.g. leaderboard/results")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--sim-dataset", type=Path, help="a simulated dataset to transfer from")
     parser.add_argument("--sim-scale", default="small")
+    parser.add_argument(
+        "--sim-label",
+        help="the training dataset's name in the transfer results [gharuntime-sim-SCALE, or "
+        "the --sim-dataset folder's name]",
+    )
     parser.add_argument("--skip-build", action="store_true", help="reuse OUT/" + LABEL)
     parser.add_argument("--skip-baselines", action="store_true")
     parser.add_argument("--skip-transfer", action="store_true")
     args = parser.parse_args(argv)
+    sources = ("ozone_results", "ratis_results", "ozone", "ratis")
+    if not args.skip_build and any(getattr(args, name) is None for name in sources):
+        parser.error(
+            "the build needs --ozone-results, --ratis-results, --ozone and --ratis "
+            "(or --skip-build to reuse OUT/" + LABEL + ")"
+        )
+    command = ["python", "benchmarks/real_apache.py", *(argv if argv is not None else sys.argv[1:])]
     args.out.mkdir(parents=True, exist_ok=True)
     dataset = args.out / LABEL
     started = time.perf_counter()
@@ -263,7 +370,15 @@ def main(argv: list[str] | None = None) -> int:
             figures["baselines"][config] = line
     if not args.skip_transfer:
         sim = _sim_dataset(args, args.out)
-        figures["transfer"] = transfer(dataset, sim, args.out, args.results_dir, args.resamples)
+        figures["transfer"] = transfer(
+            dataset,
+            sim,
+            args.out,
+            args.results_dir,
+            args.resamples,
+            sim_label=_sim_label(args),
+            command=command,
+        )
         real_imp = _top(args.out / "bench" / "temporal" / "config" / "lightgbm.model")
         sim_imp = _top(args.out / "transfer" / "config" / "lightgbm.model")
         figures["importances"] = {"real_lightgbm_config": real_imp, "sim_lightgbm_config": sim_imp}

@@ -1,11 +1,12 @@
-"""`leaderboard/README.md`: one Markdown table per (dataset, config, track)."""
+"""`leaderboard/README.md`: one Markdown table per (dataset, config, track), and one per transfer
+table (methods trained on another dataset), headed by the dataset they were trained on."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gharuntime.leaderboard.rank import GROUP_MEANING
-from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_metric
+from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_count, fmt_metric
 
 __all__ = ["render_markdown"]
 
@@ -29,21 +30,20 @@ def _seconds(value: float | None) -> str:
 
 def _table(view: TableView) -> list[str]:
     first = view.first
-    d, b = first["dataset"], first["bootstrap"]
-    synthetic = {True: " · **synthetic data**", False: "", None: " · synthetic: not stated"}[
-        d["synthetic"]
-    ]
-    lines = [
-        f"## {view.table.dataset} · {view.table.config} / {view.table.track}",
-        "",
-    ]
+    d = first["dataset"]
+    synthetic = {
+        True: " · **synthetic data**",
+        False: " · real jobs",
+        None: " · synthetic: not stated",
+    }[d["synthetic"]]
+    lines = [f"## {view.title}", ""]
     if view.note:
         lines += [f"*{view.note[0].upper()}{view.note[1:]}.*", ""]
     lines += [
         f"Dataset revision `{d['revision'][:16]}` · split `{d['split']}` · "
-        f"{d['rows']:,} records, {d['repositories']:,} repositories{synthetic} · "
-        f"{int(100 * b['confidence'])}% intervals from {b['resamples']:,} repository resamples "
-        f"(seed {b['seed']})",
+        f"{d['rows']:,} records, "
+        f"{fmt_count(int(d['repositories']), 'repository', 'repositories')}{synthetic} · "
+        f"{view.intervals}",
         "",
     ]
     header = [

@@ -20,6 +20,7 @@ CSV_COLUMNS: Final = (
     "dataset",
     "config",
     "track",
+    "trained_on",
     "group",
     "method",
     "version",
@@ -39,6 +40,7 @@ _HEAD: Final = (
     ("dataset", "dataset", "text"),
     ("config", "config", "text"),
     ("track", "track", "text"),
+    ("trained_on", "trained on", "text"),
     ("group", "group", "number"),
     ("method", "method", "text"),
     ("version", "version", "text"),
@@ -104,11 +106,16 @@ def _options(values: list[str]) -> str:
     )
 
 
+def _trained(view: TableView) -> str:
+    """The dataset the table's methods were trained on (its own for a plain table)."""
+    return view.table.trained_on or view.table.dataset
+
+
 def _attrs(view: TableView) -> str:
     t = view.table
     return (
         f'data-dataset="{escape(t.dataset)}" data-config="{escape(t.config)}" '
-        f'data-track="{escape(t.track)}"'
+        f'data-track="{escape(t.track)}" data-trained="{escape(_trained(view))}"'
     )
 
 
@@ -128,9 +135,10 @@ def render_page(views: list[TableView], results_label: str) -> str:
                 + "</tr>"
             )
         note = f'<p class="note">{_code(view.note)}</p>' if view.note else ""
+        note += f'<p class="note">{escape(view.intervals)}</p>'
         warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
         plots.append(
-            f'<section class="plots" {_attrs(view)}><h2>{escape(view.key)}</h2>{note}{warnings}'
+            f'<section class="plots" {_attrs(view)}><h2>{escape(view.title)}</h2>{note}{warnings}'
             f'<div class="grid">{"".join(table_plots(view))}</div></section>'
         )
     head = "".join(
@@ -141,8 +149,10 @@ def render_page(views: list[TableView], results_label: str) -> str:
     data = {"csv_columns": list(CSV_COLUMNS), "rows": rows, "group_meaning": GROUP_MEANING}
     summary = (
         f"{len(rows)} results in {len(views)} tables from <code>{escape(results_label)}</code>. "
-        "Brackets hold 95% repository-bootstrap intervals; ↓ lower is better, ↑ higher is "
-        "better. Click a column header to sort; filter by dataset, config and track."
+        "Brackets hold 95% bootstrap intervals (repository resamples, or workflow-run "
+        "resamples where a table says so); ↓ lower is better, ↑ higher is better. Click a "
+        "column header to sort; filter by dataset, config, track and the dataset the methods "
+        "were trained on (a transfer table's differs from its dataset)."
     )
     replacements = {
         "/*SUMMARY*/": summary,
@@ -150,6 +160,7 @@ def render_page(views: list[TableView], results_label: str) -> str:
         "/*OPTIONS_DATASET*/": _options(sorted({v.table.dataset for v in views})),
         "/*OPTIONS_CONFIG*/": _options(sorted({v.table.config for v in views})),
         "/*OPTIONS_TRACK*/": _options(sorted({v.table.track for v in views})),
+        "/*OPTIONS_TRAINED*/": _options(sorted({_trained(v) for v in views})),
         "/*HEAD*/": head,
         "/*BODY*/": "\n".join(body),
         "/*PLOTS*/": "\n".join(plots),

@@ -1,8 +1,8 @@
 """Rank groups from paired bootstrap intervals.
 
-Methods of one table are scored on the same repository resamples, so the difference between two
-methods can be computed resample by resample; its 95% percentile interval says whether the data
-separate them. The method with the lowest RMSLE leads group 1, and every method whose paired
+Methods of one table are scored on the same bootstrap resamples (of repositories, or of workflow
+runs where a split has too few repositories), so the difference between two methods can be
+computed resample by resample; its 95% percentile interval says whether the data separate them. The method with the lowest RMSLE leads group 1, and every method whose paired
 difference interval against it includes zero shares group 1. Among the methods left, the best
 leads group 2, and so on down the table. A group is therefore "not distinguishable from its
 leader at 95%", not a strict order: methods of one group may be listed in any order.
@@ -26,7 +26,7 @@ RANK_METRIC: Final = "rmsle"
 RANK_TARGET: Final = "duration_s"
 GROUP_MEANING: Final = (
     "Rank group: methods are ordered by RMSLE on duration_s; the best method leads group 1 and "
-    "every method whose paired bootstrap difference with the leader (same repository "
+    "every method whose paired bootstrap difference with the leader (same bootstrap "
     "resamples, 95% percentile interval) includes zero shares its group; among the rest the "
     "best leads the next group, and so on. Methods in one group are not distinguishable at 95%."
 )

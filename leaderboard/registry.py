@@ -4,6 +4,13 @@
 A *table* is one (dataset, config, track). Within a table every result must name the same dataset
 revision, be scored on the same records and with the same bootstrap resamples (seed, count and
 repository set), so that methods can be compared pairwise, resample by resample.
+
+A *transfer table* holds results whose methods were trained on another dataset than the one they
+are scored on: each result names its training dataset under `trained_on` (name, content
+revision, config and split), is filed as
+`results/<dataset>/transfer-<training dataset>-<config>-<track>-<method>.json`, and is ranked
+only with results trained on the same training dataset: one table per (dataset, config, track,
+training dataset), and within it one training revision and split.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ __all__ = [
     "check_tables",
     "load_result",
     "scan",
+    "table_name",
     "write_atomic",
 ]
 
@@ -54,6 +62,12 @@ def _schema() -> dict[str, Any]:
     return schema
 
 
+def _dataset_name(d: dict[str, Any]) -> str:
+    """A dataset's name: a local folder's name, or a Hub id with '/' as '--'."""
+    name = PurePosixPath(d["id"].replace("\\", "/")).name if d["kind"] == "local" else d["id"]
+    return str(name).replace("/", "--")
+
+
 @dataclass(frozen=True)
 class Entry:
     """One checked result file."""
@@ -63,10 +77,15 @@ class Entry:
 
     @property
     def dataset(self) -> str:
-        """The dataset's name: a local folder's name, or a Hub id with '/' as '--'."""
-        d = self.result["dataset"]
-        name = PurePosixPath(d["id"].replace("\\", "/")).name if d["kind"] == "local" else d["id"]
-        return str(name).replace("/", "--")
+        """The scored dataset's name: a local folder's name, or a Hub id with '/' as '--'."""
+        return _dataset_name(self.result["dataset"])
+
+    @property
+    def trained_on(self) -> str:
+        """The training dataset's name for a transfer result (its `trained_on`); "" for a
+        result trained on its own dataset's train split."""
+        origin = self.result.get("trained_on")
+        return _dataset_name(origin) if isinstance(origin, dict) else ""
 
     @property
     def config(self) -> str:
@@ -81,12 +100,20 @@ class Entry:
         return str(self.result["meta"]["method"])
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.dataset, self.config, self.track)
+    def key(self) -> tuple[str, str, str, str]:
+        """(dataset, config, track, training dataset): the table it belongs to."""
+        return (self.dataset, self.config, self.track, self.trained_on)
+
+    @property
+    def table_name(self) -> str:
+        return table_name(self.key)
 
     @property
     def canonical(self) -> PurePosixPath:
         """Where the result belongs, relative to the results folder."""
+        if self.trained_on:
+            name = f"transfer-{self.trained_on}-{self.config}-{self.track}-{self.method}.json"
+            return PurePosixPath(self.dataset, name)
         return PurePosixPath(self.dataset, f"{self.config}-{self.track}-{self.method}.json")
 
     @property
@@ -94,14 +121,26 @@ class Entry:
         return int(self.result["submission"]["missing"]) > 0
 
 
+def table_name(key: tuple[str, str, str, str]) -> str:
+    """`dataset/config/track`, and `trained on X` for a transfer table."""
+    dataset, config, track, trained_on = key
+    return f"{dataset}/{config}/{track}" + (f" trained on {trained_on}" if trained_on else "")
+
+
 @dataclass(frozen=True)
 class Table:
-    """The results of one (dataset, config, track)."""
+    """The results of one (dataset, config, track), or of one transfer table: the same, for
+    methods trained on the dataset `trained_on` ("" when trained on `dataset` itself)."""
 
     dataset: str
     config: str
     track: str
     entries: tuple[Entry, ...]
+    trained_on: str = ""
+
+    @property
+    def name(self) -> str:
+        return table_name((self.dataset, self.config, self.track, self.trained_on))
 
 
 def _check_document(doc: Any, where: str) -> list[str]:
@@ -153,16 +192,33 @@ def load_result(path: Path) -> Entry:
     entry = Entry(path, doc)
     if not _NAME.match(entry.dataset):
         raise LeaderboardError([f"{where}: dataset name {entry.dataset!r} cannot name a folder"])
+    if "trained_on" in doc:
+        if not _NAME.match(entry.trained_on):
+            raise LeaderboardError(
+                [f"{where}: trained_on name {entry.trained_on!r} cannot name a result file"]
+            )
+        if entry.trained_on == entry.dataset:
+            raise LeaderboardError(
+                [
+                    f"{where}: trained_on names {entry.trained_on!r}, the dataset it was scored "
+                    "on; a method trained on its dataset's own train split belongs in the plain "
+                    "table: drop `trained_on`"
+                ]
+            )
     return entry
 
 
 def _fingerprint(entry: Entry) -> dict[str, Any]:
     d, b = entry.result["dataset"], entry.result["bootstrap"]
+    t = entry.result.get("trained_on")
     return {
         "dataset revision": d["revision"],
         "split": d["split"],
         "records": (d["rows"], d["record_ids_sha256"]),
         "bootstrap resamples": (b["seed"], b["resamples"], b["repo_ids_sha256"]),
+        "training dataset": (
+            (t["revision"], t["config"], t["split"], t["rows"]) if isinstance(t, dict) else None
+        ),
     }
 
 
@@ -173,6 +229,8 @@ _FIX: Final = {
     "records": "score every method on the same records of the same dataset revision",
     "bootstrap resamples": "score with the same --resamples and --bootstrap-seed "
     "(the defaults, 1000 and 0)",
+    "training dataset": "train every method of a transfer table on one revision and split of "
+    "its training dataset (or keep each training dataset's results in their own results folder)",
 }
 
 
@@ -181,13 +239,19 @@ def _describe(field: str, value: Any) -> str:
         return f"{value[0]:,} records (ids sha256 {value[1][:12]})"
     if field == "bootstrap resamples":
         return f"seed {value[0]}, {value[1]:,} resamples, repositories sha256 {value[2][:12]}"
+    if field == "training dataset":
+        return (
+            f"revision {value[0][:12]}, {value[1]}/{value[2]} split, {value[3]:,} records"
+            if value is not None
+            else "none"
+        )
     return str(value)
 
 
 def check_tables(entries: Iterable[Entry]) -> tuple[list[Table], list[str]]:
     """Group entries into tables; the problems of duplicates and of tables whose results
     cannot be compared (each problem names both files)."""
-    by_key: dict[tuple[str, str, str], list[Entry]] = {}
+    by_key: dict[tuple[str, str, str, str], list[Entry]] = {}
     for entry in entries:
         by_key.setdefault(entry.key, []).append(entry)
     problems: list[str] = []
@@ -199,7 +263,7 @@ def check_tables(entries: Iterable[Entry]) -> tuple[list[Table], list[str]]:
             if entry.method in seen:
                 problems.append(
                     f"{entry.path}: a second result for method {entry.method!r} in "
-                    f"{'/'.join(key)} (the first is {seen[entry.method].path}); keep one"
+                    f"{table_name(key)} (the first is {seen[entry.method].path}); keep one"
                 )
             else:
                 seen[entry.method] = entry
@@ -210,16 +274,17 @@ def check_tables(entries: Iterable[Entry]) -> tuple[list[Table], list[str]]:
                 if a[field] != b[field]:
                     problems.append(
                         f"{entry.path}: {field} {_describe(field, b[field])} differs from "
-                        f"{first.path} ({_describe(field, a[field])}) in table {'/'.join(key)}; "
+                        f"{first.path} ({_describe(field, a[field])}) in table {table_name(key)}; "
                         f"{_FIX[field]}"
                     )
-        tables.append(Table(*key, entries=tuple(seen.values())))
+        dataset, config, track, trained_on = key
+        tables.append(Table(dataset, config, track, tuple(seen.values()), trained_on))
     return tables, problems
 
 
 def scan(results: Path) -> list[Table]:
-    """Every result under `results` (`<dataset>/*.json`), checked, as tables; raises
-    LeaderboardError listing every problem."""
+    """Every result under `results` (`<dataset>/*.json`), checked, as tables (transfer tables
+    included); raises LeaderboardError listing every problem."""
     if not results.is_dir():
         raise LeaderboardError([f"{results}: no such results folder"])
     entries: list[Entry] = []
@@ -233,7 +298,7 @@ def scan(results: Path) -> list[Table]:
         rel = PurePosixPath(path.relative_to(results).as_posix())
         if rel != entry.canonical:
             problems.append(
-                f"{path}: holds {entry.method!r} on {'/'.join(entry.key)}, whose place is "
+                f"{path}: holds {entry.method!r} on {entry.table_name}, whose place is "
                 f"{results / entry.canonical}; file results with `gharuntime leaderboard add`"
             )
         entries.append(entry)
@@ -267,9 +332,10 @@ def add_result(
     """Check `result` and file it under its canonical name in `results`; returns the path.
 
     Refuses (LeaderboardError, nothing written) a result that is not valid, a partial
-    submission unless `allow_partial`, a method the table already holds unless `replace`, and
-    a result that cannot be compared with the table's others (another dataset revision, other
-    records or resamples)."""
+    submission unless `allow_partial`, a method the table already holds unless `replace`, a
+    result that cannot be compared with the table's others (another dataset revision, other
+    records or resamples, another training revision or split in a transfer table), and one
+    whose file name a result of another table already holds."""
     entry = load_result(result)
     where = str(result)
     if entry.partial and not allow_partial:
@@ -289,12 +355,19 @@ def add_result(
         except LeaderboardError:
             continue  # `gharuntime leaderboard` reports it; it does not block filing
         if other.key != entry.key:
+            if path.name == target.name:
+                raise LeaderboardError(
+                    [
+                        f"{where}: its place {target} holds a result of another table "
+                        f"({other.method!r} on {other.table_name}); nothing replaced"
+                    ]
+                )
             continue
         if other.method == entry.method:
             if not replace:
                 raise LeaderboardError(
                     [
-                        f"{where}: the table {'/'.join(entry.key)} already holds method "
+                        f"{where}: the table {entry.table_name} already holds method "
                         f"{entry.method!r} ({path}); pass --replace to replace it"
                     ]
                 )

@@ -1,5 +1,5 @@
 """What the Markdown and the page show: tables in reading order, one row per method, with the
-numbers formatted once."""
+numbers formatted once, and the sentences that say what each table measures."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ __all__ = [
     "COLUMNS",
     "METRIC_COLUMNS",
     "TableView",
+    "fmt_count",
     "fmt_metric",
     "table_order",
     "table_views",
@@ -32,6 +33,7 @@ COLUMNS: Final = (
     "method",
     "version",
     "track",
+    "trained_on",
     *(m for m, _, _ in METRIC_COLUMNS),
     "records",
     "repositories",
@@ -56,10 +58,44 @@ _HEADLINE: Final = {
 }
 
 
-def table_order(table: Table) -> tuple[int, str, str, str]:
-    """Headline tables first (cross_repo/config, temporal/history, then temporal/config)."""
+_TRANSFER_AFTER: Final = 10
+"""Transfer tables come after every plain table, in the same headline order among themselves."""
+
+
+def table_order(table: Table) -> tuple[int, str, str, str, str]:
+    """Headline tables first (cross_repo/config, temporal/history, then temporal/config), then
+    the transfer tables (methods trained on another dataset) in the same order."""
     rank, _ = _HEADLINE.get((table.config, table.track), (9, ""))
-    return (rank, table.dataset, table.config, table.track)
+    if table.trained_on:
+        rank += _TRANSFER_AFTER
+    return (rank, table.dataset, table.trained_on, table.config, table.track)
+
+
+def fmt_count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def _data_kind(synthetic: bool | None, source_kind: str | None) -> str:
+    """How the data of a dataset block is named in a sentence ("" when it does not say)."""
+    if synthetic is True:
+        return "the simulated world" if source_kind == "simulated" else "synthetic data"
+    if synthetic is False:
+        return "real jobs of"
+    return ""
+
+
+def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
+    t, d = first["trained_on"], first["dataset"]
+    what = _data_kind(t.get("synthetic"), t.get("source_kind"))
+    scored = {True: "synthetic jobs of", False: "real jobs of"}.get(d["synthetic"], "jobs of")
+    repos = t.get("repositories")
+    of = f" of {fmt_count(int(repos), 'repository', 'repositories')}" if repos else ""
+    return (
+        f"transfer: every method was trained on {what + ' ' if what else ''}{trained_on} "
+        f"(its {t['config']} {t['split']} split, {t['rows']:,} records{of}, revision "
+        f"`{str(t['revision'])[:16]}`), scored on {scored} {dataset} (its {d['config']} "
+        f"{d['split']} split)"
+    )
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
@@ -98,6 +134,7 @@ def _row(r: Ranked) -> dict[str, Any]:
         "dataset": r.entry.dataset,
         "config": r.entry.config,
         "track": r.entry.track,
+        "trained_on": r.entry.trained_on or r.entry.dataset,
         "group": r.group,
         "method": r.entry.method,
         "version": res["meta"].get("method_version") or "",
@@ -121,7 +158,7 @@ def _row(r: Ranked) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TableView:
-    """One (dataset, config, track) table, ranked."""
+    """One (dataset, config, track) table, or one transfer table, ranked."""
 
     table: Table
     ranked: list[Ranked]
@@ -129,11 +166,33 @@ class TableView:
 
     @property
     def key(self) -> str:
-        return f"{self.table.dataset}/{self.table.config}/{self.table.track}"
+        return self.table.name
+
+    @property
+    def title(self) -> str:
+        """`dataset · config / track`, and `· trained on X` for a transfer table."""
+        t = self.table
+        return f"{t.dataset} · {t.config} / {t.track}" + (
+            f" · trained on {t.trained_on}" if t.trained_on else ""
+        )
 
     @property
     def note(self) -> str:
+        if self.table.trained_on:
+            return _transfer_note(self.first, self.table.trained_on, self.table.dataset)
         return _HEADLINE.get((self.table.config, self.table.track), (9, ""))[1]
+
+    @property
+    def intervals(self) -> str:
+        """How the table's intervals were made: which clusters the bootstrap resampled."""
+        b = self.first["bootstrap"]
+        head = f"{int(100 * b['confidence'])}% intervals from {b['resamples']:,}"
+        if b.get("cluster") == "run_id":
+            return (
+                f"{head} resamples of {fmt_count(int(b['clusters']), 'workflow run', 'workflow runs')} "
+                f"(seed {b['seed']}; too few repositories to resample, so runs are resampled)"
+            )
+        return f"{head} repository resamples (seed {b['seed']})"
 
     @property
     def first(self) -> dict[str, Any]:

@@ -31,7 +31,8 @@ def _fail(exc: LeaderboardError, what: str) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     default=_RESULTS,
     show_default=True,
-    help="The results folder: RESULTS/<dataset>/<config>-<track>-<method>.json.",
+    help="The results folder: RESULTS/<dataset>/<config>-<track>-<method>.json (and "
+    "transfer-<training dataset>-<config>-<track>-<method>.json).",
 )
 @click.option(
     "--out",
@@ -50,6 +51,11 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
     records and the same bootstrap resamples. Methods are ranked by RMSLE into rank groups:
     a method shares its group's leader's group when their paired bootstrap difference interval
     includes zero.
+
+    \b
+    A result whose `trained_on` names another dataset (methods trained on it, scored here) is
+    filed as transfer-<training dataset>-<config>-<track>-<method>.json and ranked in its own
+    transfer table, after the plain tables: one training dataset, revision and split a table.
 
     \b
     Exit codes: 0 written, 2 a bad result (each named; nothing written).
@@ -91,11 +97,13 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
 )
 @click.option("--replace", is_flag=True, help="Replace the table's result of the same method.")
 def add_command(result: Path, results: Path, allow_partial: bool, replace: bool) -> None:
-    """Check RESULT.json and file it as RESULTS/<dataset>/<config>-<track>-<method>.json.
+    """Check RESULT.json and file it as RESULTS/<dataset>/<config>-<track>-<method>.json
+    (a transfer result, with `trained_on`: transfer-<training dataset>-<config>-<track>-<method>.json).
 
     Refuses (exit 2, nothing written) a file that is not a valid result, a method the table
     already holds (unless --replace), another dataset revision, records or resamples than the
-    table's, and a partial submission unless --allow-partial says so.
+    table's, another training revision or split than a transfer table's, and a partial
+    submission unless --allow-partial says so.
     """
     try:
         path = add_result(result, results, allow_partial=allow_partial, replace=replace)
