@@ -217,10 +217,27 @@ def test_few_repositories_warn_that_intervals_are_unreliable(tmp_path: Path) -> 
         "--resamples", "20", "--out", str(out),
     )  # fmt: skip
     assert code == 0, output
-    assert "intervals are unreliable" in output
     result = json.loads(out.read_text())
     assert 1 <= result["dataset"]["repositories"] <= 3
-    assert any("fewer than 10" in w for w in result["warnings"])
+    # under 5 repositories the bootstrap resamples workflow runs, and the warning says so
+    assert result["bootstrap"]["cluster"] == "run_id"
+    (warning,) = [w for w in result["warnings"] if "fewer than 10" in w]
+    assert f"resample its {result['bootstrap']['clusters']} workflow runs" in warning
+    assert "not for other repositories" in " ".join(output.split())
+
+
+def test_the_warning_names_what_the_bootstrap_resampled() -> None:
+    from gharuntime.eval.provenance import warnings_for
+
+    by_repo = warnings_for({"dataset": {"repositories": 7}, "bootstrap": {"cluster": "repo_id"}})
+    assert len(by_repo) == 1 and "repository-bootstrap intervals are unreliable" in by_repo[0]
+    one = warnings_for({"dataset": {"repositories": 1}, "bootstrap": {"cluster": "repo_id"}})
+    assert "zero width" in one[0]
+    runs = warnings_for(
+        {"dataset": {"repositories": 1}, "bootstrap": {"cluster": "run_id", "clusters": 513}}
+    )
+    assert "513 workflow runs" in runs[0] and "zero width" not in runs[0]
+    assert warnings_for({"dataset": {"repositories": 10}, "bootstrap": {}}) == []
 
 
 def test_a_split_with_no_records_is_an_error(tmp_path: Path) -> None:

@@ -90,7 +90,15 @@ def warnings_for(result: dict[str, Any]) -> list[str]:
     """What a reader of this result must know before trusting its intervals."""
     out = []
     repos = int(result.get("dataset", {}).get("repositories") or 0)
-    if repos < MIN_REPOSITORIES:
+    boot = result.get("bootstrap") or {}
+    if repos < MIN_REPOSITORIES and boot.get("cluster") == "run_id":
+        out.append(
+            f"only {repos} repositor{'y' if repos == 1 else 'ies'} in the scored split (fewer than "
+            f"{MIN_REPOSITORIES}): the intervals resample its {boot.get('clusters')} workflow runs, "
+            "so they say how sure the figures are for these repositories' jobs, not for other "
+            "repositories"
+        )
+    elif repos < MIN_REPOSITORIES:
         out.append(
             f"only {repos} repositor{'y' if repos == 1 else 'ies'} in the scored split (fewer than "
             f"{MIN_REPOSITORIES}): the repository-bootstrap intervals are unreliable"
