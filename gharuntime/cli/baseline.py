@@ -109,7 +109,9 @@ def baseline_command(
       lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository
       xgboost       XGBoost on the same features
       laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
-                    --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, samples, ...)
+                    --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
+                    samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
+                    OUT.quantiles.jsonl; samples=1 is greedy: faster, biased low)
     Gradient-boosted models train on log1p of each target with early stopping on the
     validation split, 2 threads and a fixed seed. The fitted model folder (model.json,
     importances.json, the library's files) is what `gharuntime predict --model` reads.
