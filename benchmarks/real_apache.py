@@ -213,6 +213,7 @@ def transfer(
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 
     test = load(real, "temporal", "test")
@@ -296,8 +297,7 @@ def transfer(
             rows.append(row)
             if results is not None:
                 target = results / LABEL / f"transfer-{sim_label}-temporal-{track}-{name}.json"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+                write_atomic(target, json.dumps(result, indent=2) + "\n")  # temp name + rename
             print(
                 f"transfer {track:8} {name:13} RMSLE {row['rmsle']:.3f} "
                 f"within-2x {row['within_2x']:.1%} on {test.height} real test jobs",
