@@ -8,8 +8,9 @@ fixed parts (`decoding.py`): the median of `samples` draws (16 by default) with 
 the quantile sidecar, or greedy (`samples=1`, fastest). Greedy is a poor default for numbers
 written digit by digit: at each digit it takes the single likeliest one, and the likeliest
 leading digit is 1 (Benford), so it predicts 1.0e+02 for most jobs of 100-999 s and RMSLE grows
-(measured on gharuntime-sim-small, temporal/config, tiny, 300 steps: greedy 2.46, median of 8
-draws 1.25, of 16 draws 1.18; the training median 1.45). This module imports no torch; the modules that do are imported on first use.
+(`benchmarks/laser_samples.py` on gharuntime-sim-small, temporal/config, tiny, 300 steps:
+greedy 2.46, median of 8 draws 1.25, of 16 draws 1.18; the training median 1.45). This module
+imports no torch; the modules that do are imported on first use.
 """
 
 from __future__ import annotations
