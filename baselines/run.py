@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import save_model
 from gharuntime.baselines.registry import make_method
@@ -47,6 +48,7 @@ class BaselineRun:
     fit_seconds: float
     predict_seconds: float
     rows: int
+    written: bool = True  # False on the processes of a launch that are not the primary one
 
 
 def meta_path(submission: Path) -> Path:
@@ -147,7 +149,9 @@ def run_baseline(
     progress: Progress | None = None,
 ) -> BaselineRun:
     """Fit `name` on the train split (validation for early stopping), predict `split`, write the
-    submission, and save the fitted model to `model_dir` when given."""
+    submission, and save the fitted model to `model_dir` when given. Under a launcher of several
+    processes (`accelerate launch`) every process fits and predicts and only the primary one
+    (rank 0) writes: the others return `written=False`."""
     method: Method = make_method(name, track, seed=seed, params=params)
     identity = dataset_identity(dataset)
     say = progress or (lambda _msg: None)
@@ -183,9 +187,14 @@ def run_baseline(
             "predict_seconds": round(predict_seconds, 3),
             "predict_rows": target.height,
             "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
+            "processes": launched()[1],  # those of one launch (accelerate) shared the work
         },
     }
     ids = [str(x) for x in target["id"].to_list()]
+    if not is_primary():  # one of several launched processes: the primary one writes
+        return BaselineRun(
+            out, meta, model_dir, fit_seconds, predict_seconds, target.height, written=False
+        )
     write_submission(out, ids, predictions, meta)
     if method.quantiles():
         write_quantiles(quantiles_path(out), ids, method.quantiles())

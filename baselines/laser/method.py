@@ -9,7 +9,8 @@ the quantile sidecar, or greedy (`samples=1`, fastest). Greedy is a poor default
 written digit by digit: at each digit it takes the single likeliest one, and the likeliest
 leading digit is 1 (Benford), so it predicts 1.0e+02 for most jobs of 100-999 s and RMSLE grows
 (`benchmarks/laser_samples.py` on gharuntime-sim-small, temporal/config, tiny, 300 steps:
-greedy 2.46, median of 8 draws 1.25, of 16 draws 1.18; the training median 1.45). This module
+greedy 2.46, median of 8 draws 1.25, of 16 draws 1.18; the training median 1.45). Under
+`accelerate launch` every process fits and predicts its share (`processes.py`). This module
 imports no torch; the modules that do are imported on first use.
 """
 
@@ -25,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
+from gharuntime.baselines.laser.processes import Group
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for, serialize_job
 from gharuntime.baselines.method import Method, MethodError, as_float
 
@@ -225,11 +227,17 @@ class Laser(Method):
         from gharuntime.baselines.laser.train import make_example
         from gharuntime.baselines.laser.train import train as run_training
 
+        group = Group()  # under `accelerate launch`: this process's place among the others
+        say = say if group.main else (lambda _m: None)
         loaded = models.load_base(options)
         targets = [{t: float(v[t]) for t in self.targets} for v in rows.iter_rows(named=True)]
         texts = [self.codec.encode(v) for v in targets]
         if loaded is None:  # tiny: a tokenizer trained on this split, then a fresh model
-            tokenizer = self._tiny_tokenizer(rows, texts, options.vocab_size, config, say)
+            tokenizer = group.broadcast(  # trained (and saved) once, by the main process
+                self._tiny_tokenizer(rows, texts, options.vocab_size, config, say)
+                if group.main
+                else None
+            )
             model = models.tiny_model(tokenizer, options.model, options, self.seed)
             self.source = {"model": options.model, "note": "trained from scratch"}
         else:
@@ -299,21 +307,23 @@ class Laser(Method):
         from gharuntime.baselines.laser.encoding import median_and_quantiles
 
         self._threads()
+        group = Group()  # several processes decode a share of the jobs each
         prompts = self._prompts(inputs, prompt_token_counter(self.tokenizer))
         samples = self._int("samples", 1)
         try:
-            texts = constrained_generate(
+            mine = constrained_generate(
                 self.model,
                 self.tokenizer,
-                prompts,
+                [prompts[i] for i in group.share(len(prompts))],
                 self.codec,
                 samples=samples,
                 temperature=float(self.params["temperature"]),
-                seed=self.seed,
+                seed=self.seed + 1_000_003 * group.rank,
                 batch_size=self._int("decode_batch_size", 1),
             )
         except DecodingError as exc:
             raise MethodError(f"laser: {exc}") from exc
+        texts = group.collect(len(prompts), mine)
         out = {t: np.zeros(len(prompts)) for t in self.targets}
         p10 = {t: np.zeros(len(prompts)) for t in self.targets}
         p90 = {t: np.zeros(len(prompts)) for t in self.targets}

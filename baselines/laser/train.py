@@ -32,9 +32,9 @@ never needed.
   whole step's, progress is reported by the main process only, and a process launched as one of
   several that accelerate runs alone (`--multi_gpu` without a GPU or ACCELERATE_USE_CPU) is
   refused. Verified on CPU with P=2 (tests/test_laser_ddp.py): the weights of 1 process with
-  twice the accumulation, equal on both ranks, a killed run resumed under 2 or 1 process. Not
-  run on GPUs (nccl), nor `gharuntime baseline laser` as a whole, whose caller code around this
-  loop (tokenizer saved into checkpoint_dir, submission, model folder) writes from every process.
+  twice the accumulation, equal on both ranks, a killed run resumed under 2 or 1 process; and
+  `gharuntime baseline laser` as a whole (`baselines/laser/processes.py`: the tokenizer trained
+  once, prediction split, files written by the main process). Not run on GPUs (nccl).
 - Checkpoints: every `checkpoint_every` steps `accelerator.save_state` into
   `checkpoint_dir/step-N` (written under a temporary name, then renamed), `latest.json` names it.
   Rerun the same training with the same `checkpoint_dir` and it resumes after the last complete
@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from gharuntime.baselines.laser.processes import check_launch
 from gharuntime.baselines.method import MethodError
 
 __all__ = [
@@ -315,13 +316,7 @@ def train(
     precision = _precision(config)
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
     procs, rank = accelerator.num_processes, accelerator.process_index
-    launched = int(os.environ.get("WORLD_SIZE", "1")) if "LOCAL_RANK" in os.environ else 1
-    if launched != procs:
-        raise MethodError(
-            f"launched as one of {launched} processes, but accelerate runs this one as one of "
-            f"{procs} ({accelerator.distributed_type}): each would train alone and overwrite the "
-            "others' files; on a machine without GPUs set ACCELERATE_USE_CPU=true"
-        )
+    check_launch(procs, accelerator.distributed_type)
     say = progress if progress is not None and accelerator.is_main_process else (lambda _m: None)
     set_seed(config.seed)
     fingerprint = _fingerprint(config, examples, model, procs)

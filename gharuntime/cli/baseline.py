@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import click
 
+from gharuntime.baselines.launch import is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
@@ -111,7 +113,10 @@ def baseline_command(
       laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
                     --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
                     samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
-                    OUT.quantiles.jsonl; samples=1 is greedy: faster, biased low)
+                    OUT.quantiles.jsonl; samples=1 is greedy: faster, biased low).
+                    On several GPUs: accelerate launch --multi_gpu --num_processes P
+                    -m gharuntime.cli.main baseline laser ... (each process trains on its
+                    share of every step and decodes its share of the jobs; rank 0 writes)
     Gradient-boosted models train on log1p of each target with early stopping on the
     validation split, 2 threads and a fixed seed. The fitted model folder (model.json,
     importances.json, the library's files) is what `gharuntime predict --model` reads.
@@ -139,7 +144,15 @@ def baseline_command(
     if model_dir.exists() and not model_dir.is_dir():
         raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
     try:
-        with err_console.status(f"{name} on {track} track…") as status:
+        primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
+        with (
+            err_console.status(f"{name} on {track} track…") if primary else nullcontext()
+        ) as status:
+
+            def report(msg: str) -> None:
+                if status is not None:
+                    status.update(f"{name}: {msg}")
+
             root = open_dataset(dataset).root
             result = run_baseline(
                 name,
@@ -151,7 +164,7 @@ def baseline_command(
                 split=split,
                 seed=seed,
                 params=_params(params),
-                progress=lambda msg: status.update(f"{name}: {msg}"),
+                progress=report,
             )
     except (MethodError, DatasetError) as exc:
         err_console.print(f"[red]error[/red]: {exc}")
@@ -161,6 +174,8 @@ def baseline_command(
             f"[red]error[/red]: {exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
         )
         sys.exit(2)
+    if not result.written:
+        return
     err_console.print(
         f"[green]wrote[/green] {result.rows} predictions to {out} (+ {meta_path(out).name}); "
         f"model in {model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s"
