@@ -147,3 +147,29 @@ def test_sidecar_timing_reaches_the_eval_result(fixture_dataset: Path, tmp_path:
     )
     result = evaluate_file(out, fixture_dataset, resamples=5)
     assert result["meta"]["extra"]["timing"] == timing
+
+
+@pytest.mark.parametrize(("rank", "written"), [("0", True), ("1", False)])
+def test_of_several_launched_processes_only_the_primary_writes(
+    fixture_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rank: str, written: bool
+) -> None:
+    # what `accelerate launch --num_processes 2` puts in each process's environment
+    monkeypatch.setenv("LOCAL_RANK", rank)
+    monkeypatch.setenv("RANK", rank)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    out, model = runs / "median.jsonl", runs / "median.model"
+    result = CliRunner().invoke(
+        cli,
+        ["baseline", "median", "--dataset", str(fixture_dataset), "--out", str(out),
+         "--model-out", str(model)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.is_file() is written and model.is_dir() is written
+    assert ("wrote" in result.output) is written
+    assert sorted(p.name for p in runs.iterdir()) == (
+        ["median.jsonl", "median.jsonl.meta.json", "median.model"] if written else []
+    )
+    if written:
+        assert json.loads((runs / "median.jsonl.meta.json").read_text())["timing"]["processes"] == 2
