@@ -55,6 +55,10 @@ def git_dataset_repo(mirrors: Path, repo_id: str, folders: list[Path]) -> list[s
             if child.name != ".git":
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
         shutil.copytree(folder, repo, dirs_exist_ok=True)
+        # git decides what changed from file stats; a copy keeps the source's mtime, and the
+        # fixture's manifest.json is the same size in every version, so a stale index could
+        # keep the previous version's blob: without an index every file is hashed
+        (repo / ".git" / "index").unlink(missing_ok=True)
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", f"publish {folder.name}")
         commits.append(_git(repo, "rev-parse", "HEAD"))
