@@ -10,10 +10,11 @@ and it is primary. Reading the environment needs no torch, so core code can ask.
 from __future__ import annotations
 
 import os
+import sys
 
 from gharuntime.baselines.method import MethodError
 
-__all__ = ["is_primary", "launched"]
+__all__ = ["finish", "is_primary", "launched"]
 
 
 def launched() -> tuple[int, int]:
@@ -39,3 +40,15 @@ def launched() -> tuple[int, int]:
 def is_primary() -> bool:
     """True for the process that writes files and reports progress (rank 0, or the only one)."""
     return launched()[0] == 0
+
+
+def finish(*, wait: bool = True) -> None:
+    """Leave a launch's process group, if this process joined one: wait for the others (the
+    primary may still be writing), then destroy it. A process that exits with the group alive
+    can be aborted by its communication threads (SIGABRT) and fail the whole launch."""
+    dist = sys.modules.get("torch.distributed")  # never imports torch
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return
+    if wait:
+        dist.barrier()
+    dist.destroy_process_group()

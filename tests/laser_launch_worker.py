@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from gharuntime.baselines.laser.processes import Group
+from gharuntime.baselines.launch import finish
 
 
 def main() -> None:
@@ -22,6 +23,7 @@ def main() -> None:
         "broadcast": group.broadcast({"from": group.rank} if group.main else None),
     }
     (out / f"rank-{group.rank}.json").write_text(json.dumps(report))
+    finish()
 
 
 if __name__ == "__main__":

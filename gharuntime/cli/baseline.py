@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gharuntime.baselines.launch import is_primary
+from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
@@ -167,13 +167,16 @@ def baseline_command(
                 progress=report,
             )
     except (MethodError, DatasetError) as exc:
+        finish(wait=False)
         err_console.print(f"[red]error[/red]: {exc}")
         sys.exit(2)
     except OSError as exc:
+        finish(wait=False)
         err_console.print(
             f"[red]error[/red]: {exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
         )
         sys.exit(2)
+    finish()  # under `accelerate launch`: every process waits here until rank 0 has written
     if not result.written:
         return
     err_console.print(
