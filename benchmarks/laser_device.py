@@ -4,6 +4,10 @@ For a machine lent for minutes: every stage has a time limit, writes what it mea
 soon as it has it, and a failed stage is recorded and skipped, so one run brings back all it
 could. The stages run the project's own code, not copies of it:
 
+0. padding: one forward and backward of a left-padded batch of a random SIZE model in bf16, with
+   transformers' plain SDPA masks and with LASER's (`models.SAFE_SDPA`, no fully masked row): are
+   the real tokens' logits and the gradients finite? The suspected cause of the NaN loss of an
+   earlier bf16 run on a GPU, checked directly (seconds);
 1. training throughput: `benchmarks/laser_train.py --size SIZE` (LASER's loop against a bare
    loop of the same model and batches, bf16 on a GPU that has it);
 2. decoding latency: `gharuntime laser bench --json` with a random SIZE-shaped model at prompt
@@ -70,13 +74,58 @@ class Report:
         print(f"{name}: {json.dumps(value)[:400]}", flush=True)
 
 
+def padding_probe(size: str, batch: int, length: int) -> dict[str, Any]:
+    """Stage 0: are a left-padded batch's logits and gradients finite in bf16, with plain SDPA
+    masks and with LASER's? Rows have lengths from length/4 to length (the first one full)."""
+    import torch
+    import transformers as tf
+
+    from gharuntime.baselines.laser.models import TINY_SIZES, padding_safe_attention
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dims = TINY_SIZES[size]
+    config = tf.MistralConfig(
+        vocab_size=2000,
+        hidden_size=dims["hidden"],
+        intermediate_size=dims["ffn"],
+        num_hidden_layers=dims["layers"],
+        num_attention_heads=dims["heads"],
+        num_key_value_heads=dims["kv_heads"],
+    )
+    g = torch.Generator().manual_seed(1)
+    lengths = torch.randint(length // 4, length + 1, (batch,), generator=g)
+    lengths[0] = length
+    ids = torch.randint(2, 2000, (batch, length), generator=g).to(device)
+    mask = (torch.arange(length)[None, :] >= (length - lengths)[:, None]).long().to(device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    real = mask.bool()
+    out: dict[str, Any] = {"device": device, "batch": batch, "length": length, "size": size}
+    for name in ("plain_sdpa", "laser_sdpa"):
+        torch.manual_seed(0)
+        model = tf.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa").to(device)
+        if name == "laser_sdpa":
+            padding_safe_attention(model)
+        with torch.autocast(device_type=device, dtype=torch.bfloat16):
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
+        logits = logits.float()
+        logits[real].logsumexp(-1).mean().backward()
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        out[name] = {
+            "attention": model.config._attn_implementation,
+            "real_rows_with_nan_logits": int((~torch.isfinite(logits[real]).all(-1)).sum()),
+            "real_rows": int(real.sum()),
+            "finite_gradients": all(bool(torch.isfinite(x).all()) for x in grads),
+        }
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--size", default="small", choices=sorted(SIZES))
     ap.add_argument("--configs", default="temporal,cross_repo")
-    ap.add_argument("--stages", default="train,decode,accuracy")
+    ap.add_argument("--stages", default="padding,train,decode,accuracy")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--budget", type=int, default=512, help="prompt tokens")
     ap.add_argument("--train-seconds", type=float, default=100.0, help="per accuracy run")
@@ -98,6 +147,12 @@ def main() -> None:
     layers, width = SIZES[args.size]
     gharuntime = [sys.executable, "-c", "from gharuntime.cli.main import main; main()"]
     tokens_per_s: float | None = None
+
+    if "padding" in stages:
+        try:
+            report.stage("padding", padding_probe(args.size, args.batch, args.budget))
+        except Exception:
+            report.stage("padding", {"error": traceback.format_exc()[-3000:]})
 
     if "train" in stages:
         cmd = [sys.executable, str(HERE / "laser_train.py"), "--size", args.size]

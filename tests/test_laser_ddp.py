@@ -7,19 +7,14 @@ main process reports progress and writes the checkpoint's shared files; a killed
 training resumes to the weights of an uninterrupted one, also under one process with twice the
 accumulation; a process launched as one of several that accelerate runs alone is refused.
 
-On a machine without GPUs, `accelerate launch --cpu --num_processes 2` starts a single process
-(its simple launcher spreads over several only through mpirun), so these tests launch with
-`--multi_gpu` and ACCELERATE_USE_CPU=true: torch.distributed's launcher, gloo, CPU tensors.
+The processes run on CPU over gloo (tests/launch_support.py says how they are launched).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +23,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
+
+from launch_support import launch  # noqa: E402
 
 from gharuntime.baselines.laser.train import TrainConfig, train  # noqa: E402
 from gharuntime.baselines.method import MethodError  # noqa: E402
@@ -43,40 +40,15 @@ BASE: dict[str, Any] = {
     "precision": "fp32",
     "checkpoint_every": 3,
 }
-DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
 TIMEOUT = 240
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _launch(
     out: Path, config: dict[str, Any], processes: int = 2, *, use_cpu: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """Run the worker in `processes` processes (1: plain python, no launcher) writing to `out`."""
-    out.mkdir(parents=True)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in DISTRIBUTED_ENV and not k.startswith(("ACCELERATE_", "MASTER_"))
-    }
-    # no user accelerate config (HF_HOME/accelerate/default_config.yaml): the flags say it all
-    env.update(OMP_NUM_THREADS="1", HF_HOME=str(out / "hf"), HF_HUB_OFFLINE="1")
-    if use_cpu:
-        env["ACCELERATE_USE_CPU"] = "true"
-    cmd = [sys.executable]
-    if processes > 1:
-        cmd += [
-            "-m", "accelerate.commands.launch", "--multi_gpu",
-            "--num_processes", str(processes), "--num_machines", "1",
-            "--mixed_precision", "no", "--dynamo_backend", "no",
-            "--main_process_port", str(_free_port()),
-        ]  # fmt: skip
-    cmd += [str(WORKER), str(out), json.dumps(config)]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    args = [str(WORKER), str(out), json.dumps(config)]
+    return launch(args, out, processes, timeout=TIMEOUT, use_cpu=use_cpu)
 
 
 def _ok(out: Path, config: dict[str, Any], processes: int = 2) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
+
+from launch_support import DISTRIBUTED_ENV, launch
 
 from gharuntime.dataset import load, write_dataset
 from gharuntime.fixture import fixture_jobs
@@ -42,14 +43,7 @@ PARAMS = {
     "precision": "fp32",
     "threads": 1,
 }
-DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
 TIMEOUT = 300
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -65,24 +59,7 @@ WORKER = Path(__file__).with_name("laser_launch_worker.py")
 
 def _launch(args: list[str], out: Path, processes: int) -> subprocess.CompletedProcess[str]:
     """`python ARGS` in `processes` processes (1: plain python, no launcher)."""
-    out.mkdir(parents=True)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in DISTRIBUTED_ENV and not k.startswith(("ACCELERATE_", "MASTER_"))
-    }
-    env.update(
-        OMP_NUM_THREADS="1", HF_HOME=str(out / "hf"), HF_HUB_OFFLINE="1", ACCELERATE_USE_CPU="true"
-    )
-    cmd = [sys.executable]
-    if processes > 1:
-        cmd += [
-            "-m", "accelerate.commands.launch", "--multi_gpu",
-            "--num_processes", str(processes), "--num_machines", "1",
-            "--mixed_precision", "no", "--dynamo_backend", "no",
-            "--main_process_port", str(_free_port()),
-        ]  # fmt: skip
-    return subprocess.run(cmd + args, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    return launch(args, out, processes, timeout=TIMEOUT)
 
 
 def _baseline(

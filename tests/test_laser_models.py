@@ -150,3 +150,93 @@ def test_smollm2_loads_offline_as_a_135m_llama_with_digit_tokens() -> None:
     assert loaded.model.config.model_type == "llama"
     assert "dequantized from 4 bits" in loaded.source["note"]
     assert [t for t in loaded.tokenizer.tokenize("x=1234") if t.isdigit()] == ["1", "2", "3", "4"]
+
+
+def _left_padded(tokenizer):  # type: ignore[no-untyped-def]
+    """Three prompts of different lengths, left-padded the way LASER batches them."""
+    from gharuntime.baselines.laser.train import Example, collate
+
+    rows = [tokenizer.encode(TEXTS[i])[:n] for i, n in ((0, 9), (1, 20), (2, 14))]
+    return collate([Example(r, 2) for r in rows], tokenizer.pad_token_id)
+
+
+def _nan_on_dead_rows(module, query, key, value, attention_mask, scaling=None, **_kw):  # type: ignore[no-untyped-def]
+    """Attention as some CUDA SDPA kernels compute it: a fully masked query row is NaN."""
+    key = key.repeat_interleave(query.shape[1] // key.shape[1], dim=1)
+    value = value.repeat_interleave(query.shape[1] // value.shape[1], dim=1)
+    scores = query @ key.transpose(-1, -2) * (scaling or query.shape[-1] ** -0.5)
+    if attention_mask is None:
+        n, m = query.shape[-2], key.shape[-2]
+        attention_mask = torch.ones(n, m, dtype=torch.bool).tril(m - n)
+    scores = scores.masked_fill(~attention_mask, float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ value  # exp(-inf - -inf): NaN on a dead row
+    return out.transpose(1, 2).contiguous(), None
+
+
+def test_no_query_row_is_fully_masked_under_left_padding(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    from gharuntime.baselines.laser.models import SAFE_SDPA
+
+    model = tiny_model(tokenizer, "tiny", ModelOptions(), seed=0)
+    assert model.config._attn_implementation == SAFE_SDPA
+    batch = _left_padded(tokenizer)
+    seen = []
+    model.model.layers[0].self_attn.register_forward_pre_hook(
+        lambda _m, _a, kw: seen.append(kw["attention_mask"]), with_kwargs=True
+    )
+    with torch.no_grad():
+        model(**{k: batch[k] for k in ("input_ids", "attention_mask", "position_ids")})
+    (mask,) = seen
+    assert mask.dtype == torch.bool and mask.shape == (3, 1, 20, 20)
+    assert bool(mask.any(dim=-1).all())  # the 11 and 6 left pads attend to something
+    real = batch["attention_mask"].bool()
+    causal = torch.ones(20, 20, dtype=torch.bool).tril()
+    for row in range(3):  # a real token still sees exactly the real tokens before it
+        expected = causal & real[row][None, :]
+        assert torch.equal(mask[row, 0][real[row]], expected[real[row]])
+
+
+@pytest.mark.parametrize("attention", ["full", "sliding"])
+def test_a_kernel_that_gives_nan_on_dead_rows_leaves_the_logits_finite(
+    tokenizer, attention
+) -> None:  # type: ignore[no-untyped-def]
+    """Under an attention that answers a fully masked row with NaN (as CUDA kernels have), a
+    left-padded batch gives finite logits with LASER's masks, and NaN everywhere with plain SDPA
+    masks: the pads' NaN reaches the real tokens in the next layer."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    from gharuntime.baselines.laser.models import SAFE_SDPA
+
+    options = ModelOptions(attention=attention, sliding_window=8)
+    model = tiny_model(tokenizer, "tiny", options, seed=0)
+    safe_mask = AttentionMaskInterface._global_mapping[SAFE_SDPA]
+    AttentionInterface.register("test_nan_dead_rows", _nan_on_dead_rows)
+    AttentionInterface.register("test_nan_dead_rows_plain", _nan_on_dead_rows)
+    AttentionMaskInterface.register("test_nan_dead_rows", safe_mask)
+    AttentionMaskInterface.register("test_nan_dead_rows_plain", sdpa_mask)
+    batch = _left_padded(tokenizer)
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "position_ids")}
+    real = batch["attention_mask"].bool()
+    with torch.no_grad():
+        reference = model(**inputs).logits
+        model.set_attn_implementation("test_nan_dead_rows")
+        safe = model(**inputs).logits
+        model.set_attn_implementation("test_nan_dead_rows_plain")
+        plain = model(**inputs).logits
+    assert bool(torch.isfinite(safe).all())
+    assert torch.allclose(safe[real], reference[real], atol=1e-5)
+    assert bool(torch.isnan(plain[real]).any())  # the control: without the fix, NaN spreads
+    unpadded = real.all(dim=-1)  # the longest row has no pads and stays finite either way
+    assert bool(torch.isfinite(plain[unpadded]).all()) and not bool(unpadded.all())
+
+
+def test_saved_and_reloaded_models_keep_padding_safe_attention(tokenizer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from gharuntime.baselines.laser.models import SAFE_SDPA
+
+    model = tiny_model(tokenizer, "tiny", ModelOptions(), seed=0)
+    model.save_pretrained(tmp_path / "lm")
+    tokenizer.save_pretrained(tmp_path / "lm")
+    # the folder names no custom attention, so plain transformers loads it
+    assert SAFE_SDPA not in (tmp_path / "lm" / "config.json").read_text()
+    loaded = load_base(ModelOptions(model=str(tmp_path / "lm")))
+    assert loaded is not None and loaded.model.config._attn_implementation == SAFE_SDPA

@@ -12,6 +12,14 @@ Attention is `full` or `sliding` (every layer attends to the last `sliding_windo
 architectures whose configuration has a sliding window (Mistral, Qwen2, ...); LoRA (`lora_r > 0`,
 via `peft`) or full fine-tuning. torch, transformers, tokenizers and peft are imported here only,
 so the rest of gharuntime runs without them.
+
+Every model runs PyTorch's SDPA attention under the name `SAFE_SDPA`: the same attention function,
+with a mask in which no query row is masked entirely. LASER left-pads its batches, and a left
+pad's query may attend to nothing (its causal keys are all pads). transformers 5 leaves that row
+fully masked, and some CUDA SDPA kernels answer such a row with NaN. The NaN then spreads to every
+row through the next layer (masked weight 0 × NaN value), so the whole batch's loss is NaN.
+Letting those rows attend to every key changes nothing else, because no real token attends to a
+pad.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any, cast
 from gharuntime.baselines.method import MethodError
 
 __all__ = [
+    "SAFE_SDPA",
     "SMOLLM2_GGUF",
     "SMOLLM2_INSTALL",
     "SMOLLM2_NOTE",
@@ -41,6 +50,7 @@ __all__ = [
     "load_base",
     "load_fitted",
     "merge_lora",
+    "padding_safe_attention",
     "require_laser_extra",
     "save_fitted",
     "tiny_model",
@@ -68,11 +78,42 @@ TINY_SIZES: dict[str, dict[str, int]] = {
 (about 22M parameters without the embeddings) for a GPU."""
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+SAFE_SDPA = "gharuntime_sdpa"
+"""The attention implementation LASER's models run: SDPA whose masks have no fully masked row."""
 
 
 def _tf() -> Any:
     """transformers, imported on first use (and untyped here: its stubs are partial)."""
     return importlib.import_module("transformers")
+
+
+def _no_dead_rows(*args: Any, **kwargs: Any) -> Any:
+    """transformers' SDPA mask, with every fully masked query row opened to all keys.
+
+    Such rows are left pads, whose outputs nothing reads. Some SDPA kernels return NaN for them,
+    and the NaN would reach every row through the next layer."""
+    import torch
+    from transformers.masking_utils import sdpa_mask
+
+    mask = sdpa_mask(*args, **kwargs)  # None when is_causal alone does it (no padding)
+    if isinstance(mask, torch.Tensor) and mask.dtype == torch.bool:
+        mask = mask | ~mask.any(dim=-1, keepdim=True)
+    return mask
+
+
+def padding_safe_attention(model: Any) -> Any:
+    """Switch a model running "sdpa" to `SAFE_SDPA` (registered with transformers on first use);
+    any other attention implementation is left as it is. Returns `model`."""
+    tf = _tf()
+    from transformers.masking_utils import AttentionMaskInterface
+
+    if SAFE_SDPA not in tf.AttentionInterface._global_mapping:
+        sdpa = tf.AttentionInterface._global_mapping["sdpa"]
+        tf.AttentionInterface.register(SAFE_SDPA, sdpa)
+        AttentionMaskInterface.register(SAFE_SDPA, _no_dead_rows)
+    if getattr(model.config, "_attn_implementation", None) == "sdpa":
+        model.set_attn_implementation(SAFE_SDPA)
+    return model
 
 
 def require_laser_extra() -> None:
@@ -203,7 +244,7 @@ def tiny_model(tokenizer: Any, size: str, options: ModelOptions, seed: int) -> A
     )
     torch.manual_seed(seed)
     model = tf.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-    return model.float()
+    return padding_safe_attention(model.float())
 
 
 def _pretrained(where: str, options: ModelOptions, gguf_file: str | None) -> LoadedModel:
@@ -234,7 +275,7 @@ def _pretrained(where: str, options: ModelOptions, gguf_file: str | None) -> Loa
         cast(Any, model).hf_quantizer = None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return LoadedModel(model, tokenizer, {"model": where})
+    return LoadedModel(padding_safe_attention(model), tokenizer, {"model": where})
 
 
 def load_base(options: ModelOptions) -> LoadedModel | None:
@@ -324,7 +365,7 @@ def load_fitted(folder: Path, state: dict[str, Any]) -> LoadedModel:
         tokenizer = tf.AutoTokenizer.from_pretrained(tok)
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         raise MethodError(f"{folder}: damaged LASER model folder: {exc}") from exc
-    model.float().eval()
+    padding_safe_attention(model.float().eval())
     if torch.cuda.is_available():
         model.to("cuda")
     return LoadedModel(model, tokenizer, dict(state.get("source", {})))
