@@ -10,6 +10,9 @@ interrupted benchmark continues where it stopped):
 - attention: full vs sliding-window attention on long prompts (--long-budget tokens)
 - scaling:   3 training fractions × 2 model sizes (tiny, tiny-256) at a fixed step count,
              drawn as OUT/laser_scaling.png
+- length:    the same 2 sizes on the whole training split at --long-steps (default 2,000 steps
+             × 8 jobs, about 2 epochs of sim-small) next to --steps, drawn as
+             OUT/laser_length.png: does a longer training close the gap to LightGBM?
 
     python benchmarks/laser_accuracy.py --dataset out/sim-small --out runs/laser-acc \
         --stages main,encoding,attention,scaling --steps 200
@@ -142,6 +145,40 @@ def _plot(results: dict[str, Any], out: Path, fractions: list[float]) -> Path:
     return path
 
 
+def _plot_length(results: dict[str, Any], out: Path, steps: list[int]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for size in ("tiny", "tiny-256"):
+        rows = [(n, results.get(f"scale-{size}-1.0" if i == 0 else f"long-{size}-{n}"))
+                for i, n in enumerate(steps)]  # fmt: skip
+        xs = [(r.get("training") or {}).get("tokens", n) for n, r in rows if r is not None]
+        ys = [r["rmsle"] for _n, r in rows if r is not None]
+        if xs:
+            ax.errorbar(
+                xs,
+                [y["value"] for y in ys],
+                yerr=[[y["value"] - y["ci"][0] for y in ys], [y["ci"][1] - y["value"] for y in ys]],
+                marker="o",
+                capsize=3,
+                label=size,
+            )
+    if "lightgbm" in results:
+        ax.axhline(results["lightgbm"]["rmsle"]["value"], color="grey", ls="--", label="LightGBM")
+    ax.set_xscale("log")
+    ax.set_xlabel("training tokens (steps × 8 jobs)")
+    ax.set_ylabel("RMSLE of duration_s (95% CI)")
+    ax.set_title("LASER training length (whole training split)")
+    ax.legend()
+    fig.tight_layout()
+    path = out / "laser_length.png"
+    fig.savefig(path, dpi=120)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, required=True)
@@ -149,6 +186,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--stages", default="main,encoding,attention,scaling")
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--long-steps", type=int, default=2000, help="stage length")
     ap.add_argument("--budget", type=int, default=256)
     ap.add_argument("--long-budget", type=int, default=512)
     ap.add_argument("--window", type=int, default=64)
@@ -207,6 +245,17 @@ def main() -> None:
                     continue
                 bench.run(f"scale-{size}-{f}", "laser", _laser(args, model=size, train_fraction=f))
         png = _plot(bench.results, args.out, fractions)
+    length_png = None
+    if "length" in stages:
+        for size in ("tiny", "tiny-256"):
+            if f"scale-{size}-1.0" not in bench.results:
+                short = "tiny-sci" if size == "tiny" else f"scale-{size}-1.0"
+                bench.results[f"scale-{size}-1.0"] = bench.run(
+                    short, "laser", _laser(args, model=size)
+                )
+            name = f"long-{size}-{args.long_steps}"
+            bench.run(name, "laser", _laser(args, model=size, max_steps=args.long_steps))
+        length_png = _plot_length(bench.results, args.out, [args.steps, args.long_steps])
     summary = {
         "benchmark": "laser_accuracy",
         "dataset": str(args.dataset),
@@ -215,6 +264,7 @@ def main() -> None:
         "steps": args.steps,
         "runs": bench.results,
         "scaling_png": str(png) if png else None,
+        "length_png": str(length_png) if length_png else None,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     (args.out / "laser_accuracy.json").write_text(json.dumps(summary, indent=2))
