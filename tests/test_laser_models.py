@@ -203,13 +203,17 @@ def test_a_kernel_that_gives_nan_on_dead_rows_leaves_the_logits_finite(
     left-padded batch gives finite logits with LASER's masks, and NaN everywhere with plain SDPA
     masks: the pads' NaN reaches the real tokens in the next layer."""
     from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    from transformers.masking_utils import (
+        ALL_MASK_ATTENTION_FUNCTIONS,
+        AttentionMaskInterface,
+        sdpa_mask,
+    )
 
     from gharuntime.baselines.laser.models import SAFE_SDPA
 
     options = ModelOptions(attention=attention, sliding_window=8)
     model = tiny_model(tokenizer, "tiny", options, seed=0)
-    safe_mask = AttentionMaskInterface._global_mapping[SAFE_SDPA]
+    safe_mask = ALL_MASK_ATTENTION_FUNCTIONS[SAFE_SDPA]
     AttentionInterface.register("test_nan_dead_rows", _nan_on_dead_rows)
     AttentionInterface.register("test_nan_dead_rows_plain", _nan_on_dead_rows)
     AttentionMaskInterface.register("test_nan_dead_rows", safe_mask)

@@ -104,12 +104,12 @@ def _no_dead_rows(*args: Any, **kwargs: Any) -> Any:
 def padding_safe_attention(model: Any) -> Any:
     """Switch a model running "sdpa" to `SAFE_SDPA` (registered with transformers on first use);
     any other attention implementation is left as it is. Returns `model`."""
-    tf = _tf()
+    from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-    if SAFE_SDPA not in tf.AttentionInterface._global_mapping:
-        sdpa = tf.AttentionInterface._global_mapping["sdpa"]
-        tf.AttentionInterface.register(SAFE_SDPA, sdpa)
+    if SAFE_SDPA not in ALL_ATTENTION_FUNCTIONS:
+        AttentionInterface.register(SAFE_SDPA, ALL_ATTENTION_FUNCTIONS["sdpa"])
         AttentionMaskInterface.register(SAFE_SDPA, _no_dead_rows)
     if getattr(model.config, "_attn_implementation", None) == "sdpa":
         model.set_attn_implementation(SAFE_SDPA)
