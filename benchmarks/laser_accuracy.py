@@ -10,9 +10,10 @@ interrupted benchmark continues where it stopped):
 - attention: full vs sliding-window attention on long prompts (--long-budget tokens)
 - scaling:   3 training fractions × 2 model sizes (tiny, tiny-256) at a fixed step count,
              drawn as OUT/laser_scaling.png
-- length:    the same 2 sizes on the whole training split at --long-steps (default 2,000 steps
-             × 8 jobs, about 2 epochs of sim-small) next to --steps, drawn as
-             OUT/laser_length.png: does a longer training close the gap to LightGBM?
+- length:    the same 2 sizes on the whole training split for longer, `--long SIZE:STEPS,...`
+             (default tiny:2000,tiny-256:2000; 2,000 steps × 8 jobs is about 2 epochs of
+             sim-small) next to --steps, drawn as OUT/laser_length.png: does a longer training
+             close the gap to LightGBM?
 
     python benchmarks/laser_accuracy.py --dataset out/sim-small --out runs/laser-acc \
         --stages main,encoding,attention,scaling --steps 200
@@ -145,18 +146,30 @@ def _plot(results: dict[str, Any], out: Path, fractions: list[float]) -> Path:
     return path
 
 
-def _plot_length(results: dict[str, Any], out: Path, steps: list[int]) -> Path:
+def _long_runs(spec: str) -> list[tuple[str, int]]:
+    """`tiny:2000,tiny-256:2000` → [("tiny", 2000), ("tiny-256", 2000)]."""
+    runs = []
+    for item in spec.split(","):
+        size, _, steps = item.strip().rpartition(":")
+        if size not in ("tiny", "tiny-256", "small") or not steps.isdigit():
+            raise SystemExit(f"--long: {item!r} is not SIZE:STEPS (SIZE tiny, tiny-256 or small)")
+        runs.append((size, int(steps)))
+    return runs
+
+
+def _plot_length(results: dict[str, Any], out: Path, long: list[tuple[str, int]]) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for size in ("tiny", "tiny-256"):
-        rows = [(n, results.get(f"scale-{size}-1.0" if i == 0 else f"long-{size}-{n}"))
-                for i, n in enumerate(steps)]  # fmt: skip
-        xs = [(r.get("training") or {}).get("tokens", n) for n, r in rows if r is not None]
-        ys = [r["rmsle"] for _n, r in rows if r is not None]
+    for size in dict.fromkeys(size for size, _ in long):
+        steps = sorted(n for s, n in long if s == size)
+        names = [f"scale-{size}-1.0"] + [f"long-{size}-{n}" for n in steps]
+        rows = [results[n] for n in names if n in results]
+        xs = [(r.get("training") or {}).get("tokens") for r in rows]
+        ys = [r["rmsle"] for r in rows]
         if xs:
             ax.errorbar(
                 xs,
@@ -186,7 +199,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--stages", default="main,encoding,attention,scaling")
     ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--long-steps", type=int, default=2000, help="stage length")
+    ap.add_argument(
+        "--long", default="tiny:2000,tiny-256:2000", help="stage length: SIZE:STEPS,..."
+    )
     ap.add_argument("--budget", type=int, default=256)
     ap.add_argument("--long-budget", type=int, default=512)
     ap.add_argument("--window", type=int, default=64)
@@ -247,15 +262,15 @@ def main() -> None:
         png = _plot(bench.results, args.out, fractions)
     length_png = None
     if "length" in stages:
-        for size in ("tiny", "tiny-256"):
+        long = _long_runs(args.long)
+        for size, steps in long:
             if f"scale-{size}-1.0" not in bench.results:
                 short = "tiny-sci" if size == "tiny" else f"scale-{size}-1.0"
                 bench.results[f"scale-{size}-1.0"] = bench.run(
                     short, "laser", _laser(args, model=size)
                 )
-            name = f"long-{size}-{args.long_steps}"
-            bench.run(name, "laser", _laser(args, model=size, max_steps=args.long_steps))
-        length_png = _plot_length(bench.results, args.out, [args.steps, args.long_steps])
+            bench.run(f"long-{size}-{steps}", "laser", _laser(args, model=size, max_steps=steps))
+        length_png = _plot_length(bench.results, args.out, long)
     summary = {
         "benchmark": "laser_accuracy",
         "dataset": str(args.dataset),
