@@ -157,13 +157,15 @@ def _long_runs(spec: str) -> list[tuple[str, int]]:
     return runs
 
 
-def _plot_length(results: dict[str, Any], out: Path, long: list[tuple[str, int]]) -> Path:
+def _plot_length(
+    results: dict[str, Any], out: Path, long: list[tuple[str, int]], config: str
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    fig, ax = plt.subplots(figsize=(5.5, 4.0))
     for size in dict.fromkeys(size for size, _ in long):
         steps = sorted(n for s, n in long if s == size)
         names = [f"scale-{size}-1.0"] + [f"long-{size}-{n}" for n in steps]
@@ -184,8 +186,8 @@ def _plot_length(results: dict[str, Any], out: Path, long: list[tuple[str, int]]
     ax.set_xscale("log")
     ax.set_xlabel("training tokens (steps × 8 jobs)")
     ax.set_ylabel("RMSLE of duration_s (95% CI)")
-    ax.set_title("LASER training length (whole training split)")
-    ax.legend()
+    ax.set_title(f"LASER training length, {config}/config")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize="small")
     fig.tight_layout()
     path = out / "laser_length.png"
     fig.savefig(path, dpi=120)
@@ -270,7 +272,7 @@ def main() -> None:
                     short, "laser", _laser(args, model=size)
                 )
             bench.run(f"long-{size}-{steps}", "laser", _laser(args, model=size, max_steps=steps))
-        length_png = _plot_length(bench.results, args.out, long)
+        length_png = _plot_length(bench.results, args.out, long, args.config)
     summary = {
         "benchmark": "laser_accuracy",
         "dataset": str(args.dataset),
