@@ -113,37 +113,59 @@ def _laser(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _plot(results: dict[str, Any], out: Path, fractions: list[float]) -> Path:
+def _draw(
+    results: dict[str, Any],
+    series: dict[str, list[tuple[Any, dict[str, Any]]]],
+    xlabel: str,
+    title: str,
+    path: Path,
+) -> Path:
+    """RMSLE with its 95% interval against x (log scale), one line per series, LightGBM as a
+    dashed line, saved as a PNG at `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for size in ("tiny", "tiny-256"):
-        xs, ys, lo, hi = [], [], [], []
-        for f in fractions:
-            row = results.get(f"scale-{size}-{f}")
-            if row is None:
-                continue
-            ex = (row.get("training") or {}).get("examples") or f
-            xs.append(ex)
-            ys.append(row["rmsle"]["value"])
-            lo.append(row["rmsle"]["value"] - row["rmsle"]["ci"][0])
-            hi.append(row["rmsle"]["ci"][1] - row["rmsle"]["value"])
-        if xs:
-            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=size)
+    fig, ax = plt.subplots(figsize=(5.5, 4.0))
+    for label, points in series.items():
+        if points:
+            xs = [x for x, _ in points]
+            ys = [r["rmsle"] for _, r in points]
+            ax.errorbar(
+                xs,
+                [y["value"] for y in ys],
+                yerr=[[y["value"] - y["ci"][0] for y in ys], [y["ci"][1] - y["value"] for y in ys]],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
     if "lightgbm" in results:
-        ax.axhline(results["lightgbm"]["rmsle"]["value"], color="grey", ls="--", label="LightGBM")
+        tree = results["lightgbm"]["rmsle"]["value"]
+        ax.axhline(tree, color="grey", ls="--", label="LightGBM")
+        ax.set_ylim(bottom=min(ax.get_ylim()[0], tree - 0.05))  # keep the line off the edge
     ax.set_xscale("log")
-    ax.set_xlabel("training jobs")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("RMSLE of duration_s (95% CI)")
-    ax.set_title("LASER data scaling (fixed step count)")
-    ax.legend()
+    ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize="small")
     fig.tight_layout()
-    path = out / "laser_scaling.png"
     fig.savefig(path, dpi=120)
+    plt.close(fig)
     return path
+
+
+def _plot(results: dict[str, Any], out: Path, fractions: list[float]) -> Path:
+    series = {
+        size: [
+            ((r.get("training") or {}).get("examples") or f, r)
+            for f in fractions
+            if (r := results.get(f"scale-{size}-{f}")) is not None
+        ]
+        for size in ("tiny", "tiny-256")
+    }
+    title = "LASER data scaling (fixed step count)"
+    return _draw(results, series, "training jobs", title, out / "laser_scaling.png")
 
 
 def _long_runs(spec: str) -> list[tuple[str, int]]:
@@ -160,38 +182,16 @@ def _long_runs(spec: str) -> list[tuple[str, int]]:
 def _plot_length(
     results: dict[str, Any], out: Path, long: list[tuple[str, int]], config: str
 ) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4.0))
+    series = {}
     for size in dict.fromkeys(size for size, _ in long):
-        steps = sorted(n for s, n in long if s == size)
-        names = [f"scale-{size}-1.0"] + [f"long-{size}-{n}" for n in steps]
+        names = [f"scale-{size}-1.0"] + [
+            f"long-{size}-{n}" for n in sorted(n for s, n in long if s == size)
+        ]
         rows = [results[n] for n in names if n in results]
-        xs = [(r.get("training") or {}).get("tokens") for r in rows]
-        ys = [r["rmsle"] for r in rows]
-        if xs:
-            ax.errorbar(
-                xs,
-                [y["value"] for y in ys],
-                yerr=[[y["value"] - y["ci"][0] for y in ys], [y["ci"][1] - y["value"] for y in ys]],
-                marker="o",
-                capsize=3,
-                label=size,
-            )
-    if "lightgbm" in results:
-        ax.axhline(results["lightgbm"]["rmsle"]["value"], color="grey", ls="--", label="LightGBM")
-    ax.set_xscale("log")
-    ax.set_xlabel("training tokens (steps × 8 jobs)")
-    ax.set_ylabel("RMSLE of duration_s (95% CI)")
-    ax.set_title(f"LASER training length, {config}/config")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize="small")
-    fig.tight_layout()
-    path = out / "laser_length.png"
-    fig.savefig(path, dpi=120)
-    return path
+        series[size] = [((r.get("training") or {}).get("tokens"), r) for r in rows]
+    xlabel = "training tokens (steps × 8 jobs)"
+    title = f"LASER training length, {config}/config"
+    return _draw(results, series, xlabel, title, out / "laser_length.png")
 
 
 def main() -> None:

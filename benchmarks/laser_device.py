@@ -78,33 +78,25 @@ def padding_probe(size: str, batch: int, length: int) -> dict[str, Any]:
     """Stage 0: are a left-padded batch's logits and gradients finite in bf16, with plain SDPA
     masks and with LASER's? Rows have lengths from length/4 to length (the first one full)."""
     import torch
-    import transformers as tf
 
-    from gharuntime.baselines.laser.models import TINY_SIZES, padding_safe_attention
+    from gharuntime.baselines.laser.models import ModelOptions, tiny_model, train_tokenizer
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    dims = TINY_SIZES[size]
-    config = tf.MistralConfig(
-        vocab_size=2000,
-        hidden_size=dims["hidden"],
-        intermediate_size=dims["ffn"],
-        num_hidden_layers=dims["layers"],
-        num_attention_heads=dims["heads"],
-        num_key_value_heads=dims["kv_heads"],
-    )
+    # the vocabulary only has to be a real one: the probe feeds random ids
+    tokenizer = train_tokenizer(["runs-on: ubuntu-latest steps: run pytest 0123456789"], 300)
+    vocab = len(tokenizer)
     g = torch.Generator().manual_seed(1)
     lengths = torch.randint(length // 4, length + 1, (batch,), generator=g)
     lengths[0] = length
-    ids = torch.randint(2, 2000, (batch, length), generator=g).to(device)
+    ids = torch.randint(2, vocab, (batch, length), generator=g).to(device)
     mask = (torch.arange(length)[None, :] >= (length - lengths)[:, None]).long().to(device)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     real = mask.bool()
     out: dict[str, Any] = {"device": device, "batch": batch, "length": length, "size": size}
     for name in ("plain_sdpa", "laser_sdpa"):
-        torch.manual_seed(0)
-        model = tf.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa").to(device)
-        if name == "laser_sdpa":
-            padding_safe_attention(model)
+        model = tiny_model(tokenizer, size, ModelOptions(), seed=0).to(device)  # LASER's masks
+        if name == "plain_sdpa":
+            model.set_attn_implementation("sdpa")  # transformers' own masks
         with torch.autocast(device_type=device, dtype=torch.bfloat16):
             logits = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
         logits = logits.float()
