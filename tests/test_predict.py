@@ -432,3 +432,17 @@ def test_a_bad_price_file_is_exit_2_with_its_line_and_fix(
     assert code == 2, out
     assert f"bad-prices.yml{where}" in out and fix in out
     assert "Traceback" not in out
+
+
+def test_a_price_file_path_that_looks_like_markup_is_printed_as_it_is(
+    three_os_file: Path, lightgbm_model: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "d["
+    folder.mkdir()
+    prices = folder / "b].yml"  # the path holds `[/b]`, a closing tag to rich
+    prices.write_text("rates:\n  linux: x\n")
+    code, out = _predict(
+        str(three_os_file), "--model", str(lightgbm_model), "--prices", str(prices)
+    )
+    assert code == 2, out
+    assert f"{prices}:2: the rate of linux is 'x', not a number" in out

@@ -33,7 +33,7 @@ MAX_PRICE_FILE_BYTES = 1 << 20
 """A price table is a few kilobytes; a larger file is refused before it is parsed."""
 
 _TOP = {
-    "source": "the page the rates come from (a URL)",
+    "source": "the page the rates come from, a URL",
     "read_on": "the date the page was read, YYYY-MM-DD",
     "rates_from": "the date the rates apply from, YYYY-MM-DD",
     "rates": "per-minute rate in USD by runner kind",

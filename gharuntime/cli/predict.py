@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from gharuntime.baselines.method import MethodError
@@ -55,7 +56,8 @@ def _bytes(n: float) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    err_console.print(f"[red]error[/red]: {message}", highlight=False)
+    # A path or value in the message may hold `[/x]`, which rich would read as markup.
+    err_console.print(f"[red]error[/red]: {escape(message)}", highlight=False)
     sys.exit(2)
 
 
