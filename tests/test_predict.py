@@ -446,3 +446,18 @@ def test_a_price_file_path_that_looks_like_markup_is_printed_as_it_is(
     )
     assert code == 2, out
     assert f"{prices}:2: the rate of linux is 'x', not a number" in out
+
+
+def test_jobs_whose_runner_cannot_be_known_are_not_priced_and_say_why(
+    flagged_file: Path, lightgbm_model: Path
+) -> None:
+    result = _json(flagged_file, lightgbm_model)
+    jobs = {j["key"]: j for j in result["jobs"]}
+    assert "expression only known at run time" in jobs["build"]["unpriced"]
+    assert "no `runs-on:`" in jobs["shared"]["unpriced"]
+    assert jobs["build"]["cost_usd"] is None and jobs["shared"]["billed_minutes"] is None
+    assert result["billing"]["unpriced_jobs"] == 2
+    assert (
+        result["billed_minutes"]
+        == jobs["plan"]["billed_minutes"] + jobs["deploy"]["billed_minutes"]
+    )
