@@ -461,3 +461,13 @@ def test_jobs_whose_runner_cannot_be_known_are_not_priced_and_say_why(
         result["billed_minutes"]
         == jobs["plan"]["billed_minutes"] + jobs["deploy"]["billed_minutes"]
     )
+
+
+def test_the_table_shows_a_jobs_range_once_its_prediction_has_one() -> None:
+    from gharuntime.billing import Bill, JobCost
+    from gharuntime.cli.predict import _cost_cells
+
+    ranged = JobCost("linux", Bill(3, 0.018), Bill(2, 0.012), Bill(5, 0.03))
+    assert _cost_cells(ranged) == ["3 min (2–5)", "$0.018 ($0.012–$0.030)"]
+    assert _cost_cells(JobCost("linux", Bill(3, 0.018))) == ["3 min", "$0.018"]
+    assert _cost_cells(JobCost(None, None, unpriced="why")) == ["-", "not priced"]
