@@ -96,6 +96,15 @@ def _data_type(dtype: pl.DataType) -> tuple[str, bool]:
     return name, False
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else empty: a hand-edited manifest never crashes a check."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def field_description(column: Column) -> str:
     """The contract's meaning of a column plus its role, as a Croissant field says it."""
     role = column.role.value + (" (history track only)" if column.history_only else "")
@@ -106,7 +115,7 @@ def field_description(column: Column) -> str:
 def release_licence(manifest: Mapping[str, Any]) -> str:
     """The licence a release carries: the source's when it names one, Apache-2.0 for synthetic
     data (the project's own), else what the manifest says or `other`."""
-    source = manifest.get("source") or {}
+    source = _mapping(manifest.get("source"))
     if source.get("licence"):
         return str(source["licence"])
     if source.get("synthetic"):
@@ -188,10 +197,15 @@ def croissant_metadata(
 ) -> dict[str, Any]:
     """The croissant.json document of a dataset folder with this manifest: one FileObject (with
     sha256) per Parquet file, one FileSet and one RecordSet per config and split."""
-    source = manifest.get("source") or {}
+    source = _mapping(manifest.get("source"))
     synthetic = bool(source.get("synthetic"))
     how, collection = _collection(source)
-    files = [f for f in manifest.get("files", []) if isinstance(f, Mapping)]
+    listed = manifest.get("files")
+    files = [
+        f
+        for f in (listed if isinstance(listed, list) else [])
+        if isinstance(f, Mapping) and isinstance(f.get("path"), str)
+    ]
     distribution: list[dict[str, Any]] = [
         {
             "@type": "cr:FileObject",
@@ -199,13 +213,13 @@ def croissant_metadata(
             "name": str(f["path"]),
             "contentUrl": str(f["path"]),
             "encodingFormat": PARQUET_MIME,
-            "sha256": str(f["sha256"]),
-            **({"contentSize": f"{int(f['bytes'])} B"} if "bytes" in f else {}),
+            "sha256": str(f.get("sha256")),
+            **({"contentSize": f"{_count(f['bytes'])} B"} if "bytes" in f else {}),
         }
         for f in sorted(files, key=lambda f: str(f["path"]))
     ]
     record_sets = []
-    splits = manifest.get("splits") or {}
+    splits = _mapping(manifest.get("splits"))
     for config in CONFIGS:
         for split in SPLITS:
             rid = f"{config}/{split}"
@@ -219,7 +233,7 @@ def croissant_metadata(
                     "includes": f"{DATASET_LAYOUT.data}/{config}/{split}-*.parquet",
                 }
             )
-            rows = int((splits.get(config) or {}).get(split, 0))
+            rows = _count(_mapping(splits.get(config)).get(split))
             record_sets.append(_record_set(config, split, rows))
     name = str(manifest.get("pretty_name") or "GHARuntime")
     if synthetic and "synthetic" not in name.lower():
@@ -227,8 +241,8 @@ def croissant_metadata(
     description = (
         f"{'Synthetic. ' if synthetic else ''}GHARuntime: GitHub Actions jobs for predicting a "
         f"job's runtime (duration_s), queue time and log size from its configuration. "
-        f"{int(manifest.get('rows', 0)):,} jobs, {int(manifest.get('runs', 0)):,} runs, "
-        f"{int(manifest.get('repositories', 0)):,} repositories. Data contract "
+        f"{_count(manifest.get('rows')):,} jobs, {_count(manifest.get('runs')):,} runs, "
+        f"{_count(manifest.get('repositories')):,} repositories. Data contract "
         f"{manifest.get('schema_version', '')}, dataset revision {manifest.get('revision')}. "
         f"{collection}"
     )

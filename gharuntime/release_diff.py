@@ -45,6 +45,11 @@ def side_from_folder(root: Path, label: str | None = None) -> DatasetSide:
     return DatasetSide(label or str(root), root, read_manifest(root))
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else empty: a hand-edited manifest compares, never crashes."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _major(version: str) -> str:
     return version.split(".")[0]
 
@@ -103,8 +108,10 @@ def _rows(side: DatasetSide, columns: list[str]) -> pl.DataFrame:
         ) from None
 
 
-def _change(old: int | None, new: int | None) -> int | None:
-    return None if old is None or new is None else new - old
+def _change(old: Any, new: Any) -> int | None:
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (old, new)):
+        return None
+    return int(new) - int(old)
 
 
 def _split_order(split: str) -> tuple[int, str]:
@@ -112,12 +119,12 @@ def _split_order(split: str) -> tuple[int, str]:
 
 
 def _splits(old: DatasetSide, new: DatasetSide) -> list[dict[str, Any]]:
-    a = old.manifest.get("splits") or {}
-    b = new.manifest.get("splits") or {}
+    a = _mapping(old.manifest.get("splits"))
+    b = _mapping(new.manifest.get("splits"))
     out = []
     order = list(CONFIGS)
     for config in sorted({*a, *b}, key=lambda c: (order.index(c) if c in order else len(order), c)):
-        ca, cb = a.get(config) or {}, b.get(config) or {}
+        ca, cb = _mapping(a.get(config)), _mapping(b.get(config))
         for split in sorted({*ca, *cb}, key=_split_order):
             o, n = ca.get(split), cb.get(split)
             out.append(
@@ -218,8 +225,8 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
                 "drift_ks": ks_statistic(xa, xb),
             }
         )
-    fa = old.manifest.get("filters") or {}
-    fb = new.manifest.get("filters") or {}
+    fa = _mapping(old.manifest.get("filters"))
+    fb = _mapping(new.manifest.get("filters"))
     filters = [
         {"filter": k, "old": fa.get(k), "new": fb.get(k), "change": _change(fa.get(k), fb.get(k))}
         for k in [*fa, *(k for k in fb if k not in fa)]
@@ -228,14 +235,14 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
         notes.append(f"Config {config} is in only one of the datasets.")
 
     def about(side: DatasetSide, version: str) -> dict[str, Any]:
-        source = side.manifest.get("source") or {}
+        source = _mapping(side.manifest.get("source"))
         return {
             "dataset": side.label,
             "schema_version": version,
             "revision": side.manifest.get("revision"),
             "gharuntime_version": side.manifest.get("gharuntime_version"),
-            "source_kind": source.get("kind") if isinstance(source, Mapping) else None,
-            "synthetic": bool(source.get("synthetic")) if isinstance(source, Mapping) else None,
+            "source_kind": source.get("kind"),
+            "synthetic": bool(source.get("synthetic")),
             "rows": side.manifest.get("rows"),
         }
 
@@ -264,6 +271,8 @@ def _num(x: Any, pct: bool = False) -> str | None:
         return None
     if pct:
         return f"{100 * x:.1f}%"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)[:100]
     if isinstance(x, int):
         return f"{x:,}"
     return f"{x:,.1f}"

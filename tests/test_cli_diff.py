@@ -173,3 +173,11 @@ def test_build_previous_that_is_not_a_dataset_builds_nothing(
     assert code == 2
     assert "--previous" in err and "not a dataset folder" in err and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("odd", ["x" * 300, "\udcff", "/proc/self/mem", "", "a/b/c/d"])
+def test_odd_names_exit_2_without_traceback(releases: tuple[Path, Path], odd: str) -> None:
+    for args in (("diff", odd, str(releases[0])), ("diff", str(releases[0]), odd)):
+        code, out, err = _run(*args)
+        assert code == 2, (odd, err)
+        assert "Traceback" not in err and out == ""

@@ -290,6 +290,6 @@ def test_a_croissant_file_that_no_longer_matches_is_not_published(
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["distribution"][0]["sha256"] = "0" * 64
     path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(HubError, match="croissant.json describes other data"):
+    with pytest.raises(HubError, match=r"croissant\.json describes other data"):
         publish(fixture_dataset, "org/bench", endpoint=hub.url, token=TOKEN)
     assert hub.traffic.count("POST", r"/commit/main$") == 0

@@ -18,8 +18,14 @@ __all__ = ["diff_command", "open_side"]
 
 def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
     """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff."""
-    local = open_dataset(spec, endpoint=endpoint)
-    return side_from_folder(local.root, label=spec)
+    try:
+        local = open_dataset(spec, endpoint=endpoint)
+        return side_from_folder(local.root, label=spec)
+    except OSError as exc:  # a name the OS refuses (too long, unreadable)
+        raise DatasetError(
+            f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
+            "or ORG/NAME[@REVISION]"
+        ) from None
 
 
 @click.command("diff")
