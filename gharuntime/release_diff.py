@@ -86,7 +86,7 @@ def _schema(side: DatasetSide) -> dict[str, str]:
         path = side.root / entry["path"]
         try:
             return {k: str(v) for k, v in pl.read_parquet_schema(path).items()}
-        except (OSError, pl.exceptions.PolarsError) as exc:
+        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
             raise DatasetError(
                 f"{path}: cannot read its schema ({str(exc).splitlines()[0][:200]}); run "
                 "`gharuntime validate` on the folder"
@@ -101,7 +101,7 @@ def _rows(side: DatasetSide, columns: list[str]) -> pl.DataFrame:
         return pl.DataFrame()
     try:
         return pl.concat([pl.read_parquet(p, columns=columns) for p in paths], how="vertical")
-    except (OSError, pl.exceptions.PolarsError) as exc:
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         raise DatasetError(
             f"{side.label}: cannot read its {config} files ({str(exc).splitlines()[0][:200]}); "
             "run `gharuntime validate` on it"

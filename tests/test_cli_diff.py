@@ -181,3 +181,16 @@ def test_odd_names_exit_2_without_traceback(releases: tuple[Path, Path], odd: st
         code, out, err = _run(*args)
         assert code == 2, (odd, err)
         assert "Traceback" not in err and out == ""
+
+
+def test_a_folder_with_unreadable_data_exits_2(releases: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(releases[1], broken)
+    for path in (broken / "data").rglob("*.parquet"):
+        path.write_bytes(b"not parquet")
+    code, out, err = _run("diff", str(releases[0]), str(broken))
+    assert code == 2 and out == ""
+    assert "cannot read its schema" in err and "gharuntime validate" in err
+    assert "Traceback" not in err
