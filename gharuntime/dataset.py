@@ -202,9 +202,10 @@ def write_dataset(
         window = (
             (f"{first:%Y-%m-%dT%H:%M:%SZ}", f"{last:%Y-%m-%dT%H:%M:%SZ}") if jobs.height else None
         )
-        write_croissant(tmp, manifest, time_window=window)
         card = render_card(manifest, jobs, tmp) if render_card else _minimal_card(manifest)
         (tmp / DATASET_LAYOUT.card).write_text(card, encoding="utf-8")
+        # after the card: a renderer may add files (provenance.parquet) and their manifest entries
+        write_croissant(tmp, manifest, time_window=window)
         (tmp / DATASET_LAYOUT.manifest).write_text(
             json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8"
         )

@@ -259,3 +259,27 @@ def test_validate_reports_a_missing_croissant_file_the_manifest_names(
     del manifest["croissant"]
     (older / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     assert validate(older) == []
+
+
+def test_an_api_json_build_lists_its_provenance_file_too(tmp_path: Path) -> None:
+    from gharuntime.builder.api_build import PROVENANCE_FILE, build_from_api_json
+
+    sample = Path(__file__).resolve().parent / "data" / "real-apache"
+    out = tmp_path / "ds"
+    build_from_api_json(
+        [sample / "results" / "adoroszlai+ratis-build-results"],
+        out,
+        yaml_git=[sample / "yaml" / "ratis.git"],
+    )
+    doc = _doc(out)
+    objects = {d["@id"]: d for d in doc["distribution"] if d["@type"] == "cr:FileObject"}
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
+    assert PROVENANCE_FILE in on_disk and sorted(objects) == on_disk
+    for rel, entry in objects.items():
+        assert entry["sha256"] == hashlib.sha256((out / rel).read_bytes()).hexdigest()
+    assert doc["rai:dataCollectionType"] == "Secondary Data analysis"
+    assert "synthetic" not in doc["keywords"]
+    assert not mlc.Dataset(out / "croissant.json").metadata.ctx.issues.errors
+    assert validate(out) == []
+    (out / PROVENANCE_FILE).write_bytes(b"changed")
+    assert any(PROVENANCE_FILE in p and "describes other data" in p for p in _problems(out))
