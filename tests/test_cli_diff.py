@@ -194,3 +194,21 @@ def test_a_folder_with_unreadable_data_exits_2(releases: tuple[Path, Path], tmp_
     assert code == 2 and out == ""
     assert "cannot read its schema" in err and "gharuntime validate" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index")
+def test_a_downloaded_release_reads_with_mlcroissant(
+    hub_home: Path, releases: tuple[Path, Path]
+) -> None:
+    """The Hub cache holds every file as a symlink into its blobs; the Croissant file's relative
+    paths and globs still reach the rows."""
+    mlc = pytest.importorskip("mlcroissant")
+    from gharuntime.dataset import load
+    from gharuntime.hub import open_dataset
+
+    root = open_dataset(f"{REPO}@v1.0").root
+    assert (root / "croissant.json").is_symlink()
+    records = list(mlc.Dataset(root / "croissant.json").records("cross_repo/train"))
+    want = load(releases[0], "cross_repo", "train")
+    assert sorted(r["cross_repo/train/id"].decode() for r in records) == sorted(want["id"])
