@@ -212,3 +212,22 @@ def test_a_downloaded_release_reads_with_mlcroissant(
     records = list(mlc.Dataset(root / "croissant.json").records("cross_repo/train"))
     want = load(releases[0], "cross_repo", "train")
     assert sorted(r["cross_repo/train/id"].decode() for r in records) == sorted(want["id"])
+
+
+def test_build_previous_takes_a_hub_release(
+    hub_home: Path, releases: tuple[Path, Path], stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "ds"
+    code, _, err = _run(
+        "build", "--raw", str(stores[0]), "--out", str(out), "--previous", f"{REPO}@v1.0"
+    )
+    assert code == 0, err
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"### Changes from {REPO}@v1.0 to this release" in card
+    previous = read_manifest(out)["build"]["previous"]
+    assert previous["revision"] == read_manifest(releases[0])["revision"]
+    code, _, err = _run(
+        "build", "--raw", str(stores[0]), "--out", str(tmp_path / "x"), "--previous", "org/none"
+    )
+    assert code == 2 and "no such dataset repository" in err
+    assert not (tmp_path / "x").exists()
