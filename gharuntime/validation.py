@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
+from gharuntime.croissant import check_croissant
 from gharuntime.paths import contained
 from gharuntime.revision import dataset_revision, sha256_file
 
@@ -106,6 +107,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
 
     expected = {c.name: c for c in COLUMNS}
     readable: dict[str, dict[str, Any]] = {}
+    digests: dict[str, str] = {}
     for rel, entry in listed.items():
         if progress:
             progress(rel)
@@ -118,6 +120,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
         except OSError as exc:
             add(rel, f"cannot be read: {exc.strerror or exc}")
             continue
+        digests[rel] = digest
         if digest != entry["sha256"]:
             add(
                 rel,
@@ -146,6 +149,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             readable[rel] = entry
 
     _check_rows(root, readable, manifest, add)
+    check_croissant(root, manifest, digests, add)
     return problems
 
 

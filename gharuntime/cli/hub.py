@@ -32,8 +32,8 @@ def publish_command(
 ) -> None:
     """Publish a dataset folder to the Hugging Face Hub as one commit, and tag it.
 
-    The folder is validated first (an invalid one is refused). Data, manifest, card and figures
-    go up in a single commit on main; publishing an unchanged folder uploads nothing new. The
+    The folder is validated first (an invalid one is refused). Data, manifest, card,
+    croissant.json and figures go up in a single commit on main; publishing an unchanged folder uploads nothing new. The
     token comes from $HF_TOKEN or `hf auth login` and is never printed.
 
     \b
