@@ -458,9 +458,6 @@ def _labels(runs_on: Any, context: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-_INPUT = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}")
-
-
 def local_callee_path(uses: str) -> str | None:
     """`./.github/workflows/x.yml` (with or without `@ref`) → `.github/workflows/x.yml`; None
     for a workflow of another repository."""
@@ -469,22 +466,44 @@ def local_callee_path(uses: str) -> str | None:
     return strip_ref(uses[2:])[0].split("@", 1)[0]
 
 
+_INPUT_REF = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_-]*)")
+_ANY_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+
+
+def _input_value(expr: str, values: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, value) of an expression that reads only known inputs (`inputs.split && format(
+    ...)`); (False, None) when it reads an unknown input or another context."""
+    names = _INPUT_REF.findall(expr)
+    if not names or any(n not in values for n in names):
+        return False, None
+    try:
+        return True, evaluate(expr, {"inputs": values})
+    except UnknownExpression:
+        return False, None
+
+
 def _fill_text(text: str, values: Mapping[str, Any]) -> str:
     def one(m: re.Match[str]) -> str:
-        name = m.group(1)
-        return value_text(values[name]) if name in values else m.group(0)
+        ok, value = _input_value(m.group(1), values)
+        if not ok:
+            return m.group(0)
+        return "" if value is None else value_text(value)
 
-    return _INPUT.sub(one, text)
+    return _ANY_EXPR.sub(one, text)
 
 
 def _fill(value: Any, values: Mapping[str, Any]) -> Any:
-    """`value` with each `${{ inputs.NAME }}` whose input is known filled in; a string that is
-    exactly one such expression becomes the input's value itself (a number stays a number)."""
+    """`value` with each expression that reads only known inputs filled in; a string that is
+    exactly one such expression becomes its value itself (a number stays a number)."""
     if isinstance(value, str):
-        m = _INPUT.fullmatch(value.strip())
-        if m and m.group(1) in values:
-            return values[m.group(1)]
-        return _fill_text(value, values) if "${{" in value else value
+        if "${{" not in value:
+            return value
+        whole = _ANY_EXPR.fullmatch(value.strip())
+        if whole:
+            ok, result = _input_value(whole.group(1), values)
+            if ok:
+                return result
+        return _fill_text(value, values)
     if isinstance(value, Mapping):
         return {k: _fill(v, values) for k, v in value.items()}
     if isinstance(value, list):
@@ -492,9 +511,31 @@ def _fill(value: Any, values: Mapping[str, Any]) -> Any:
     return value
 
 
-def _inputs(caller: JobSpec, callee: Workflow) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The callee's inputs known before the run: the caller's plain `with:` values, else the
-    callee's plain defaults; and the names given as expressions (unknown)."""
+def _known(value: Any, context: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, value) when `value` is plain or its expressions evaluate from `context` (the
+    caller's matrix combination); (False, None) when it needs the run (github.*, needs.*...)."""
+    if isinstance(value, (Mapping, list)):
+        return False, None
+    if not _is_expression(value):
+        return True, value
+    if not context:
+        return False, None
+    whole = _EXPR.fullmatch(str(value).strip())
+    if whole:
+        try:
+            return True, evaluate(whole.group(1), context)
+        except UnknownExpression:
+            return False, None
+    rendered = render_expression(str(value), context)
+    return ("${{" not in rendered), rendered
+
+
+def _inputs(
+    caller: JobSpec, callee: Workflow, context: Mapping[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The callee's inputs known before the run: the caller's `with:` values (plain, or from
+    its matrix combination), else the callee's plain defaults; and the names given as
+    expressions only the run knows (unknown)."""
     on = callee.raw.get("on")
     call = on.get("workflow_call") if isinstance(on, Mapping) else None
     declared = call.get("inputs") if isinstance(call, Mapping) else None
@@ -508,11 +549,12 @@ def _inputs(caller: JobSpec, callee: Workflow) -> tuple[dict[str, Any], tuple[st
     unknown: list[str] = []
     if isinstance(given, Mapping):
         for name, value in given.items():
-            if _is_expression(value) or isinstance(value, (Mapping, list)):
+            ok, known = _known(value, context)
+            if not ok:
                 unknown.append(str(name))
                 values.pop(str(name), None)
-            elif value is not None:
-                values[str(name)] = value
+            elif known is not None:
+                values[str(name)] = known
     return values, tuple(unknown)
 
 
@@ -571,16 +613,9 @@ def expand_job(
     out: list[ExpandedJob] = []
     callee: Workflow | None = None
     problem: str | None = None
-    inner_jobs: list[ExpandedJob] = []
-    unknown: tuple[str, ...] = ()
+    expanded: dict[str, tuple[list[ExpandedJob], tuple[str, ...]]] = {}
     if spec.uses is not None:
         callee, problem = _call(spec, resolve_reusable, chain)
-        if callee is not None:
-            values, unknown = _inputs(spec, callee)
-            path = local_callee_path(spec.uses) or ""
-            inner_jobs = expand_jobs(
-                _filled(callee, values), resolve_reusable, chain=(*chain, path)
-            )
     for combo in combos_or_none:
         # A matrix given by an expression is unknown here: its `${{ matrix.* }}` stay as written.
         context: dict[str, Any] = {"matrix": combo or {}} if combos is not None else {}
@@ -609,6 +644,16 @@ def expand_job(
                 )
             )
             continue
+        values, unknown = _inputs(spec, callee, context)
+        seen = json.dumps(values, sort_keys=True, default=str) + repr(unknown)
+        if seen not in expanded:  # one expansion per distinct set of inputs
+            path = local_callee_path(spec.uses or "") or ""
+            filled = _filled(callee, values)
+            expanded[seen] = (
+                expand_jobs(filled, resolve_reusable, chain=(*chain, path)),
+                unknown,
+            )
+        inner_jobs, unknown = expanded[seen]
         for inner in inner_jobs:
             inner_key = job_key_of(inner)
             out.append(

@@ -443,3 +443,37 @@ def test_remote_calls_are_not_read_and_nesting_stops_at_githubs_depth() -> None:
     assert deep.call_problem == "too_deep"
     assert len(deep.callers) == MAX_WORKFLOW_LEVELS
     assert job_key_of(deep) == "/".join(f"j{i}" for i in range(MAX_WORKFLOW_LEVELS))
+
+
+def test_with_inputs_from_the_callers_matrix_are_known_per_combination() -> None:
+    # ratis's CI: `basic` runs one check per matrix value through a shared check.yaml
+    caller = parse_workflow(
+        "on: push\njobs:\n  basic:\n    strategy: {matrix: {check: [author, rat]}}\n"
+        "    uses: ./.github/workflows/check.yaml\n"
+        "    with: {script: '${{ matrix.check }}', args: '-P${{ matrix.check }}', "
+        "sha: '${{ github.sha }}'}\n"
+    )
+    check = (
+        "on: {workflow_call: {inputs: {script: {type: string}, args: {type: string},"
+        " split: {type: string, default: ''}, runner: {type: string, default: ubuntu-24.04}}}}\n"
+        "jobs:\n  check:\n"
+        "    name: \"${{ (inputs.split && format('{0} ({1})', inputs.script, inputs.split))"
+        ' || inputs.script }}"\n    runs-on: ${{ inputs.runner }}\n'
+        "    steps: [{run: './dev-support/checks/${{ inputs.script }}.sh ${{ inputs.args }}'}]\n"
+    )
+    files = {".github/workflows/check.yaml": check}
+    jobs = expand_jobs(caller, _resolver(files))
+    assert [j.name for j in jobs] == ["basic (author) / author", "basic (rat) / rat"]
+    assert jobs[0].runner_labels == ("ubuntu-24.04",)
+    split = parse_workflow(
+        "on: push\njobs:\n  unit:\n    strategy: {matrix: {profile: [grpc]}}\n"
+        "    uses: ./.github/workflows/check.yaml\n"
+        "    with: {script: unit, split: '${{ matrix.profile }}'}\n"
+    )
+    (unit,) = expand_jobs(split, _resolver(files))
+    assert unit.name == "unit (grpc) / unit (grpc)"  # as GitHub names ratis's jobs
+    assert [j.matrix for j in jobs] == [{"check": "author"}, {"check": "rat"}]
+    assert jobs[1].callee is not None
+    assert jobs[1].callee.steps[0]["run"] == "./dev-support/checks/rat.sh -Prat"
+    assert [j.unknown_inputs for j in jobs] == [("sha",), ("sha",)]
+    assert {job_key_of(j) for j in jobs} == {"basic/check"}
