@@ -195,6 +195,8 @@ def test_documents_and_records_shapes() -> None:
     job = {"id": 1, "run_id": 2, "name": "n", "steps": []}
     run = {"id": 2, "head_sha": "s", "workflow_id": 3}
     assert [k for k, _ in records([job, run, {"x": 1}])] == ["job", "run", "other"]
+    assert list(records({"total_count": 0, "jobs": []})) == []  # an empty page holds nothing
+    assert [k for k, _ in records({"total_count": 0, "items": []})] == ["other"]
     # records are found by their fields, whatever list they sit in
     assert [k for k, _ in records({"workflow_runs": [run, job]})] == ["run", "job"]
 

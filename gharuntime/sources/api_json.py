@@ -200,7 +200,8 @@ def _is_run(d: dict[str, Any]) -> bool:
 def records(doc: Any) -> Iterator[tuple[str, Any]]:
     """('job' | 'run' | 'other', object) for each record of one document, in any shape: job and
     run objects wherever they are nested (not searched inside), 'other' for a document holding
-    none, and for each object of a list that holds records but is not one itself."""
+    none (an empty jobs or runs page holds nothing, and is not 'other'), and for each object of
+    a list that holds records but is not one itself."""
     found = False
     # Iterative, depth-first in document order: a deeply nested document cannot overflow the
     # stack.
@@ -228,8 +229,14 @@ def records(doc: Any) -> Iterator[tuple[str, Any]]:
                 for x in node:
                     if not isinstance(x, (dict, list)):
                         yield "other", x
-    if not found:
+    if not found and not _empty_page(doc):
         yield "other", doc
+
+
+def _empty_page(doc: Any) -> bool:
+    """A page of the list-jobs or list-runs API with no item (`{"total_count": 0, "jobs": []}`):
+    a record of nothing, not a record of another shape."""
+    return isinstance(doc, dict) and any(doc.get(k) == [] for k in ("jobs", "workflow_runs"))
 
 
 def _holds_record(node: Any) -> bool:
