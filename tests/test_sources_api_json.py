@@ -416,3 +416,56 @@ def test_same_input_same_bytes(tmp_path: Path) -> None:
     first, second = build(tmp_path / "a"), build(tmp_path / "b")
     assert PROVENANCE_FILE in first and "manifest.json" in first
     assert first == second
+
+
+def test_calls_that_cannot_be_followed_are_counted_per_source_in_the_card(
+    tmp_path: Path, sample_jobs: list[dict[str, Any]], sample_run: dict[str, Any]
+) -> None:
+    # A project history whose post-commit calls four workflows: one there, one missing at that
+    # commit, one that calls back (a cycle), and one of another repository.
+    hist = tmp_path / "project"
+    wf = hist / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "post-commit.yml").write_text(
+        "on: push\njobs:\n"
+        "  ok:\n    uses: ./.github/workflows/ok.yml\n    with: {n: 2}\n"
+        "  gone:\n    uses: ./.github/workflows/gone.yml\n"
+        "  loop:\n    uses: ./.github/workflows/loop.yml\n"
+        "  far:\n    uses: octo/ci/.github/workflows/b.yml@v1\n"
+    )
+    (wf / "ok.yml").write_text(
+        "on: {workflow_call: {inputs: {n: {type: number}}}}\njobs:\n"
+        "  test:\n    runs-on: ubuntu-22.04\n    steps: [{run: 'make -j${{ inputs.n }}'}]\n"
+    )
+    (wf / "loop.yml").write_text(
+        "on: workflow_call\njobs:\n  again:\n    uses: ./.github/workflows/loop.yml\n"
+    )
+    _git_copy(hist, tmp_path / "project.git")
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path / "project.git"), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    run = {**sample_run, "head_sha": head, "path": ".github/workflows/post-commit.yml"}
+    names = ["ok / test", "gone / x", "loop / again / again", "far / build"]
+    jobs = [
+        {**sample_jobs[0], "id": 1000 + i, "name": n, "head_sha": head} for i, n in enumerate(names)
+    ]
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "run.json").write_text(json.dumps(run))
+    (records / "jobs.json").write_text(json.dumps({"total_count": 4, "jobs": jobs}))
+    result = build_from_api_json(
+        [ApiSource(records, "archive")], tmp_path / "ds", yaml_git=[tmp_path / "project.git"]
+    )
+    calls = result.manifest["source"]["reusable_calls"]
+    assert calls == {"archive": {"cycle": 1, "followed": 1, "missing_callee": 1, "remote": 1}}
+    rows = {r["job_name"]: r for r in _all_rows(tmp_path / "ds").iter_rows(named=True)}
+    assert rows["ok / test"]["job_key"] == "ok/test"
+    assert "make -j2" in rows["ok / test"]["job_yaml"]
+    for name, key in (("gone / x", "gone"), ("far / build", "far")):
+        assert rows[name]["job_key"] == key  # the caller's own block, nothing guessed
+        assert rows[name]["job_yaml"].startswith(f"{key}:\n  uses: ")
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "| `archive` | 1 | 1 | 1 | 1 |" in card
