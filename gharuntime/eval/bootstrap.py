@@ -58,6 +58,7 @@ _WINDOW_MARGIN: Final = 256  # rows kept beyond the span the pilot saw, at least
 _PILOT: Final = 32  # resamples that place the window
 _CHUNK_ENTRIES: Final = 8_000_000  # resample-by-repository weights held at once
 _MAX_WORKERS: Final = 4  # threads resampling cells at once
+_QUERY_ENTRIES: Final = 500_000  # window entries of the queries compared at once
 _DRAW_ENTRIES: Final = 1_000_000  # repository draws counted in one bincount
 
 
@@ -240,9 +241,13 @@ class Cell:
             local = q_res[q] - done
             target = q_pos[q] - below[q_res[q]]  # the position counted from the window's start
             inside = np.flatnonzero((target >= 0) & (target < running[local, -1]))
-            if inside.shape[0]:  # each running row is sorted: the entries <= target say where
-                rows = running[local[inside]]
-                out[q[inside]] = a + np.count_nonzero(rows <= target[inside, None], axis=1)
+            # each running row is sorted: its entries <= target say where; a few queries at a
+            # time, so the gathered rows stay small
+            per = max(1, _QUERY_ENTRIES // (z - a))
+            for k in range(0, inside.shape[0], per):
+                part = inside[k : k + per]
+                rows = running[local[part]]
+                out[q[part]] = a + np.count_nonzero(rows <= target[part, None], axis=1)
         return out
 
     def _weighted_median(
