@@ -47,9 +47,10 @@ def main() -> None:
     parser.add_argument(
         "--tokenizer-rows",
         type=int,
-        default=5000,
-        help="rows whose prompts train the BPE tokenizer (fit uses the whole split; fewer keeps "
-        "the benchmark short, and any trained tokenizer serves to compare the two paths)",
+        default=None,
+        help="rows whose prompts train the BPE tokenizer (default: the whole split, as fit does; "
+        "a few minutes on the real one. Fewer keeps the benchmark short, but the old path's "
+        "cost depends on the tokenizer: 2.2 ms/job with 5,000 rows, 11.5 with all 67,856)",
     )
     args = parser.parse_args()
     if args.dataset is None:
