@@ -74,6 +74,7 @@ def crawl(
         "--api-url", server.url, "--since", iso(END - days * DAY), "--until", iso(END), *extra,
     ]  # fmt: skip
     before = server.recorder.total
+    per_endpoint_before = _per_endpoint(server)
     blobs_before = server.recorder.count("blob/logs") + server.recorder.count("blob/run-logs")
     started = time.perf_counter()
     proc = subprocess.run(
@@ -87,12 +88,27 @@ def crawl(
     blobs = (
         server.recorder.count("blob/logs") + server.recorder.count("blob/run-logs") - blobs_before
     )
+    after = _per_endpoint(server)
+    per_endpoint = {
+        e: n - per_endpoint_before.get(e, 0)
+        for e, n in after.items()
+        if n > per_endpoint_before.get(e, 0)
+    }
     return {
+        "per_endpoint": dict(sorted(per_endpoint.items(), key=lambda kv: -kv[1])),
         "requests": server.recorder.total - before,
         "api_requests": server.recorder.total - before - blobs,  # log blobs: no API quota
         "wall_s": wall,
         "rc": proc.returncode,
     }
+
+
+def _per_endpoint(server: SimServer) -> dict[str, int]:
+    """Requests served so far per endpoint, from the server's recorder (all tokens)."""
+    out: dict[str, int] = {}
+    for (endpoint, _token), n in server.recorder.requests.items():
+        out[endpoint] = out.get(endpoint, 0) + n
+    return out
 
 
 CONFIG = ServerConfig(tokens={TOKEN: "bench"}, rate_limit=10**9)  # quota is not measured here
@@ -110,6 +126,9 @@ def main() -> None:
     )
     ap.add_argument("--full", action="store_true", help="1,000 repositories for the wall time")
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument(
+        "--requests-only", action="store_true", help="figure 1 only (no wall time, no resume)"
+    )
     args = ap.parse_args()
     wall_repos = 1000 if args.full else args.wall_repos
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
@@ -136,11 +155,16 @@ def main() -> None:
                 figures[f"{label}_api_requests_per_job"] = round(
                     r["api_requests"] / max(1, jobs), 4
                 )
+                figures[f"{label}_per_endpoint_per_job"] = {
+                    e: round(n / max(1, jobs), 4) for e, n in r["per_endpoint"].items()
+                }
                 print(
                     f"{label:>11}: {r['requests']:6d} requests ({r['api_requests']} to the API), "
                     f"{jobs:6d} jobs, {r['requests'] / max(1, jobs):.3f} requests/job, "
                     f"{r['wall_s']:.1f} s (rc {r['rc']})"
                 )
+                for e, n in r["per_endpoint"].items():  # where they go
+                    print(f"{'':>13}{n / max(1, jobs):7.4f}/job  {n:6d}  {e}")
         figures["naive_over_ours"] = round(
             figures["naive_requests_per_job"] / figures["ours_requests_per_job"], 3
         )
@@ -149,6 +173,9 @@ def main() -> None:
         figures["goal_logs_api_requests_per_job"] = 0.9
         figures["goal_logs_met"] = figures["ours_logs_api_requests_per_job"] <= 0.9
 
+        if args.requests_only:
+            print(json.dumps(figures, sort_keys=True))
+            return
         # 2. wall time and 3. resume cost, on a bigger world (8 runs per workflow).
         days = 120
         big = World(seed=args.seed, scale=Scale(wall_repos, 2.5, 8.0, days))

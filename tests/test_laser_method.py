@@ -113,6 +113,9 @@ def test_model_folder_says_where_its_weights_came_from(fitted: Path) -> None:
     assert meta["method"] == "laser"
     assert meta["state"]["codec"]["name"] == "sci"
     assert meta["state"]["training"]["steps"] == 3
+    training = meta["state"]["training"]
+    # fit's time split into writing the prompts and the training loop (issue #31)
+    assert training["serialize_s"] > 0 and training["train_s"] > 0
     assert "trained from scratch" in (folder / "NOTICE.txt").read_text()
     assert (folder / "lm" / "config.json").is_file() and (folder / "tokenizer").is_dir()
 
@@ -184,6 +187,9 @@ def test_a_stopped_training_resumes_through_the_cli(laser_dataset: Path, tmp_pat
     meta = json.loads((tmp_path / "r.model" / "model.json").read_text())
     assert meta["state"]["training"]["resumed_from"] == 2
     assert meta["state"]["training"]["steps"] == 3
+    training = meta["state"]["training"]
+    # fit's time split into writing the prompts and the training loop (issue #31)
+    assert training["serialize_s"] > 0 and training["train_s"] > 0
 
 
 def _fails(args: list[str]) -> str:

@@ -47,6 +47,7 @@ __all__ = [
     "plain_generate",
     "prompt_token_counter",
     "prompt_token_ids",
+    "prompt_token_ids_many",
     "slot_masks",
     "target_token_ids",
     "token_texts",
@@ -125,6 +126,15 @@ def prompt_token_ids(tokenizer: Any, prompt: str) -> list[int]:
     """The ids fed for a prompt: `prompt + TARGET_SEPARATOR`, with the tokenizer's special
     tokens (e.g. BOS). Training uses the same ids."""
     return list(tokenizer(prompt + TARGET_SEPARATOR, add_special_tokens=True)["input_ids"])
+
+
+def prompt_token_ids_many(tokenizer: Any, prompts: Sequence[str]) -> list[list[int]]:
+    """`prompt_token_ids` of every prompt, in one batched call (the fast tokenizers encode a
+    batch in parallel)."""
+    if not prompts:
+        return []
+    encoded = tokenizer([p + TARGET_SEPARATOR for p in prompts], add_special_tokens=True)
+    return [list(ids) for ids in encoded["input_ids"]]
 
 
 def prompt_token_counter(tokenizer: Any) -> Callable[[str], int]:

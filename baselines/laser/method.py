@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,7 +28,8 @@ import polars as pl
 
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
 from gharuntime.baselines.laser.processes import Group
-from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for, serialize_job
+from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, serialize_batch
+from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
 
 __all__ = ["Laser"]
@@ -162,14 +164,22 @@ class Laser(Method):
 
     # --- prompts ----------------------------------------------------------------------------
 
-    def _prompts(self, frame: pl.DataFrame, count: Callable[[str], int] | None) -> list[str]:
+    def _prompts(
+        self,
+        frame: pl.DataFrame,
+        tokenizer: Any | None,
+        count: TokenCounter | EstimateCounter | None = None,
+    ) -> list[str]:
+        """Every row's prompt within the budget: counted by `count` (or a TokenCounter of
+        `tokenizer`), or by the tokenizer-free estimate when both are None. Batched
+        (prompts.py): serialize_job's texts."""
         budget = self._int("budget", 1)
-        kwargs = {"count_tokens": count} if count is not None else {}
+        if count is None:
+            count = TokenCounter(tokenizer) if tokenizer is not None else EstimateCounter()
         try:
-            return [
-                serialize_job(row, track=self.track, budget=budget, **kwargs)
-                for row in frame.iter_rows(named=True)
-            ]
+            return serialize_batch(
+                list(frame.iter_rows(named=True)), track=self.track, budget=budget, count=count
+            )
         except PromptTooLong as exc:
             raise MethodError(f"laser: {exc} (--param budget=N)") from exc
 
@@ -220,8 +230,6 @@ class Laser(Method):
         from gharuntime.baselines.laser import models
         from gharuntime.baselines.laser.decoding import (
             DecodingError,
-            prompt_token_counter,
-            prompt_token_ids,
             target_token_ids,
         )
         from gharuntime.baselines.laser.train import make_example
@@ -243,22 +251,26 @@ class Laser(Method):
         else:
             model, tokenizer, self.source = loaded.model, loaded.tokenizer, loaded.source
         say(f"serializing {rows.height} training jobs (budget {self.params['budget']} tokens)")
-        prompts = self._prompts(rows, prompt_token_counter(tokenizer))
+        started = time.perf_counter()
+        counter = TokenCounter(tokenizer)
+        prompts = self._prompts(rows, tokenizer, counter)
+        eos = tokenizer.eos_token_id
         try:
             examples = [
-                make_example(
-                    prompt_token_ids(tokenizer, p),
-                    target_token_ids(tokenizer, self.codec, t),
-                    tokenizer.eos_token_id,
-                    None,
-                )
-                for p, t in zip(prompts, texts, strict=True)
+                make_example(ids, target_token_ids(tokenizer, self.codec, t), eos, None)
+                for ids, t in zip(counter.ids(prompts), texts, strict=True)
             ]
         except DecodingError as exc:
             raise MethodError(f"laser: the tokenizer cannot write the targets: {exc}") from exc
+        serialize_s = time.perf_counter() - started
         model = models.apply_lora(model, options)
-        say(f"training {options.model} for {config.max_steps} steps on {len(examples)} jobs")
+        say(
+            f"serialized and tokenized {len(examples)} jobs in {serialize_s:.1f} s; training "
+            f"{options.model} for {config.max_steps} steps"
+        )
+        started = time.perf_counter()
         result = run_training(model, examples, tokenizer.pad_token_id, config, say)
+        train_s = time.perf_counter() - started
         if result.stopped_early:
             raise MethodError(
                 f"laser: training stopped after step {result.steps} as asked (stop_after); "
@@ -268,6 +280,9 @@ class Laser(Method):
         self.tokenizer = tokenizer
         self.train_summary = {
             **result.summary(),
+            # fit's time, split: prompts written and tokenized, then the training loop
+            "serialize_s": round(serialize_s, 3),
+            "train_s": round(train_s, 3),
             "examples": len(examples),
             "clamped_targets": self.codec.clamped,
             "mean_prompt_tokens": round(
@@ -302,13 +317,12 @@ class Laser(Method):
         from gharuntime.baselines.laser.decoding import (
             DecodingError,
             constrained_generate,
-            prompt_token_counter,
         )
         from gharuntime.baselines.laser.encoding import median_and_quantiles
 
         self._threads()
         group = Group()  # several processes decode a share of the jobs each
-        prompts = self._prompts(inputs, prompt_token_counter(self.tokenizer))
+        prompts = self._prompts(inputs, self.tokenizer)
         samples = self._int("samples", 1)
         try:
             mine = constrained_generate(

@@ -55,10 +55,13 @@ __all__ = [
     "CONTEXT_KEYS",
     "SERIALIZED_COLUMNS",
     "PromptTooLong",
+    "Shared",
+    "build_prompt",
     "columns_for",
     "estimate_tokens",
     "serialize_job",
     "serialize_many",
+    "too_long",
 ]
 
 SERIALIZED_COLUMNS: tuple[str, ...] = (
@@ -370,9 +373,49 @@ class _Prompt:
             yield None
 
 
-def _build(row: Mapping[str, Any], track: str) -> _Prompt:
+class Shared:
+    """The parsed YAML of a batch of prompts, each distinct text parsed once: the job YAML and
+    the workflow context are shared by every run of a job at one commit and by its matrix
+    siblings. Unbounded, so it lives as long as one batch (the module's LRU caches serve
+    single rows)."""
+
+    def __init__(self) -> None:
+        self._context: dict[str, tuple[str, ...]] = {}
+        self._job: dict[str, _JobText] = {}
+        self._from_workflow: dict[tuple[str, str], str | None] = {}
+
+    def workflow_context(self, workflow_yaml: str) -> tuple[str, ...]:
+        out = self._context.get(workflow_yaml)
+        if out is None:
+            out = self._context[workflow_yaml] = _workflow_context.__wrapped__(workflow_yaml)
+        return out
+
+    def job_text(self, job_yaml: str) -> _JobText:
+        out = self._job.get(job_yaml)
+        if out is None:
+            out = self._job[job_yaml] = _job_text.__wrapped__(job_yaml)
+        return out
+
+    def job_from_workflow(self, workflow_yaml: str, job_key: str) -> str | None:
+        key = (workflow_yaml, job_key)
+        if key not in self._from_workflow:
+            self._from_workflow[key] = _job_from_workflow.__wrapped__(workflow_yaml, job_key)
+        return self._from_workflow[key]
+
+
+def build_prompt(row: Mapping[str, Any], track: str, shared: Shared) -> _Prompt:
+    """The parts of `row`'s prompt (render() it; cuts() shortens it), parsing YAML through
+    `shared` (gharuntime.baselines.laser.prompts serializes batches this way)."""
+    return _build(row, track, shared)
+
+
+def _build(row: Mapping[str, Any], track: str, shared: Shared | None = None) -> _Prompt:
     def get(name: str) -> Any:
         return row.get(name)
+
+    context_of = shared.workflow_context if shared else _workflow_context
+    job_text_of = shared.job_text if shared else _job_text
+    from_workflow = shared.job_from_workflow if shared else _job_from_workflow
 
     repo_bits = [f"repo: {_text(get('repo')) or '?'}"]
     if get("repo_language"):
@@ -399,7 +442,7 @@ def _build(row: Mapping[str, Any], track: str) -> _Prompt:
 
     commit = _one_line(_text(get("head_commit_message")).split("\n", 1)[0])
     workflow_yaml = get("workflow_yaml")
-    context = _workflow_context(workflow_yaml) if workflow_yaml else ()
+    context = context_of(workflow_yaml) if workflow_yaml else ()
 
     job_key = _text(get("job_key"))
     job_lines = [f"job: {job_key or '?'} | name: {_one_line(_text(get('job_name')))}"]
@@ -418,7 +461,7 @@ def _build(row: Mapping[str, Any], track: str) -> _Prompt:
 
     job_yaml = get("job_yaml")
     if not job_yaml and workflow_yaml and job_key:
-        job_yaml = _job_from_workflow(workflow_yaml, job_key)
+        job_yaml = from_workflow(workflow_yaml, job_key)
     history = ""
     if TRACKS[track].uses_history:
         hist = get(HISTORY_COLUMN)
@@ -434,7 +477,7 @@ def _build(row: Mapping[str, Any], track: str) -> _Prompt:
         context=context,
         job_lines=job_lines,
         step_names=" | ".join(_strings(get("step_names"))),
-        job=_job_text(job_yaml) if job_yaml else None,
+        job=job_text_of(job_yaml) if job_yaml else None,
         job_unknown="(unknown: the job's YAML was not resolved)",
         history=history,
     )
@@ -462,9 +505,14 @@ def serialize_job(
         text = prompt.render()
         if count_tokens(text) <= budget:
             return text
-    raise PromptTooLong(
+    raise PromptTooLong(too_long(row, count_tokens(text), budget))
+
+
+def too_long(row: Mapping[str, Any], tokens: int, budget: int) -> str:
+    """PromptTooLong's message for `row`, whose shortest prompt has `tokens` tokens."""
+    return (
         f"job {_text(row.get('job_name'))!r} of {_text(row.get('repo'))!r}: even the shortest "
-        f"prompt (header lines, no YAML) has {count_tokens(text)} tokens, over the budget of "
+        f"prompt (header lines, no YAML) has {tokens} tokens, over the budget of "
         f"{budget}; raise the token budget"
     )
 

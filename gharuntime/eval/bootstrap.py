@@ -15,8 +15,11 @@ whole split (an approximation). Its point estimate is always exact.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Final
 
 import numpy as np
@@ -54,6 +57,9 @@ _WINDOW_ENTRIES: Final = 4_000_000  # resample-by-window-row weights held at onc
 _WINDOW_MARGIN: Final = 256  # rows kept beyond the span the pilot saw, at least
 _PILOT: Final = 32  # resamples that place the window
 _CHUNK_ENTRIES: Final = 8_000_000  # resample-by-repository weights held at once
+_MAX_WORKERS: Final = 4  # threads resampling cells at once
+_QUERY_ENTRIES: Final = 500_000  # window entries of the queries compared at once
+_DRAW_ENTRIES: Final = 1_000_000  # repository draws counted in one bincount
 
 
 @dataclass(frozen=True)
@@ -87,12 +93,17 @@ class Bootstrap:
         if chunk is None:
             chunk = max(1, min(self.resamples, _CHUNK_ENTRIES // max(c, 1)))
         rng = self._rng()
+        # resamples drawn (and counted) together, a few at a time: one integers() call of
+        # (k, c) gives the stream k calls of c give, so the counts are the same
+        group = max(1, _DRAW_ENTRIES // max(c, 1))
         for start in range(0, self.resamples, chunk):
             b = min(chunk, self.resamples - start)
             out = np.empty((b, c), dtype=np.float64)
-            for i in range(b):
-                draws = rng.integers(0, c, size=c) if c else np.empty(0, dtype=np.int64)
-                out[i] = np.bincount(draws, minlength=c)
+            for i in range(0, b, group) if c else ():
+                k = min(group, b - i)
+                draws = rng.integers(0, c, size=(k, c))
+                draws += np.arange(0, k * c, c, dtype=np.int64)[:, None]
+                out[i : i + k] = np.bincount(draws.reshape(-1), minlength=k * c).reshape(k, c)
             yield out
 
 
@@ -162,11 +173,11 @@ class Cell:
         self,
         weights: FloatArray,
         weighted: FloatArray | None = None,
-        compact: npt.NDArray[np.float32] | None = None,
+        compact: npt.NDArray[np.uint8] | None = None,
         exact_spearman: bool = False,
     ) -> dict[str, FloatArray]:
         """Every metric for each row of `weights` (a chunk of resamples); `weighted` is
-        `weights @ self.columns()` and `compact` the weights as float32, when the caller has
+        `weights @ self.columns()` and `compact` the weights as uint8, when the caller has
         them; Spearman re-ranked exactly when `exact_spearman`."""
         if weighted is None:
             weighted = weights @ self.columns()
@@ -181,11 +192,11 @@ class Cell:
         """Spearman ρ of each resample, its multiset re-ranked (gharuntime.eval.spearman)."""
         if self._spearman is None:
             terms, cluster = self._terms_for_spearman
-            if terms.p is None or terms.y is None:
+            inputs = terms.spearman_inputs()
+            if inputs is None:
                 raise ValueError("these row terms carry no values to re-rank")
-            self._spearman = ResampledSpearman(
-                terms.p, terms.y, cluster, terms.p_order, terms.y_order
-            )
+            p, y, p_order, y_order = inputs
+            self._spearman = ResampledSpearman(p, y, cluster, p_order, y_order)
         return self._spearman(weights)
 
     def tune(self, weights: FloatArray) -> None:
@@ -204,30 +215,39 @@ class Cell:
 
     def _window_pass(
         self,
-        weights: npt.NDArray[np.floating[Any]],
+        weights: npt.NDArray[Any],
         below: FloatArray,
         q_res: IntArray,
         q_pos: FloatArray,
     ) -> IntArray:
-        """Sorted index of the value at each query's position, or -1 when outside the window."""
+        """Sorted index of the value at each query's position, or -1 when outside the window.
+
+        `weights` may be float64, or the same counts as uint8 (a quarter of the memory traffic
+        of float32; running counts in int32): all sums here are whole numbers, exact in each."""
         out = np.full(q_res.shape[0], -1, dtype=np.int64)
         a, z = self.window
         if z <= a:
             return out
         step = max(1, _WINDOW_ENTRIES // (z - a))
         columns = self.value_cluster[a:z]
+        small = weights.dtype == np.uint8
         for done in range(0, weights.shape[0], step):  # bounded memory
             stop = min(weights.shape[0], done + step)
             q = np.flatnonzero((q_res >= done) & (q_res < stop))
             if q.shape[0] == 0:
                 continue
-            running = np.cumsum(np.take(weights[done:stop], columns, axis=1), axis=1)
-            running += below[done:stop, None]
+            taken = np.take(weights[done:stop], columns, axis=1)
+            running = np.cumsum(taken, axis=1, dtype=np.int32 if small else None)
             local = q_res[q] - done
-            pos = q_pos[q]
-            inside = np.flatnonzero((pos >= below[q_res[q]]) & (pos < running[local, -1]))
-            for k in inside.tolist():  # each running row is sorted: a binary search, no copy
-                out[q[k]] = a + int(np.searchsorted(running[local[k]], pos[k], side="right"))
+            target = q_pos[q] - below[q_res[q]]  # the position counted from the window's start
+            inside = np.flatnonzero((target >= 0) & (target < running[local, -1]))
+            # each running row is sorted: its entries <= target say where; a few queries at a
+            # time, so the gathered rows stay small
+            per = max(1, _QUERY_ENTRIES // (z - a))
+            for k in range(0, inside.shape[0], per):
+                part = inside[k : k + per]
+                rows = running[local[part]]
+                out[q[part]] = a + np.count_nonzero(rows <= target[part, None], axis=1)
         return out
 
     def _weighted_median(
@@ -235,18 +255,19 @@ class Cell:
         weights: FloatArray,
         total: FloatArray,
         below: FloatArray,
-        compact: npt.NDArray[np.float32] | None = None,
+        compact: npt.NDArray[np.uint8] | None = None,
     ) -> FloatArray:
         """The median of each resampled multiset: the mean of the values at weighted positions
-        floor((N-1)/2) and floor(N/2) of the sorted values. The window's running counts are
-        whole numbers below N, exact in float32 (half the memory traffic) while N < 2**24."""
+        floor((N-1)/2) and floor(N/2) of the sorted values. `compact` is the same weights as
+        uint8, when every count fits (run_cells checks); the window's running counts are whole
+        numbers below N, exact in int32 while N < 2**31."""
         result = np.full(weights.shape[0], np.nan)
         if self.rows == 0:
             return result
         ok, q_res, q_pos = _queries(total)
-        exact32 = compact is not None and total.max(initial=0.0) < 2.0**24
+        exact = compact is not None and total.max(initial=0.0) < 2.0**31
         at = self._window_pass(
-            compact if exact32 and compact is not None else weights, below, q_res, q_pos
+            compact if exact and compact is not None else weights, below, q_res, q_pos
         )
         found = np.where(at >= 0, self.values[np.maximum(at, 0)], np.nan)
         missed = np.flatnonzero(at < 0)
@@ -344,29 +365,8 @@ def run_cells(
     limit = EXACT_SPEARMAN_MAX_WORK if exact_spearman_max is None else exact_spearman_max
     exact = sum(c.rows for c in cells) * boot.resamples <= limit
     parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
-    done = 0
-    stacked: FloatArray | None = None
-    versions: list[int] = []
-    for weights in boot.weights():
-        if done == 0:
-            for cell in cells:
-                cell.tune(weights[:_PILOT])
-        if stacked is None or versions != [c.version for c in cells]:
-            stacked = np.hstack([c.columns() for c in cells]) if cells else None
-            versions = [c.version for c in cells]
-            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
-        # one product for every cell: the weights are read once per chunk
-        weighted = weights @ stacked if stacked is not None else weights[:, :0]
-        compact = weights.astype(np.float32)
-        for i, (cell, part) in enumerate(zip(cells, parts, strict=True)):
-            values = cell.resample(
-                weights, weighted[:, widths[i] : widths[i + 1]], compact, exact_spearman=exact
-            )
-            for name, v in values.items():
-                part[name].append(v)
-        done += weights.shape[0]
-        if progress:
-            progress(done, boot.resamples)
+    with ThreadPoolExecutor(max_workers=_workers(len(cells))) as pool:
+        _resample_all(boot, cells, parts, pool, exact, progress)
     return [
         CellResult(
             rows=cell.rows,
@@ -380,6 +380,63 @@ def run_cells(
         )
         for cell, part in zip(cells, parts, strict=True)
     ]
+
+
+def _resample_cell(
+    cell: Cell,
+    weighted: FloatArray,
+    weights: FloatArray,
+    compact: npt.NDArray[np.uint8] | None,
+    exact: bool,
+) -> dict[str, FloatArray]:
+    return cell.resample(weights, weighted, compact, exact_spearman=exact)
+
+
+def _workers(cells: int) -> int:
+    """Threads for the cells: the cores, at most _MAX_WORKERS (each holds a window's sums)."""
+    return max(1, min(cells, os.cpu_count() or 1, _MAX_WORKERS))
+
+
+def _resample_all(
+    boot: Bootstrap,
+    cells: Sequence[Cell],
+    parts: list[dict[str, list[FloatArray]]],
+    pool: ThreadPoolExecutor,
+    exact: bool,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """Every chunk of resamples through every cell, appending each metric's values to parts."""
+    done = 0
+    stacked: FloatArray | None = None
+    versions: list[int] = []
+    for weights in boot.weights():
+        if done == 0:
+            for cell in cells:
+                cell.tune(weights[:_PILOT])
+        if stacked is None or versions != [c.version for c in cells]:
+            stacked = np.hstack([c.columns() for c in cells]) if cells else None
+            versions = [c.version for c in cells]
+            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
+        # one product for every cell: the weights are read once per chunk
+        weighted = weights @ stacked if stacked is not None else weights[:, :0]
+        compact = weights.astype(np.uint8) if weights.max(initial=0.0) <= 255 else None
+
+        # cells are independent (each touches only its own state) and numpy releases the GIL
+        # in the window's gathers and sums, so threads use every core; results do not depend
+        # on which thread ran a cell
+        slices = [weighted[:, widths[i] : widths[i + 1]] for i in range(len(cells))]
+        for part, values in zip(
+            parts,
+            pool.map(
+                _resample_cell, cells, slices, repeat(weights), repeat(compact), repeat(exact)
+            ),
+            strict=True,
+        ):
+            for name, v in values.items():
+                part[name].append(v)
+        done += weights.shape[0]
+        if progress:
+            progress(done, boot.resamples)
 
 
 def interval(values: FloatArray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:

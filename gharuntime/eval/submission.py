@@ -396,8 +396,11 @@ class _Reader:
                 int(lines[i]),
             )
         known = np.flatnonzero(row >= 0)
-        _, first = np.unique(row[known], return_index=True)
-        firsts = known[np.sort(first)]
+        if np.bincount(row[known], minlength=1).max(initial=0) <= 1:
+            firsts = known  # no id twice (the usual case): no sort needed to find the firsts
+        else:
+            _, first = np.unique(row[known], return_index=True)
+            firsts = known[np.sort(first)]
         if firsts.shape[0] < known.shape[0]:
             first_line = np.zeros(split_ids.len(), dtype=np.int64)
             first_line[row[firsts]] = lines[firsts]

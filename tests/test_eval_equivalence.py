@@ -1,0 +1,75 @@
+"""Issue #31 made eval faster (partition, resample draws, the median's window, threads); the
+numbers must not move. Every point estimate and resample value of varied scenarios
+(tests/eval_scenarios.py) is compared, exactly, with what the code gave before those changes
+(tests/data/eval-before-perf/scores.json, written by make.py there from commit e3b17ec)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from eval_scenarios import SCENARIOS, scores_json
+
+from gharuntime.eval.bootstrap import Bootstrap
+from gharuntime.eval.metrics import TargetTerms, average_ranks
+
+GOLDEN = Path(__file__).parent / "data" / "eval-before-perf" / "scores.json"
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, dict[str, object]]:
+    return json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scores_are_the_ones_the_code_gave_before(
+    name: str, golden: dict[str, dict[str, object]]
+) -> None:
+    got = scores_json(*SCENARIOS[name]())
+    want = golden[name]
+    assert sorted(got) == sorted(want)
+    for cell in want:
+        assert got[cell] == want[cell], cell
+
+
+def test_weights_are_one_draw_per_resample() -> None:
+    """The grouped draws give the stream of one integers() call per resample, as before."""
+    for clusters in (1, 3, 10_001):
+        boot = Bootstrap.for_repositories(9, 23, np.arange(clusters) * 5)
+        rng = boot._rng()
+        want = np.stack(
+            [
+                np.bincount(rng.integers(0, clusters, size=clusters), minlength=clusters)
+                for _ in range(23)
+            ]
+        ).astype(np.float64)
+        assert np.array_equal(np.concatenate(list(boot.weights(chunk=7))), want)
+
+
+def test_partition_equals_each_group_on_its_own() -> None:
+    """Each group's terms from the one-pass partition are those of its rows taken alone."""
+    rng = np.random.default_rng(5)
+    n = 2_000
+    y = np.round(rng.lognormal(2, 1, n))
+    p = np.round(y * rng.lognormal(0, 0.5, n))
+    failed = rng.random(n) < 0.05
+    labels = rng.integers(-1, 4, n)
+    terms = TargetTerms(y, p, failed)
+    parts = terms.partition(labels, 5)  # group 4 is empty
+    for g, part in enumerate(parts):
+        rows = np.flatnonzero(labels == g)
+        assert part.stats.shape == (11, rows.shape[0])
+        pp, yy = np.where(failed, 0.0, p)[rows], y[rows]
+        centre = (rows.shape[0] + 1) / 2.0
+        assert np.array_equal(part.stats[4], average_ranks(pp) - centre)
+        assert np.array_equal(part.stats[5], average_ranks(yy) - centre)
+        assert np.array_equal(part.stats[1], np.abs(pp - yy))
+        assert np.array_equal(part.ape[part.ape_order], np.sort(part.ape))
+        inputs = part.spearman_inputs()
+        assert inputs is not None
+        sp, sy, op, oy = inputs
+        assert np.array_equal(sp, pp) and np.array_equal(sy, yy)
+        assert op is not None and oy is not None
+        assert np.array_equal(sp[op], np.sort(pp)) and np.array_equal(sy[oy], np.sort(yy))
