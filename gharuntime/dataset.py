@@ -28,7 +28,7 @@ from gharuntime.contract import (
 from gharuntime.croissant import write_croissant
 from gharuntime.paths import contained, make_temp_dir
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
-from gharuntime.splits import assign_splits, composition
+from gharuntime.splits import assign_splits
 from gharuntime.validation import Problem, validate_folder
 from gharuntime.version import __version__
 
@@ -151,8 +151,7 @@ def write_dataset(
     try:
         files: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}
-        assignments = assign_splits(jobs, cross_repo)
-        for config, assignment in assignments.items():
+        for config, assignment in assign_splits(jobs, cross_repo).items():
             counts[config] = {}
             for split in SPLITS:
                 part = jobs.filter(assignment == split)
@@ -189,7 +188,6 @@ def write_dataset(
             "repositories": jobs["repo_id"].n_unique(),
             "runs": jobs.select("repo_id", "run_id").n_unique(),
             "splits": counts,
-            "composition": composition(jobs, assignments),
             "filters": dict(filters or {}),
             "files": files,
         }

@@ -51,8 +51,8 @@ _HEADLINE: Final = {
     ("temporal", "history"): (1, "known jobs, with their earlier durations"),
     ("temporal", "config"): (
         2,
-        "each repository's latest runs: a job's identity (repository, workflow, job name) is "
-        "an input, and where its group is in training a per-group median is a lookup",
+        "partly memorization: a job's identity (repository, workflow, job name) is an input "
+        "and the same jobs appear in training",
     ),
     ("cross_repo", "history"): (3, "repositories never seen in training, with job history"),
 }
@@ -95,18 +95,6 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
         f"(its {t['config']} {t['split']} split, {t['rows']:,} records{of}, revision "
         f"`{str(t['revision'])[:16]}`), scored on {scored} {dataset} (its {d['config']} "
         f"{d['split']} split)"
-    )
-
-
-def _group_seen(dataset: dict[str, Any]) -> str:
-    """What the table tests, measured: the share of its rows whose job group is in training
-    ("" for results made before eval recorded it)."""
-    seen, rows = dataset.get("rows_group_in_train"), dataset.get("rows")
-    if not isinstance(seen, int) or isinstance(seen, bool) or not isinstance(rows, int) or not rows:
-        return ""
-    return (
-        f"measured: {100 * seen / rows:.1f}% of its {rows:,} rows ({seen:,}) belong to a job "
-        "group (repository, workflow path, job name) the training split holds"
     )
 
 
@@ -192,9 +180,7 @@ class TableView:
     def note(self) -> str:
         if self.table.trained_on:
             return _transfer_note(self.first, self.table.trained_on, self.table.dataset)
-        note = _HEADLINE.get((self.table.config, self.table.track), (9, ""))[1]
-        seen = _group_seen(self.first["dataset"])
-        return f"{note}; {seen}" if note and seen else note or seen
+        return _HEADLINE.get((self.table.config, self.table.track), (9, ""))[1]
 
     @property
     def intervals(self) -> str:
