@@ -25,6 +25,7 @@ from gharuntime.contract import (
     job_table_schema,
     split_file_name,
 )
+from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits
@@ -290,7 +291,7 @@ def load(
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
     try:
-        return pl.read_parquet(paths, columns=columns)
+        return read_parquet(paths, columns=columns)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise DatasetError(
             f"{root}: cannot read the {config}/{split} files: {str(exc).splitlines()[0][:300]}; "

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
+from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
 from gharuntime.revision import dataset_revision, sha256_file
 
@@ -125,7 +126,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             )
         try:
             meta = pq.read_metadata(path)
-            schema = pl.read_parquet_schema(path)
+            schema = parquet_schema(path)
         except Exception as exc:  # pyarrow raises several unrelated types for a bad file
             add(rel, f"not a readable Parquet file: {exc}")
             continue
@@ -183,7 +184,7 @@ def _check_rows(
         for rel, entry in sorted(files.items()):
             if entry["config"] != config:
                 continue
-            frame = pl.read_parquet(
+            frame = read_parquet(
                 root / rel,
                 columns=[
                     "id",

@@ -66,6 +66,7 @@ ODD_STRINGS = st.sampled_from(
         "-1",
         "[]",
         "{}",
+        "q[bold]w[/bold]e[/x]",  # rich markup: must show verbatim, never raise MarkupError
     ]
 )
 SCALARS = st.one_of(
@@ -445,7 +446,8 @@ def _options() -> list[tuple[str, list[str], str, str]]:
             full = f"{prefix} {name}".strip()
             if isinstance(cmd, click.Group):
                 walk(cmd, full)
-                continue
+                if not cmd.invoke_without_command:
+                    continue  # a group that runs on its own (leaderboard) has options too
             for p in cmd.params:
                 kind = _kind(p)
                 if kind and isinstance(p, click.Option) and not p.hidden:
@@ -603,3 +605,90 @@ def test_fuzz_repo_meta(world: dict[str, Any], tmp_path_factory: Any, meta: dict
     )
     check(out, meta)
     assert out.code in (0, 2)
+
+
+# --------------------------------------------- class 1 (issue 26): text is shown verbatim
+
+# Rich markup that vanishes ("qwe") when parsed and raises MarkupError at the stray `[/x]`.
+MARKUP = "q[bold]w[/bold]e[/x]"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("base", "option"),
+    [(base, option) for _, base, option, kind in OPTIONS if kind in ("str", "path")],
+    ids=[f"{c} {o}" for c, _, o, kind in OPTIONS if kind in ("str", "path")],
+)
+def test_markup_in_every_option_is_shown_verbatim(
+    world: dict[str, Any], tmp_path: Path, base: list[str], option: str
+) -> None:
+    """Every text or path option of every command, given rich markup: shown as given (or not
+    at all), never parsed into styling and never a MarkupError."""
+    _sweep_one(world, tmp_path, base, option, MARKUP)
+    out = invoke([*base, option, MARKUP], tmp_path)
+    assert "qwe" not in out.output, out.output[-2000:]
+
+
+# ------------------------ classes 1 and 2 (issue 26): names with brackets, through every stage
+
+# A folder name that rich would parse ([bold], and [/x] an error) and polars would glob ([1]).
+ODD_DIR = "in[1][bold][/x]"
+
+
+def test_bracketed_names_through_every_command(world: dict[str, Any], tmp_path: Path) -> None:
+    """Inputs and outputs whose paths (and a job whose name) hold `[...]`: every stage reads
+    and writes them by path and prints them as they are."""
+    root = tmp_path / "in[1][bold]["
+    root.mkdir()
+    odd = Path(ODD_DIR)  # relative to tmp_path: in[1][bold][ / x]
+    (tmp_path / odd).mkdir()
+    shutil.copytree(world["ds"], tmp_path / odd / "ds[2]")
+    shutil.copytree(world["ds"], tmp_path / odd / "ds")  # a leaderboard names its dataset by it
+    shutil.copytree(world["root"] / "raw", tmp_path / odd / "raw[3]")
+    shutil.copytree(world["model"], tmp_path / odd / "m[4].model")
+    (tmp_path / odd / "wf[5].yml").write_text(
+        "on: push\njobs:\n  build:\n    name: build [linux]\n    runs-on: ubuntu-latest\n"
+        "    steps: [{run: pytest}]\n"
+    )
+    ds, sub, res = odd / "ds[2]", odd / "sub[6].jsonl", odd / "res[7].json"
+    steps = [
+        (["validate", str(ds)], [str(ds)]),
+        (["baseline", "median", "--dataset", str(ds), "--out", str(sub)], [str(sub)]),
+        (["eval", str(sub), "--dataset", str(ds), "--resamples", "3"], []),
+        (
+            ["eval", str(sub), "--dataset", str(odd / "ds"), "--resamples", "3", "--out", str(res)],
+            [],
+        ),
+        (["predict", str(odd / "wf[5].yml"), "--model", str(odd / "m[4].model")], ["[linux]"]),
+        (["build", "--raw", str(odd / "raw[3]"), "--out", str(odd / "built[8]")], []),
+        (["validate", str(odd / "built[8]")], [str(odd / "built[8]")]),
+        (["leaderboard", "add", str(res), "--results", str(odd / "results[9]")], [str(res)]),
+        (
+            ["leaderboard", "--results", str(odd / "results[9]"), "--out", str(odd / "b[0]")],
+            [str(odd / "b[0]")],
+        ),
+    ]
+    for args, shown in steps:
+        out = invoke(args, tmp_path)
+        check(out, args)
+        assert out.code == 0, (args, out.output[-3000:])
+        for text in shown:
+            assert text in out.output, (args, text, out.output[-3000:])
+
+
+def test_one_place_shows_text_and_reads_parquet() -> None:
+    """The rules of classes 1 and 2 hold by construction: only gharuntime/cli/output.py meets
+    rich's markup parser, and only gharuntime/parquet.py calls polars' Parquet readers."""
+    root = Path(__file__).resolve().parent.parent
+    markup = ("markup=True", ".status(", "TextColumn(", "from_markup", '"[red]', '"[green]')
+    readers = ("pl.read_parquet", "pl.scan_parquet", "read_parquet_schema")
+    found = []
+    for folder in ("gharuntime", "baselines", "leaderboard", "crawler"):
+        for path in sorted((root / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            rel = path.relative_to(root).as_posix()
+            if rel != "gharuntime/cli/output.py":
+                found += [(rel, m) for m in markup if m in text]
+            if rel != "gharuntime/parquet.py":
+                found += [(rel, r) for r in readers if r in text]
+    assert not found, found

@@ -14,7 +14,7 @@ from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import err_console, spinner, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
@@ -146,7 +146,7 @@ def baseline_command(
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
-            err_console.status(f"{name} on {track} track…") if primary else nullcontext()
+            spinner(err_console, f"{name} on {track} track…") if primary else nullcontext()
         ) as status:
 
             def report(msg: str) -> None:
@@ -168,18 +168,24 @@ def baseline_command(
             )
     except (MethodError, DatasetError) as exc:
         finish(wait=False)
-        err_console.print(f"[red]error[/red]: {exc}")
+        err_console.print(styled(("error", "red"), f": {exc}"))
         sys.exit(2)
     except OSError as exc:
         finish(wait=False)
         err_console.print(
-            f"[red]error[/red]: {exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
+            styled(
+                ("error", "red"),
+                f": {exc.filename or out}: {exc.strerror or exc}; nothing was replaced",
+            )
         )
         sys.exit(2)
     finish()  # under `accelerate launch`: every process waits here until rank 0 has written
     if not result.written:
         return
     err_console.print(
-        f"[green]wrote[/green] {result.rows} predictions to {out} (+ {meta_path(out).name}); "
-        f"model in {model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s"
+        styled(
+            ("wrote", "green"),
+            f" {result.rows} predictions to {out} (+ {meta_path(out).name}); model in "
+            f"{model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s",
+        )
     )

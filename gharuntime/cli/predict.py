@@ -20,7 +20,7 @@ from gharuntime.baselines.predict import (
     predict_workflow,
     repo_meta_from_json,
 )
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.workflow import WorkflowError
 
@@ -46,7 +46,7 @@ def _bytes(n: float) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    err_console.print(f"[red]error[/red]: {message}", highlight=False)
+    err_console.print(styled(("error", "red"), f": {message}"))
     sys.exit(2)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World
@@ -203,7 +203,11 @@ def serve_command(
         server = SimServer(world, config, host, port)
     except (OSError, OverflowError, UnicodeError) as exc:
         err_console.print(
-            f"[red]error[/red]: cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; pick another --port (0: any free port)"
+            styled(
+                ("error", "red"),
+                f": cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; "
+                "pick another --port (0: any free port)",
+            )
         )
         sys.exit(2)
     out_console.print(server.url)
@@ -267,7 +271,6 @@ def dump_command(
         BarColumn,
         MofNCompleteColumn,
         Progress,
-        TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
@@ -278,11 +281,15 @@ def dump_command(
     try:
         resumed = check_out(world, out, logs=logs)
     except DumpError as exc:
-        err_console.print(f"[red]error[/red]: {exc}")
+        err_console.print(styled(("error", "red"), f": {exc}"))
         sys.exit(2)
     except OSError as exc:
         err_console.print(
-            f"[red]error[/red]: cannot write a raw store at {out}: {exc.strerror or exc}; pass a writable --out folder"
+            styled(
+                ("error", "red"),
+                f": cannot write a raw store at {out}: {exc.strerror or exc}; "
+                "pass a writable --out folder",
+            )
         )
         sys.exit(2)
     if resumed:
@@ -292,7 +299,7 @@ def dump_command(
     n_workers = workers or max(1, min(4, os.cpu_count() or 1))
     started = time.perf_counter()
     with Progress(
-        TextColumn("dumping repositories"),
+        plain_column("dumping repositories"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -309,7 +316,7 @@ def dump_command(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
         except DumpError as exc:
-            err_console.print(f"[red]error[/red]: {exc}")
+            err_console.print(styled(("error", "red"), f": {exc}"))
             sys.exit(2)
     seconds = time.perf_counter() - started
     err_console.print(
