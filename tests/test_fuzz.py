@@ -692,3 +692,69 @@ def test_one_place_shows_text_and_reads_parquet() -> None:
             if rel != "gharuntime/parquet.py":
                 found += [(rel, r) for r in readers if r in text]
     assert not found, found
+
+
+# ------------------------------------------- class 3 (issue 26): no credentials in any URL
+
+PASSWORD = "Pw" + "S3cr3t" * 3  # what a URL's user:password@ carries; never shown
+CRED_URL = f"http://someone:{PASSWORD}@127.0.0.1:9"
+ODD_TOKEN = "hf_t\u00e9st\u2603token"  # an HTTP header cannot carry it
+
+# (arguments, extra environment) for every command that takes a URL or reaches the Hub.
+URL_CASES = [
+    (["download", "a/b", "--endpoint", CRED_URL], {}),
+    (["download", "a/b", "--to", "out/d"], {"HF_ENDPOINT": CRED_URL}),
+    (["publish", "ds", "--repo-id", "a/b", "--endpoint", CRED_URL], {}),
+    (["publish", "ds", "--repo-id", "a/b"], {"HF_ENDPOINT": CRED_URL}),
+    (["validate", "a/b"], {"HF_ENDPOINT": CRED_URL}),
+    (["eval", "m.jsonl", "--dataset", "a/b", "--resamples", "3"], {"HF_ENDPOINT": CRED_URL}),
+    (["eval", "--gold"], {"HF_ENDPOINT": CRED_URL}),
+    (["baseline", "median", "--dataset", "a/b", "--out", "out/x.jsonl"], {"HF_ENDPOINT": CRED_URL}),
+    ([*BASE["crawl"], "--api-url", CRED_URL], {}),
+    (BASE["crawl"], {"GITHUB_API_URL": CRED_URL}),
+    (
+        ["build", "--source", "github", "--repos", "repos.txt", "--out", "out/ds"],
+        {"GITHUB_API_URL": CRED_URL},
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "env"), URL_CASES, ids=[" ".join(a[:2]) for a, _ in URL_CASES])
+def test_credentials_in_a_url_are_refused_and_never_shown(
+    world: dict[str, Any], tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    _sandbox(world, tmp_path)
+    out = invoke(args, tmp_path, env)
+    check(out, args)
+    assert out.code == 2, out.output[-2000:]
+    assert PASSWORD not in out.output
+    assert "user or password" in out.output, out.output[-2000:]
+    assert not any((tmp_path / "out").iterdir())
+
+
+HUB_COMMANDS = [
+    ["download", "a/b"],
+    ["publish", "ds", "--repo-id", "a/b"],
+    ["validate", "a/b"],
+    ["eval", "m.jsonl", "--dataset", "a/b", "--resamples", "3"],
+]
+
+
+@pytest.mark.parametrize("args", HUB_COMMANDS, ids=[a[0] for a in HUB_COMMANDS])
+def test_a_token_a_header_cannot_carry_is_named(
+    world: dict[str, Any], tmp_path: Path, args: list[str]
+) -> None:
+    """A non-ASCII $HF_TOKEN: a clear refusal naming it, before any request, never quoted."""
+    _sandbox(world, tmp_path)
+    out = invoke(args, tmp_path, {"HF_TOKEN": ODD_TOKEN, "HF_ENDPOINT": "http://127.0.0.1:9"})
+    check(out, args)
+    assert out.code == 2, out.output[-2000:]
+    assert "$HF_TOKEN" in out.output and "non-ASCII" in out.output, out.output[-2000:]
+    assert ODD_TOKEN not in out.output
+
+
+def test_urls_in_hub_messages_are_scrubbed() -> None:
+    from gharuntime.hub.spec import scrub
+
+    text = scrub(f"failed: {CRED_URL}/api and https://tok3n@hub.example/x", None)
+    assert PASSWORD not in text and "tok3n" not in text and "127.0.0.1:9/api" in text

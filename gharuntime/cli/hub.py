@@ -10,14 +10,25 @@ import click
 from gharuntime.cli.output import err_console, out_console, spinner, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
+from gharuntime.hub.spec import endpoint_problem
 
 __all__ = ["download_command", "publish_command"]
+
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    problem = endpoint_problem(value.rstrip("/")) if value else None
+    if problem:
+        from_env = ctx.get_parameter_source("endpoint") == click.core.ParameterSource.ENVIRONMENT
+        raise click.BadParameter(problem, ctx, param, "$HF_ENDPOINT" if from_env else None)
+    return value
+
 
 _ENDPOINT = click.option(
     "--endpoint",
     envvar="HF_ENDPOINT",
     metavar="URL",
-    help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co].",
+    callback=_endpoint,
+    help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co]; an http(s) "
+    "URL without user or password (the token comes from $HF_TOKEN or `hf auth login`).",
 )
 
 
