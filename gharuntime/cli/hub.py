@@ -14,6 +14,7 @@ from gharuntime.hub.spec import endpoint_problem
 
 __all__ = ["download_command", "publish_command"]
 
+
 def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     problem = endpoint_problem(value.rstrip("/")) if value else None
     if problem:
