@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -23,7 +24,7 @@ import click
 import pytest
 import yaml
 from fuzz_support import SECRET, check, invoke, run_limited, tree_digest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gharuntime.baselines.method import MethodError
@@ -758,3 +759,311 @@ def test_urls_in_hub_messages_are_scrubbed() -> None:
 
     text = scrub(f"failed: {CRED_URL}/api and https://tok3n@hub.example/x", None)
     assert PASSWORD not in text and "tok3n" not in text and "127.0.0.1:9/api" in text
+
+
+# ----------------------------- classes 4-6 (issue 26): result files, reads, output targets
+
+
+@pytest.fixture(scope="module")
+def result_doc(world: dict[str, Any]) -> dict[str, Any]:
+    """A real `gharuntime eval --out` result of the sweep's median submission."""
+    out = invoke(
+        ["eval", "m.jsonl", "--dataset", "ds", "--resamples", "5", "--out", "res.json"],
+        world["root"],
+    )
+    assert out.code == 0, out.output
+    doc: dict[str, Any] = json.loads((world["root"] / "res.json").read_text())
+    return doc
+
+
+def _set(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    doc = json.loads(json.dumps(doc))
+    *parents, last = path.split("/")
+    node: Any = doc
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return doc
+
+
+# (where, value) that a result must never carry: each refused by `leaderboard add`.
+BAD_RESULT_VALUES = [
+    ("metrics/duration_s/rmsle/value", float("nan")),
+    ("metrics/duration_s/mae/ci_high", float("inf")),
+    ("bootstrap/per_resample/duration_s/rmsle/0", float("-inf")),
+    ("meta/extra/timing/fit_seconds_per_1000_jobs", float("inf")),
+    ("meta/extra/timing/predict_seconds_per_1000_jobs", -1.0),
+    ("plot_data/sample/actual/0", 1.7e308),
+    ("plot_data/sample/predicted", [1.0]),
+    ("plot_data/abs_log_ratio_quantiles/value", [0.1]),
+    ("breakdowns/duration_s", "a string"),
+    ("breakdowns/duration_s/duration_decile", [1, 2]),
+    ("counts/scored", {}),
+    ("counts/scored/duration_s", -5),
+    ("counts/without_truth/duration_s", -1),
+    ("dataset/rows", -1),
+    ("meta/method", "median\n"),
+    ("meta/method", "evil\n"),
+    ("dataset/id", "evil\n"),
+    ("meta/method_version", "1\r| fake | row |"),
+    ("warnings", ["x\n<!--"]),
+    ("name", "a\x00b"),
+    ("meta/method_version", "x" * 20_000),
+    ("bootstrap/seed", 2**70),
+]
+
+
+def _payload_text(doc: dict[str, Any], where: str, value: Any) -> str:
+    return json.dumps(_set(doc, where, value))  # NaN/Infinity written as JSON does not allow
+
+
+@pytest.mark.parametrize(
+    ("where", "value"), BAD_RESULT_VALUES, ids=[f"{w}={v!r:.20}" for w, v in BAD_RESULT_VALUES]
+)
+def test_leaderboard_refuses_every_bad_value(
+    result_doc: dict[str, Any], tmp_path: Path, where: str, value: Any
+) -> None:
+    """`leaderboard add` refuses it, nothing filed; planted in a results folder, `leaderboard`
+    refuses it, nothing written: never a traceback, in either."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(_payload_text(result_doc, where, value))
+    out = invoke(["leaderboard", "add", "bad.json", "--results", "results"], tmp_path)
+    check(out, (where, value))
+    assert out.code == 2, (where, out.output[-2000:])
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*"))
+    planted = tmp_path / "planted" / "ds"
+    planted.mkdir(parents=True)
+    shutil.copy(bad, planted / "temporal-config-median.json")
+    out = invoke(["leaderboard", "--results", "planted", "--out", "board"], tmp_path)
+    check(out, (where, value))
+    assert out.code == 2 and not (tmp_path / "board").exists(), out.output[-2000:]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        deep(100_000),
+        '{"result_version": 2, "x": ' + deep(100_000) + "}",
+        '{"result_version": 2, "x": ' + deep(500) + "}",
+        '{"result_version": 2, "metrics": NaN}',
+        '{"result_version": 2, "x": 1e999}',
+    ],
+    ids=["deep-100k", "deep-inside", "deep-500", "NaN", "1e999"],
+)
+def test_leaderboard_refuses_hostile_json(tmp_path: Path, text: str) -> None:
+    (tmp_path / "bad.json").write_text(text)
+    out = invoke(["leaderboard", "add", "bad.json", "--results", "results"], tmp_path)
+    check(out, text[:40])
+    assert out.code == 2 and not (tmp_path / "results").exists(), out.output[-2000:]
+
+
+MARKDOWN_PAYLOADS = st.sampled_from(
+    [
+        "<script>alert(1)</script>",
+        "<!-- hide",
+        "a | b | c",
+        "`code` *bold* _it_ [link](http://x) ~~s~~ \\",
+        "&amp; &lt;",
+        "x -->",
+        "\u2028line",
+    ]
+)
+
+
+@settings(max_examples=8)
+@given(
+    version=st.one_of(MARKDOWN_PAYLOADS, st.text(max_size=30)),
+    warning=st.one_of(MARKDOWN_PAYLOADS, st.text(max_size=30)),
+)
+def test_text_a_result_holds_cannot_change_the_markdown(
+    result_doc: dict[str, Any], tmp_path_factory: Any, version: str, warning: str
+) -> None:
+    """Any text in a result's free fields (method version, warnings) either is refused or shows
+    escaped: the table keeps its one row, no HTML tag or comment opens, no cell is added."""
+    folder = tmp_path_factory.mktemp("md")
+    doc = _set(_set(result_doc, "meta/method_version", version), "warnings", [warning])
+    (folder / "r.json").write_text(json.dumps(doc))
+    out = invoke(["leaderboard", "add", "r.json", "--results", "results"], folder)
+    check(out, (version, warning))
+    if out.code == 2:
+        return
+    assert out.code == 0, out.output
+    out = invoke(["leaderboard", "--results", "results", "--out", "board"], folder)
+    assert out.code == 0, out.output
+    text = (folder / "board" / "README.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(rows) == 3, rows  # header, rule, one result
+    cells = rows[2].replace("\\|", "").count("|")
+    assert cells == rows[0].count("|"), rows
+    assert "<" not in text.replace("&lt;", "") and "-->" not in text
+
+
+def test_filing_over_an_unreadable_result_needs_replace(
+    result_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    (tmp_path / "r.json").write_text(json.dumps(result_doc))
+    out = invoke(["leaderboard", "add", "r.json", "--results", "results"], tmp_path)
+    assert out.code == 0, out.output
+    (filed,) = (tmp_path / "results").rglob("*.json")
+    filed.write_text("{broken")
+    out = invoke(["leaderboard", "add", "r.json", "--results", "results"], tmp_path)
+    check(out, "unreadable")
+    assert out.code == 2 and "--replace" in out.output and filed.read_text() == "{broken"
+    out = invoke(["leaderboard", "add", "r.json", "--results", "results", "--replace"], tmp_path)
+    assert out.code == 0 and json.loads(filed.read_text()) == result_doc
+
+
+@pytest.mark.parametrize("blocked", ["index.html", "README.md"])
+def test_leaderboard_checks_both_outputs_before_writing(
+    result_doc: dict[str, Any], tmp_path: Path, blocked: str
+) -> None:
+    (tmp_path / "r.json").write_text(json.dumps(result_doc))
+    assert invoke(["leaderboard", "add", "r.json", "--results", "results"], tmp_path).code == 0
+    board = tmp_path / "board"
+    board.mkdir()
+    (board / "README.md").write_text("old")
+    (board / "index.html").write_text("old")
+    (board / blocked).unlink()
+    (board / blocked).mkdir()
+    out = invoke(["leaderboard", "--results", "results", "--out", "board"], tmp_path)
+    check(out, blocked)
+    assert out.code == 2, out.output
+    other = "README.md" if blocked == "index.html" else "index.html"
+    assert (board / other).read_text() == "old"
+
+
+# Every file a command reads whole, named so that {} is replaced by the hostile file.
+READ_CASES = {
+    "leaderboard add": ["leaderboard", "add", "{}", "--results", "out/results"],
+    "predict workflow": ["predict", "{}", "--model", "m.model"],
+    "predict --repo-meta": ["predict", "wf.yml", "--model", "m.model", "--repo-meta", "{}"],
+    "predict model.json": ["predict", "wf.yml", "--model", "m.model"],
+    "eval submission": ["eval", "{}", "--dataset", "ds", "--resamples", "3"],
+    "eval --meta": ["eval", "m.jsonl", "--dataset", "ds", "--resamples", "3", "--meta", "{}"],
+    "eval --vs": ["eval", "m.jsonl", "--vs", "{}", "--dataset", "ds", "--resamples", "3"],
+    "validate manifest.json": ["validate", "ds"],
+    "baseline manifest.json": ["baseline", "median", "--dataset", "ds", "--out", "out/x.jsonl"],
+    "crawl --repos": [*BASE["crawl"][:3], "--repos", "{}", "--max-retries", "0"],
+    "crawl --token-file": [*BASE["crawl"], "--token-file", "{}"],
+    "simulate serve --tokens": [*BASE["simulate serve"], "--tokens", "{}"],
+}
+_INSIDE = {"predict model.json": "m.model/model.json", "validate manifest.json": "ds/manifest.json"}
+_INSIDE["baseline manifest.json"] = "ds/manifest.json"
+
+
+def _hostile_file(folder: Path, case: str, kind: str) -> list[str]:
+    """Plant the hostile file for `case` in the sandbox; the command's arguments."""
+    target = {"zero": Path("/dev/zero"), "fifo": folder / "pipe", "dir": folder / "dir"}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    name = _INSIDE.get(case, "hostile.json")
+    shutil.copy(folder / "m.jsonl.meta.json", folder / "hostile.meta.json")  # eval reads on
+    link = folder / name
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    return [a.replace("{}", name) for a in READ_CASES[case]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(READ_CASES))
+@pytest.mark.parametrize("kind", ["fifo", "dir"])
+def test_reads_refuse_what_is_not_a_regular_file(
+    world: dict[str, Any], tmp_path: Path, case: str, kind: str
+) -> None:
+    """A FIFO (which blocks a reader until a writer comes) or a folder, reached through a
+    symlink: refused at once (a hang ends the test with an alarm), exit 2, nothing written."""
+    folder = _sandbox(world, tmp_path)
+    args = _hostile_file(folder, case, kind)
+
+    def alarm(*_: Any) -> None:
+        raise TimeoutError(f"{case}: blocked reading a {kind}")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(30)
+    try:
+        out = invoke(args, folder)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    check(out, (case, kind))
+    # eval and validate report an unusable input as a problem of the submission or folder
+    assert out.code in (1, 2) if case.startswith(("eval", "validate")) else out.code == 2, (
+        out.output[-2000:]
+    )
+    assert any(w in out.output for w in ("regular file", "folder", "directory")), out.output[-2000:]
+    assert not any((folder / "out").iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(READ_CASES))
+def test_reads_of_dev_zero_stay_within_memory(
+    world: dict[str, Any], tmp_path: Path, case: str
+) -> None:
+    """/dev/zero (through a symlink) as every file a command reads: refused, in a subprocess
+    capped at 2 GB (a reader that took it whole would die of MemoryError)."""
+    folder = _sandbox(world, tmp_path)
+    args = _hostile_file(folder, case, "zero")
+    out = run_limited(args, folder, memory_mb=2048, timeout=60)
+    check(out, case)
+    assert out.code in (1, 2) and "regular file" in out.output, out.output[-2000:]
+
+
+# --------------------------- class 8 (issue 26): LASER parameters refused before any work
+
+_BAD_BY_KIND = {
+    "int": ["abc", "1.5", "true", "NaN", "Infinity", "1e999", "[]", "-1", str(10**12)],
+    "float": ["abc", "true", "NaN", "Infinity", "-Infinity", "1e999", "[]", "-1"],
+    "choice": ["abc", "1", "null", "[]"],
+    "text": ["1", "[]", '""', "true", '"a\\u0000b"'],
+}
+
+
+def _laser_cases() -> list[tuple[str, str]]:
+    from gharuntime.baselines.laser.params import SPECS
+
+    cases = []
+    for key, spec in sorted(SPECS.items()):
+        for value in _BAD_BY_KIND[spec.kind]:
+            if spec.kind == "int" and value == "-1" and (spec.low or 0) < 0:
+                continue
+            if spec.kind == "text" and value == "null" and spec.optional:
+                continue
+            cases.append((key, value))
+    return cases
+
+
+@pytest.mark.parametrize(("key", "value"), _laser_cases())
+def test_laser_parameters_are_refused_before_any_work(
+    world: dict[str, Any], tmp_path: Path, key: str, value: str
+) -> None:
+    _sandbox(world, tmp_path)
+    args = [*BASE["baseline"], "--param", f"{key}={value}"]
+    args[1] = "laser"
+    out = invoke(args, tmp_path)
+    check(out, (key, value))
+    assert out.code == 2 and f"laser: bad --param: {key} " in out.output, out.output[-2000:]
+    assert not any((tmp_path / "out").iterdir())
+
+
+def test_laser_defaults_pass_the_checks() -> None:
+    from gharuntime.baselines.laser.method import Laser
+
+    assert Laser("config").params["samples"] == 16
+    assert Laser("config", lr=1e-3, lora_alpha=16, stop_after=3, checkpoint_dir="c").params
+
+
+@pytest.mark.parametrize("where", ["ds/ckpt", "ds", ".", "out/x.model/ckpt"])
+def test_checkpoints_never_land_in_an_input_or_the_model(
+    world: dict[str, Any], tmp_path: Path, where: str
+) -> None:
+    _sandbox(world, tmp_path)
+    before = tree_digest(tmp_path / "ds")
+    args = [*BASE["baseline"], "--param", f"checkpoint_dir={where}", "--param", "max_steps=1"]
+    args[1] = "laser"
+    out = invoke(args, tmp_path)
+    check(out, where)
+    assert out.code == 2 and "checkpoint_dir" in out.output, out.output[-2000:]
+    assert tree_digest(tmp_path / "ds") == before and not any((tmp_path / "out").iterdir())

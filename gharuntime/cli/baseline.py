@@ -37,6 +37,28 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -> None:
+    """A folder a method writes into (LASER's checkpoint_dir) never lies in an input dataset
+    folder (or holds it), nor in the model folder, which is replaced whole when written."""
+    for key, value in params.items():
+        if not key.endswith("_dir") or not isinstance(value, str) or not value:
+            continue
+        folder = Path(value)
+        if (dataset / "manifest.json").is_file() and (
+            is_within(folder, dataset) or is_within(dataset, folder)
+        ):
+            raise click.BadParameter(
+                f"{key}={value} overlaps the dataset folder {dataset}; write it elsewhere",
+                param_hint="--param",
+            )
+        if is_within(folder, model_dir):
+            raise click.BadParameter(
+                f"{key}={value} is inside the model folder {model_dir}, which is replaced when "
+                "the model is written; write it elsewhere",
+                param_hint="--param",
+            )
+
+
 @click.command("baseline")
 @click.argument("name", type=click.Choice(list(METHODS)))
 @click.option(
@@ -143,6 +165,8 @@ def baseline_command(
         )
     if model_dir.exists() and not model_dir.is_dir():
         raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
+    parsed = _params(params)
+    _check_output_dirs(parsed, given, model_dir)
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
@@ -163,7 +187,7 @@ def baseline_command(
                 model_dir=model_dir,
                 split=split,
                 seed=seed,
-                params=_params(params),
+                params=parsed,
                 progress=report,
             )
     except (MethodError, DatasetError) as exc:

@@ -22,7 +22,8 @@ from gharuntime.baselines.predict import (
 )
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.types import INT64_MAX, Text
-from gharuntime.workflow import WorkflowError
+from gharuntime.readfile import InputFileError, read_json, read_text
+from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 
 __all__ = ["predict_command"]
 
@@ -148,7 +149,7 @@ def predict_command(
     meta = RepoMeta(event=event, default_branch=default_branch)
     if repo_meta is not None:
         try:
-            data: Any = json.loads(repo_meta.read_text(encoding="utf-8"))
+            data: Any = read_json(repo_meta, 2**20)
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
@@ -160,9 +161,9 @@ def predict_command(
         {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
     )
     try:
-        text = workflow.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"{workflow}: cannot read: {exc}")
+        text = read_text(workflow, MAX_YAML_BYTES)
+    except InputFileError as exc:
+        _fail(f"{exc}; give the workflow's YAML file")
     try:
         method, model_meta = load_model(model_dir)
     except MethodError as exc:

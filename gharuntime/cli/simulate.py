@@ -14,6 +14,7 @@ import click
 
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
+from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World
 
@@ -88,8 +89,8 @@ def _tokens(path: Path | None) -> Mapping[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        data = read_json(path, 16 * 2**20)
+    except InputFileError as exc:
         raise click.BadParameter(
             f"{path}: cannot read a JSON object of token → account ({exc})", param_hint="--tokens"
         ) from exc
