@@ -280,7 +280,18 @@ YAML_VALUES = st.recursive(
 
 
 @given(
-    jobs=st.dictionaries(st.text(min_size=1, max_size=8), YAML_VALUES, max_size=4),
+    # job ids YAML reads as other types too: `1:`, `true:`, `null:`, `1.5:` (issue 26)
+    jobs=st.dictionaries(
+        st.one_of(
+            st.text(min_size=1, max_size=8),
+            st.integers(-5, 300),
+            st.booleans(),
+            st.none(),
+            st.sampled_from([1.5, -0.0, 1e300]),
+        ),
+        YAML_VALUES,
+        max_size=4,
+    ),
     tail=st.sampled_from(
         [
             "",
@@ -293,7 +304,7 @@ YAML_VALUES = st.recursive(
         ]
     ),
 )
-def test_fuzz_workflow_yaml(jobs: dict[str, Any], tail: str) -> None:
+def test_fuzz_workflow_yaml(jobs: dict[Any, Any], tail: str) -> None:
     text = yaml.safe_dump({"on": "push", "jobs": jobs}, sort_keys=False) + tail
     try:
         wf = parse_workflow(text, "fuzz.yml")
@@ -1067,3 +1078,103 @@ def test_checkpoints_never_land_in_an_input_or_the_model(
     check(out, where)
     assert out.code == 2 and "checkpoint_dir" in out.output, out.output[-2000:]
     assert tree_digest(tmp_path / "ds") == before and not any((tmp_path / "out").iterdir())
+
+
+# ------------------------------- class 7 (issue 26): api-json values and YAML job ids
+
+API_SAMPLE = (
+    Path(__file__).resolve().parent
+    / "data/real-apache/results/elek+ozone-build-results/2022/05/09/14915"
+)
+# (record, field, JSON text of the value): each makes its record malformed, never the build.
+BAD_API_VALUES = [
+    *[
+        ("job", f, v)
+        for f in ("id", "run_id")
+        for v in ("1e999", str(10**30), "true", '"abc"', "[]", "-1", "1.5")
+    ],
+    *[
+        ("job", f, v)
+        for f in ("started_at", "completed_at", "created_at")
+        for v in ("true", "1e999", str(10**30), "{}", '"not a time"', '"' + "9" * 100 + '"')
+    ],
+    ("job", "name", "123"),
+    ("job", "name", "null"),
+    ("job", "name", '"' + "x" * 50_000 + '"'),
+    ("job", "status", "{}"),
+    ("job", "conclusion", "5"),
+    ("job", "head_sha", "[]"),
+    ("job", "run_attempt", "true"),
+    ("job", "run_attempt", str(2**40)),
+    ("run", "id", "true"),
+    ("run", "id", "1e999"),
+    ("run", "created_at", "true"),
+    ("run", "run_number", "1e999"),
+    ("run", "workflow_id", str(10**30)),
+    ("run", "path", "5"),
+    ("run", "event", "[1]"),
+]
+
+
+def _api_folder(folder: Path, record: str, field: str, value: str) -> int:
+    """The sample run with one job (or the run) carrying `value` as `field`; its job count."""
+    from gharuntime.sources.api_json import read_api_json  # noqa: F401 (the reader under test)
+
+    folder.mkdir(parents=True)
+    jobs = json.loads((API_SAMPLE / "job.json").read_text())
+    run = json.loads((API_SAMPLE / "run.json").read_text())
+    marker = "__HOSTILE__"
+    if record == "job":
+        jobs["jobs"][0][field] = marker
+    else:
+        run[field] = marker
+    (folder / "job.json").write_text(json.dumps(jobs).replace(f'"{marker}"', value))
+    (folder / "run.json").write_text(json.dumps(run).replace(f'"{marker}"', value))
+    return len(jobs["jobs"])
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "value"),
+    BAD_API_VALUES,
+    ids=[f"{r}.{f}={v[:12]}" for r, f, v in BAD_API_VALUES],
+)
+def test_api_json_values_make_a_record_malformed_not_the_build(
+    tmp_path: Path, record: str, field: str, value: str
+) -> None:
+    from gharuntime.sources.api_json import ApiSource, read_api_json
+
+    n_jobs = _api_folder(tmp_path / "src", record, field, value)
+    tables = read_api_json([ApiSource(tmp_path / "src")])
+    counts = tables.problems.counts
+    assert counts.get(f"malformed_{record}_record") == 1, counts
+    assert tables.jobs.height == n_jobs - (record == "job")
+    assert tables.runs.height == (record != "run")
+    if record == "job" and field in ("started_at", "completed_at", "created_at"):
+        assert tables.jobs["started_at"].min() > 10**15  # no 1970 from a bool
+    out = invoke(["build", "--source", "api-json", "src", "--out", "ds"], tmp_path)
+    check(out, (record, field, value))
+
+
+def test_api_json_nested_deeply_is_an_unreadable_file(tmp_path: Path) -> None:
+    from gharuntime.sources.api_json import ApiSource, read_api_json
+
+    _api_folder(tmp_path / "src", "job", "name", '"build"')
+    (tmp_path / "src" / "deep.json").write_text(deep(200_000))
+    tables = read_api_json([ApiSource(tmp_path / "src")])
+    assert tables.problems.counts.get("unreadable_file") == 1 and tables.jobs.height > 0
+
+
+@pytest.mark.parametrize("job_id", ["1", "true", "null", "1.5", "~", "0x1f", "-3"])
+def test_job_ids_yaml_reads_as_other_types_predict(
+    world: dict[str, Any], tmp_path: Path, job_id: str
+) -> None:
+    (tmp_path / "wf.yml").write_text(
+        f"on: push\njobs:\n  {job_id}:\n    runs-on: ubuntu-latest\n    steps: [{{run: x}}]\n"
+        "  other:\n    needs: [" + job_id + "]\n    runs-on: ubuntu-latest\n"
+        "    steps: [{run: y}]\n"
+    )
+    wf = parse_workflow((tmp_path / "wf.yml").read_text(), "wf.yml")
+    assert list(wf.jobs) == [job_id, "other"]
+    out = invoke(["predict", "wf.yml", "--model", str(world["model"]), "--json"], tmp_path)
+    check(out, job_id)
+    assert out.code == 0, out.output[-2000:]
