@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["InputFileError", "open_regular", "read_bytes", "read_json", "read_text"]
+__all__ = ["InputFileError", "open_regular", "parse_json", "read_bytes", "read_json", "read_text"]
 
 
 class InputFileError(OSError, ValueError):
@@ -110,16 +110,20 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def read_json(path: Path, max_bytes: int, *, max_depth: int = 64) -> Any:
-    """A JSON document from `read_text`, refusing NaN and Infinity (not JSON) and nesting deeper
-    than `max_depth`; InputFileError says which."""
-    text = read_text(path, max_bytes)
+def parse_json(text: str, where: object, *, max_depth: int = 64) -> Any:
+    """A JSON document, refusing NaN and Infinity (not JSON) and nesting deeper than
+    `max_depth`; InputFileError says which, naming `where`."""
     try:
         doc = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
-        raise InputFileError(f"{path}: JSON nested too deeply (over {max_depth} levels)") from None
+        raise InputFileError(f"{where}: JSON nested too deeply (over {max_depth} levels)") from None
     except ValueError as exc:
-        raise InputFileError(f"{path}: not JSON: {exc}") from None
+        raise InputFileError(f"{where}: not JSON: {exc}") from None
     if _depth(doc, max_depth):
-        raise InputFileError(f"{path}: JSON nested too deeply (over {max_depth} levels)")
+        raise InputFileError(f"{where}: JSON nested too deeply (over {max_depth} levels)")
     return doc
+
+
+def read_json(path: Path, max_bytes: int, *, max_depth: int = 64) -> Any:
+    """A JSON document from `read_text`, checked by `parse_json`."""
+    return parse_json(read_text(path, max_bytes), path, max_depth=max_depth)

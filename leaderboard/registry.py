@@ -29,7 +29,7 @@ from typing import Any, Final
 import jsonschema
 
 from gharuntime.leaderboard.values import shape_problems, value_problems
-from gharuntime.readfile import InputFileError, read_text
+from gharuntime.readfile import InputFileError, parse_json, read_text
 
 __all__ = [
     "RESULT_VERSION",
@@ -187,14 +187,10 @@ def read_result(path: Path) -> tuple[Entry, str]:
     where = str(path)
     try:
         text = read_text(path, MAX_RESULT_BYTES)
-        doc = json.loads(text, parse_constant=_not_json)
+        doc = parse_json(text, where, max_depth=16)  # a result nests 7 levels deep
     except InputFileError as exc:
-        raise LeaderboardError([str(exc)]) from None
-    except RecursionError:
-        raise LeaderboardError([f"{where}: JSON nested too deeply to be a result"]) from None
-    except ValueError as exc:
         raise LeaderboardError(
-            [f"{where}: not JSON ({exc}); a result is the file `gharuntime eval --out` writes"]
+            [f"{exc}; a result is the file `gharuntime eval --out` writes"]
         ) from None
     problems = value_problems(doc, where) or _check_document(doc, where)
     if not problems:
@@ -207,10 +203,6 @@ def read_result(path: Path) -> tuple[Entry, str]:
 def load_result(path: Path) -> Entry:
     """Read and check one result file; raises LeaderboardError naming the file."""
     return read_result(path)[0]
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _named(entry: Entry, doc: dict[str, Any], where: str) -> Entry:

@@ -524,6 +524,7 @@ def test_fuzz_cli_sweep(world: dict[str, Any], tmp_path_factory: Any, data: Any)
     [
         (BASE["simulate serve"], "--host", "0"),  # bound every interface and served forever
         (BASE["simulate serve"], "--host", ""),  # the same, printing the URL http://:8765
+        (BASE["crawl"], "--out", "x" * 300),  # issue 26's explore run: ENAMETOOLONG traceback
     ],
 )
 def test_sweep_cases_found_by_explore(

@@ -123,6 +123,13 @@ def _time(value: str | None, name: str) -> str | None:
 
 def _check_out(out: Path) -> None:
     """Refuse a folder that is not (yet) a crawl's raw store: never write into someone's data."""
+    try:
+        _check_out_folder(out)
+    except OSError as exc:  # a name the OS refuses (too long, a component not a folder)
+        raise click.BadParameter(f"{out}: {exc.strerror or exc}", param_hint="--out") from None
+
+
+def _check_out_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise click.BadParameter(f"{out} is a file; give a folder", param_hint="--out")
     if not out.is_dir() or not any(out.iterdir()):
