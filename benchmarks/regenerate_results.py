@@ -4,15 +4,22 @@ For each results folder: build its dataset with its documented command, fit and 
 reference method on both configs and both tracks (benchmarks/baselines.py), and write the
 result JSONs plus a summary table (summary.md). reference-real scores the models trained on
 gharuntime-sim-small on the real jobs under ../shared/reference/ (benchmarks/baselines_real.py).
-Each result names its dataset revision, the gharuntime version, the git commit (and whether the
-tree was dirty) and the command that made it.
+gharuntime-real-apache needs its dataset built first from clones of its four sources
+(`benchmarks/real_apache.py`, whose docstring says how); pass that folder as --real-dataset and
+its baselines and transfer tables are rerun here. Each result names its dataset revision, the
+gharuntime version, the git commit and the command that made it.
 
     python benchmarks/regenerate_results.py                      # every committed folder
     python benchmarks/regenerate_results.py --only gharuntime-sim-small   # the CI one (minutes)
+    python benchmarks/regenerate_results.py --real-dataset work/gharuntime-real-apache
 
-Old result files of a folder are removed before its new ones are written, so nothing stale
-survives. tests/test_committed_results.py rebuilds gharuntime-sim-small and fails when the
-committed results no longer match. The last line printed is one JSON object.
+Committed results must be reproducible from a commit: the script refuses a tree with uncommitted
+changes to tracked files (--allow-dirty for a trial run, whose results say git_dirty), and
+stages every folder's results outside the tree, installing them only once all are made, so no
+result is scored on a tree that earlier results already changed. Commit the results afterwards
+(tests/test_committed_results.py checks every committed result's commit is clean and an ancestor
+of HEAD). Old result files of a folder are removed before its new ones are written, so nothing
+stale survives. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ DATASETS: dict[str, list[str]] = {
 CONFIGS = ("temporal", "cross_repo")
 REAL = "reference-real"
 REAL_MODELS_FROM = "gharuntime-sim-small"
+REAL_APACHE = "gharuntime-real-apache"
 COMMITTED = ("gharuntime-sim-small", REAL)
 """The folders committed under leaderboard/results/ that this script owns (the default).
 gharuntime-sim-medium is made on request (`--only gharuntime-sim-medium`: an hour or more on 2
@@ -102,8 +110,11 @@ def regenerate(label: str, work: Path) -> dict[str, Any]:
             ]
         )
     (staged / "summary.md").write_text(_summary(staged, label), encoding="utf-8")
-    _install(staged, RESULTS / label)
-    return {"label": label, "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "label": label,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "_install": (staged, RESULTS / label),
+    }
 
 
 def regenerate_real(work: Path) -> dict[str, Any]:
@@ -122,8 +133,50 @@ def regenerate_real(work: Path) -> dict[str, Any]:
         ]
     )
     (staged / "summary.md").write_text(_summary(staged, REAL), encoding="utf-8")
-    _install(staged, REFERENCE / REAL)
-    return {"label": REAL, "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "label": REAL,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "_install": (staged, REFERENCE / REAL),
+    }
+
+
+def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
+    """The real tables from a built gharuntime-real-apache folder: every baseline on both
+    configs and the transfer tables (trained on gharuntime-sim-small, built here first)."""
+    t0 = time.perf_counter()
+    if not (dataset / "manifest.json").is_file():
+        raise SystemExit(f"--real-dataset {dataset}: not a dataset folder (no manifest.json)")
+    out = work / f"{REAL_APACHE}-work"
+    out.mkdir(parents=True, exist_ok=True)
+    link = out / REAL_APACHE
+    if not link.exists():
+        link.symlink_to(dataset.resolve(), target_is_directory=True)
+    staged = work / "results" / REAL_APACHE
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    run(
+        [
+            *(sys.executable, "benchmarks/real_apache.py", "--out", str(out), "--skip-build"),
+            *("--sim-dataset", str(work / REAL_MODELS_FROM), "--sim-label", REAL_MODELS_FROM),
+            *("--results-dir", str(work / "results"), "--resamples", str(RESAMPLES)),
+        ]
+    )
+    (staged / "summary.md").write_text(_summary(staged, REAL_APACHE), encoding="utf-8")
+    return {
+        "label": REAL_APACHE,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "_install": (staged, RESULTS / REAL_APACHE),
+    }
+
+
+def _dirty() -> bool:
+    status = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return bool(status.strip())
 
 
 def _install(staged: Path, target: Path) -> None:
@@ -137,19 +190,43 @@ def _install(staged: Path, target: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", action="append", choices=[*DATASETS, REAL])
+    parser.add_argument("--only", action="append", choices=[*DATASETS, REAL, REAL_APACHE])
     parser.add_argument("--work", type=Path, help="keep datasets, models and logs here [tmp]")
+    parser.add_argument(
+        "--real-dataset",
+        type=Path,
+        help=f"a built {REAL_APACHE} folder (benchmarks/real_apache.py): regenerate its tables too",
+    )
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="run on a tree with uncommitted changes (a trial: such results must not be committed)",
+    )
     args = parser.parse_args(argv)
-    wanted = args.only or list(COMMITTED)
-    if REAL in wanted and REAL_MODELS_FROM not in wanted:
+    if _dirty() and not args.allow_dirty:
+        raise SystemExit(
+            "the tree has uncommitted changes: committed results must come from a clean commit; "
+            "commit (or stash) first, or pass --allow-dirty for a trial run"
+        )
+    wanted = args.only or [*COMMITTED, *([REAL_APACHE] if args.real_dataset else [])]
+    if REAL_APACHE in wanted and args.real_dataset is None:
+        parser.error(f"{REAL_APACHE} needs --real-dataset (built by benchmarks/real_apache.py)")
+    if (REAL in wanted or REAL_APACHE in wanted) and REAL_MODELS_FROM not in wanted:
         wanted.insert(0, REAL_MODELS_FROM)
     work = args.work or Path(tempfile.mkdtemp(prefix="gharuntime-regen-"))
     done = []
     t0 = time.perf_counter()
     try:
         for label in wanted:
-            done.append(regenerate_real(work) if label == REAL else regenerate(label, work))
+            if label == REAL:
+                done.append(regenerate_real(work))
+            elif label == REAL_APACHE:
+                done.append(regenerate_real_apache(work, args.real_dataset))
+            else:
+                done.append(regenerate(label, work))
             print(f"{done[-1]['label']}: {done[-1]['seconds']} s", file=sys.stderr, flush=True)
+        for item in done:  # only now, so every folder was scored on the same clean tree
+            _install(*item.pop("_install"))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -349,6 +349,7 @@ class DatasetLayout:
     data: str = "data"  # data/<config>/<split>-NNNNN-of-NNNNN.parquet
     figures: str = "figures"  # plots the card embeds
     provenance: str = "provenance.parquet"  # optional: row id -> source, file, commit (1.1.0)
+    croissant: str = "croissant.json"  # Croissant 1.1 metadata; manifest `croissant` names it
 
 
 DATASET_LAYOUT: Final = DatasetLayout()

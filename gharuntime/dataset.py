@@ -25,6 +25,7 @@ from gharuntime.contract import (
     job_table_schema,
     split_file_name,
 )
+from gharuntime.croissant import write_croissant
 from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir
 from gharuntime.readfile import InputFileError, read_json
@@ -119,6 +120,7 @@ def _minimal_card(manifest: Mapping[str, Any]) -> str:
         f"---\n{front}---\n",
         f"# {manifest.get('pretty_name', 'GHARuntime')}\n",
         f"Schema {manifest['schema_version']}, source `{manifest['source'].get('kind')}`.\n",
+        f"Croissant metadata: [{DATASET_LAYOUT.croissant}]({DATASET_LAYOUT.croissant}).\n",
     ]
     return "\n".join(lines)
 
@@ -197,9 +199,17 @@ def write_dataset(
             manifest["split_rules"] = {
                 "cross_repo": {str(k): v for k, v in sorted(cross_repo.items())}
             }
+        manifest["croissant"] = DATASET_LAYOUT.croissant
         manifest["revision"] = dataset_revision(manifest)
+        first: Any = jobs["created_at"].min()
+        last: Any = jobs["created_at"].max()
+        window = (
+            (f"{first:%Y-%m-%dT%H:%M:%SZ}", f"{last:%Y-%m-%dT%H:%M:%SZ}") if jobs.height else None
+        )
         card = render_card(manifest, jobs, tmp) if render_card else _minimal_card(manifest)
         (tmp / DATASET_LAYOUT.card).write_text(card, encoding="utf-8")
+        # after the card: a renderer may add files (provenance.parquet) and their manifest entries
+        write_croissant(tmp, manifest, time_window=window)
         (tmp / DATASET_LAYOUT.manifest).write_text(
             json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8"
         )

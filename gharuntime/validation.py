@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
+from gharuntime.croissant import check_croissant
 from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
 from gharuntime.readfile import InputFileError, read_bytes, read_json
@@ -110,6 +111,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
 
     expected = {c.name: c for c in COLUMNS}
     readable: dict[str, dict[str, Any]] = {}
+    digests: dict[str, str] = {}
     for rel, entry in listed.items():
         if progress:
             progress(rel)
@@ -122,6 +124,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
         except OSError as exc:
             add(rel, f"cannot be read: {exc.strerror or exc}")
             continue
+        digests[rel] = digest
         if digest != entry["sha256"]:
             add(
                 rel,
@@ -150,6 +153,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             readable[rel] = entry
 
     _check_rows(root, readable, manifest, add)
+    check_croissant(root, manifest, digests, add)
     return problems
 
 

@@ -723,6 +723,8 @@ URL_CASES = [
     (["eval", "m.jsonl", "--dataset", "a/b", "--resamples", "3"], {"HF_ENDPOINT": CRED_URL}),
     (["eval", "--gold"], {"HF_ENDPOINT": CRED_URL}),
     (["baseline", "median", "--dataset", "a/b", "--out", "out/x.jsonl"], {"HF_ENDPOINT": CRED_URL}),
+    (["diff", "a/b", "ds"], {"HF_ENDPOINT": CRED_URL}),
+    (["diff", "a/b", "ds", "--endpoint", CRED_URL], {}),
     ([*BASE["crawl"], "--api-url", CRED_URL], {}),
     (BASE["crawl"], {"GITHUB_API_URL": CRED_URL}),
     (
@@ -953,6 +955,7 @@ READ_CASES = {
     "predict workflow": ["predict", "{}", "--model", "m.model"],
     "predict --repo-meta": ["predict", "wf.yml", "--model", "m.model", "--repo-meta", "{}"],
     "predict model.json": ["predict", "wf.yml", "--model", "m.model"],
+    "predict --prices": ["predict", "wf.yml", "--model", "m.model", "--prices", "{}"],
     "eval submission": ["eval", "{}", "--dataset", "ds", "--resamples", "3"],
     "eval --meta": ["eval", "m.jsonl", "--dataset", "ds", "--resamples", "3", "--meta", "{}"],
     "eval --vs": ["eval", "m.jsonl", "--vs", "{}", "--dataset", "ds", "--resamples", "3"],

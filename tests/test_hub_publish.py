@@ -55,6 +55,7 @@ def test_published_revision_downloads_back_byte_for_byte(
     assert got.name == result.commit
     mine = _files(fixture_dataset)
     assert {k: v for k, v in _files(got).items()} == mine
+    assert "croissant.json" in mine  # the Croissant metadata goes up with the data
     # data files went up through LFS basic transfer, each verified
     parquet = [p for p in mine if p.endswith(".parquet")]
     assert hub.traffic.count("PUT", r"^/lfs/[0-9a-f]{64}$") == len(parquet)
@@ -280,3 +281,15 @@ def test_a_file_the_server_keeps_refusing_leaves_no_revision_and_a_rerun_sends_o
     assert rerun_puts == [f"/lfs/{entry['sha256']}"]  # the others were kept from the first try
     got = download("org/bench@v1.0", endpoint=hub.url, cache_dir=tmp_path / "c")
     assert _files(got.root) == _files(fixture_dataset)
+
+
+def test_a_croissant_file_that_no_longer_matches_is_not_published(
+    hub: HubServer, fixture_dataset: Path
+) -> None:
+    path = fixture_dataset / "croissant.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["distribution"][0]["sha256"] = "0" * 64
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(HubError, match=r"croissant\.json describes other data"):
+        publish(fixture_dataset, "org/bench", endpoint=hub.url, token=TOKEN)
+    assert hub.traffic.count("POST", r"/commit/main$") == 0

@@ -194,3 +194,21 @@ def test_training_that_keeps_diverging_stops_with_a_clear_error(tokenizer, examp
     _poison(model, set(range(1000)))
     with pytest.raises(MethodError, match=r"diverged.*non-finite gradient.*lower lr"):
         train(model, examples, tokenizer.pad_token_id, TrainConfig(max_steps=30, warmup_steps=1))
+
+
+def test_checkpoints_print_no_tied_weights_notice(
+    tokenizer, examples, tmp_path: Path, capfd, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    """accelerate warns "Removed shared tensor {'lm_head.weight'}" for every checkpoint of a model
+    with tied embeddings; LASER's output carries none of it (and its own lines stay)."""
+    caplog.set_level("WARNING")
+    model = _model(tokenizer)
+    assert model.config.tie_word_embeddings  # the tie is what triggers the notice
+    result = train(
+        model, examples, tokenizer.pad_token_id,
+        TrainConfig(max_steps=3, batch_size=4, checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1),
+    )  # fmt: skip
+    assert result.steps == 3 and (tmp_path / "ckpt" / "step-3").is_dir()
+    out, err = capfd.readouterr()
+    shown = out + err + caplog.text
+    assert "Removed shared tensor" not in shown, shown

@@ -28,6 +28,7 @@ def test_wheel_holds_only_gharuntime_at_top_level(tmp_path: Path) -> None:
     assert "gharuntime/py.typed" in names
     assert "gharuntime/leaderboard/template.html" in names  # the page's template and the
     assert "gharuntime/leaderboard/result.schema.json" in names  # result schema: package data
+    assert "gharuntime/billing/prices.yml" in names  # predict's price table
 
 
 def test_core_imports_and_runs_without_laser_dependencies(tmp_path: Path) -> None:

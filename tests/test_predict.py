@@ -304,3 +304,170 @@ def test_a_matrix_over_256_jobs_is_refused_naming_the_limit(
     code, out = _predict(str(path), "--model", str(lightgbm_model))
     assert code == 2
     assert "260 jobs, over GitHub's limit of 256" in out
+
+
+THREE_OS = """\
+name: CI
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest, macos-latest]
+    steps:
+      - uses: actions/checkout@v4
+      - run: make test
+  big:
+    runs-on: ubuntu-22.04-16core
+    steps: [{run: make bench}]
+  farm:
+    runs-on: build-farm
+    steps: [{run: make}]
+"""
+
+
+@pytest.fixture()
+def three_os_file(tmp_path: Path) -> Path:
+    path = tmp_path / "ci.yml"
+    path.write_text(THREE_OS)
+    return path
+
+
+RATES = {"linux": 0.006, "windows": 0.010, "macos": 0.062, "linux_16_core": 0.042}
+
+
+def test_each_job_is_billed_whole_minutes_at_its_runners_rate(
+    three_os_file: Path, lightgbm_model: Path
+) -> None:
+    result = _json(three_os_file, lightgbm_model)
+    jobs = {j["name"]: j for j in result["jobs"]}
+    kinds = {name: j["runner_kind"] for name, j in jobs.items()}
+    assert kinds == {
+        "test (ubuntu-latest)": "linux",
+        "test (windows-latest)": "windows",
+        "test (macos-latest)": "macos",
+        "big": "linux_16_core",
+        "farm": None,
+    }
+    for j in jobs.values():
+        if j["runner_kind"] is None:
+            continue
+        minutes = -(-j["duration_s"] // 60)  # rounded up, from the seconds the JSON shows
+        assert j["billed_minutes"] == pytest.approx(minutes, abs=1)
+        assert j["cost_usd"] == pytest.approx(j["billed_minutes"] * RATES[j["runner_kind"]])
+        assert j["billed_minutes_range"] is None and j["cost_usd_range"] is None
+    farm = jobs["farm"]
+    assert farm["billed_minutes"] is None and "`build-farm`" in farm["unpriced"]
+    priced = [j for j in jobs.values() if j["runner_kind"]]
+    assert result["billed_minutes"] == sum(j["billed_minutes"] for j in priced)
+    assert result["cost_usd"] == pytest.approx(sum(j["cost_usd"] for j in priced))
+    assert result["billing"]["repository"] == "private"
+    assert result["billing"]["unpriced_jobs"] == 1
+    assert result["billing"]["prices"]["rates_from"] == "2026-01-01"
+
+
+def test_public_repositories_are_billed_only_for_larger_runners(
+    three_os_file: Path, lightgbm_model: Path, tmp_path: Path
+) -> None:
+    result = _json(three_os_file, lightgbm_model, "--public")
+    big = next(j for j in result["jobs"] if j["name"] == "big")
+    assert result["billing"]["repository"] == "public"
+    assert result["billed_minutes"] == big["billed_minutes"] > 0
+    assert result["cost_usd"] == pytest.approx(big["cost_usd"])
+    # GitHub's repository object says whether it is private when no option does.
+    meta = tmp_path / "repo.json"
+    meta.write_text(json.dumps({"full_name": "o/r", "private": False}))
+    via_meta = _json(three_os_file, lightgbm_model, "--repo-meta", str(meta))
+    assert via_meta["billing"]["repository"] == "public"
+    forced = _json(three_os_file, lightgbm_model, "--repo-meta", str(meta), "--private")
+    assert forced["billing"]["repository"] == "private"
+
+
+def test_a_price_file_sets_rates_and_names_an_organisations_runners(
+    three_os_file: Path, lightgbm_model: Path, tmp_path: Path
+) -> None:
+    prices = tmp_path / "ours.yml"
+    prices.write_text(
+        "rates_from: 2026-07-01\nrates:\n  linux: 0.001\n  self_hosted: 0.01\n"
+        "labels:\n  build-farm: self_hosted\n"
+    )
+    result = _json(three_os_file, lightgbm_model, "--prices", str(prices))
+    jobs = {j["name"]: j for j in result["jobs"]}
+    assert jobs["farm"]["runner_kind"] == "self_hosted"
+    assert jobs["farm"]["cost_usd"] == pytest.approx(jobs["farm"]["billed_minutes"] * 0.01)
+    assert jobs["test (ubuntu-latest)"]["cost_usd"] == pytest.approx(
+        jobs["test (ubuntu-latest)"]["billed_minutes"] * 0.001
+    )
+    assert "no rate for `windows`" in jobs["test (windows-latest)"]["unpriced"]
+    assert result["billing"]["prices"]["file"] == str(prices)
+
+
+def test_the_table_shows_billed_minutes_cost_and_where_the_rates_come_from(
+    three_os_file: Path, lightgbm_model: Path
+) -> None:
+    code, out = _predict(str(three_os_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
+    assert code == 0, out
+    assert "billed" in out and " min" in out and "$" in out
+    assert "each rounded up to the minute; private repository; rates from 2026-01-01" in out
+    assert "1 job(s) not priced" in out and "`build-farm`" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "fix"),
+    [
+        ("rates:\n  linux: -1\n", ":2:", "0 for a runner"),
+        ("rates:\n  linux: 0.006\n  linux_12_core: 0.03\n", ":3:", "linux_16_core"),
+        ("rates: {linux: 0.006\n", ":2:", "fix the YAML"),
+    ],
+)
+def test_a_bad_price_file_is_exit_2_with_its_line_and_fix(
+    three_os_file: Path, lightgbm_model: Path, tmp_path: Path, text: str, where: str, fix: str
+) -> None:
+    prices = tmp_path / "bad-prices.yml"
+    prices.write_text(text)
+    code, out = _predict(
+        str(three_os_file), "--model", str(lightgbm_model), "--prices", str(prices)
+    )
+    assert code == 2, out
+    assert f"bad-prices.yml{where}" in out and fix in out
+    assert "Traceback" not in out
+
+
+def test_a_price_file_path_that_looks_like_markup_is_printed_as_it_is(
+    three_os_file: Path, lightgbm_model: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "d["
+    folder.mkdir()
+    prices = folder / "b].yml"  # the path holds `[/b]`, a closing tag to rich
+    prices.write_text("rates:\n  linux: x\n")
+    code, out = _predict(
+        str(three_os_file), "--model", str(lightgbm_model), "--prices", str(prices)
+    )
+    assert code == 2, out
+    assert f"{prices}:2: the rate of linux is 'x', not a number" in out
+
+
+def test_jobs_whose_runner_cannot_be_known_are_not_priced_and_say_why(
+    flagged_file: Path, lightgbm_model: Path
+) -> None:
+    result = _json(flagged_file, lightgbm_model)
+    jobs = {j["key"]: j for j in result["jobs"]}
+    assert "expression only known at run time" in jobs["build"]["unpriced"]
+    assert "no `runs-on:`" in jobs["shared"]["unpriced"]
+    assert jobs["build"]["cost_usd"] is None and jobs["shared"]["billed_minutes"] is None
+    assert result["billing"]["unpriced_jobs"] == 2
+    assert (
+        result["billed_minutes"]
+        == jobs["plan"]["billed_minutes"] + jobs["deploy"]["billed_minutes"]
+    )
+
+
+def test_the_table_shows_a_jobs_range_once_its_prediction_has_one() -> None:
+    from gharuntime.billing import Bill, JobCost
+    from gharuntime.cli.predict import _cost_cells
+
+    ranged = JobCost("linux", Bill(3, 0.018), Bill(2, 0.012), Bill(5, 0.03))
+    assert _cost_cells(ranged) == ["3 min (2–5)", "$0.018 ($0.012–$0.030)"]
+    assert _cost_cells(JobCost("linux", Bill(3, 0.018))) == ["3 min", "$0.018"]
+    assert _cost_cells(JobCost(None, None, unpriced="why")) == ["-", "not priced"]

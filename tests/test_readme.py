@@ -1,4 +1,4 @@
-"""The README opens with the two commands a new user runs, and CI runs command (b) verbatim."""
+"""The README opens with the two commands a new user runs, and CI runs both verbatim."""
 
 from __future__ import annotations
 
@@ -20,6 +20,15 @@ def test_readme_opens_with_two_one_line_commands() -> None:
     assert "pytest" in commands[1] and "[test" in commands[1]
 
 
-def test_ci_runs_readme_command_b_verbatim() -> None:
+def test_ci_runs_readme_commands_a_and_b_verbatim() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    a, b = _commands()
+    assert a in ci, "command (a) is not a line of .ci/run: copy it from README.md"
+    assert b in ci, "command (b) is not a line of .ci/run: copy it from README.md"
+    assert "gharuntime pipeline" in a and "[laser" in a  # the main job, LASER in it
+
+
+def test_ci_fails_when_command_a_fails_or_its_page_lacks_laser() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert _commands()[1] in ci.splitlines()
+    assert 'wait "$a_pid"' in ci and '[ "$a_rc" -ne 0 ]' in ci
+    assert "| laser |" in ci

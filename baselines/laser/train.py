@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -418,6 +419,31 @@ def _read_losses(accelerator: Any, pending: list[Any], losses: list[float]) -> N
     pending.clear()
 
 
+class _TiedWeightsNotice(logging.Filter):
+    """Drops accelerate's "Removed shared tensor {'lm_head.weight'} while saving" notice.
+
+    LASER's models tie lm_head to the input embeddings on purpose (`tie_word_embeddings`), so
+    safetensors stores the shared tensor once and the tie is restored on load: the notice is
+    true of every checkpoint and would print once per checkpoint, burying our progress lines.
+    Any other warning of that logger still passes.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)  # accelerate prefixes "[RANK N] "
+        return not ("Removed shared tensor" in message and "while saving" in message)
+
+
+@contextmanager
+def _without_tied_weights_notice() -> Iterator[None]:
+    logger = logging.getLogger("accelerate.utils.other")
+    notice = _TiedWeightsNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
+
+
 def _checkpoint(accelerator: Any, folder: Path, step: int, fingerprint: str) -> None:
     """Save the training state as folder/step-N (temp name, then rename) and point latest.json
     at it; older checkpoints are removed once the new one is in place."""
@@ -427,7 +453,8 @@ def _checkpoint(accelerator: Any, folder: Path, step: int, fingerprint: str) -> 
         folder.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
     accelerator.wait_for_everyone()
-    accelerator.save_state(str(tmp))
+    with _without_tied_weights_notice():
+        accelerator.save_state(str(tmp))
     accelerator.wait_for_everyone()
     if not accelerator.is_main_process:
         return

@@ -36,6 +36,7 @@ from gharuntime.builder.workflows_at import (
 )
 from gharuntime.contract import COLUMNS
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
+from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Problems, Progress, SourceError
 from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
@@ -427,6 +428,7 @@ def build_from_api_json(
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     workers: int = 1,
     description: str | None = None,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Build from folders or git repositories of job/run API JSON, with the workflow YAML read
     from the `yaml_git` histories at each run's head_sha.
@@ -492,6 +494,7 @@ def build_from_api_json(
         rows_per_file=rows_per_file,
         cross_repo={rid: split for rid, split in fixed.values()} or None,
         render=_render_with_provenance(provenance),
+        previous=previous,
     )
 
 

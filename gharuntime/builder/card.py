@@ -15,6 +15,7 @@ import yaml
 
 from gharuntime.builder.filters import FILTERS, MAX_DURATION_S
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
+from gharuntime.croissant import bibtex, release_licence
 from gharuntime.dataset import card_front_matter
 from gharuntime.splits import assign_splits
 
@@ -241,11 +242,9 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         front["source_datasets"] = ["original"]
         front["tags"] = [*front["tags"], "synthetic"]
         front["pretty_name"] = "GHARuntime (synthetic)"
-        front["license"] = "apache-2.0"
     else:
         front["source_datasets"] = ["original"]
-    if source.get("licence"):
-        front["license"] = source["licence"]
+    front["license"] = release_licence(manifest)
     limitations = []
     if source.get("synthetic"):
         limitations.append(
@@ -296,6 +295,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "limitations": "\n".join(limitations),
         "identity_note": _identity_note(jobs),
         "ghalogs_citation": ghalogs_citation,
+        "citation": bibtex(manifest),
         "max_duration_days": f"{MAX_DURATION_S / 86400:.0f}",
     }
     return Template(load_template()).substitute(values)

@@ -24,6 +24,7 @@ from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
 from gharuntime.rawstore import connect_state
+from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Progress
 from gharuntime.sources.raw import count_records
 
@@ -221,6 +222,7 @@ def build_from_simulated(
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
     workers: int = 1,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Crawl the simulated GitHub into `raw`, then build the dataset at `out` from it."""
     result, info = crawl_simulated(raw, seed=seed, scale=scale, logs=logs, progress=progress)
@@ -230,7 +232,13 @@ def build_from_simulated(
     # (seed, scale) and the record count do not, so only they describe the store.
     info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
     built = build_from_raw(
-        [raw], out, conclusions=conclusions, source=info, progress=progress, workers=workers
+        [raw],
+        out,
+        conclusions=conclusions,
+        source=info,
+        progress=progress,
+        workers=workers,
+        previous=previous,
     )
     built.notes.extend(notes)
     return built
@@ -245,6 +253,7 @@ def build_from_crawl(
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
     workers: int = 1,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Crawl GitHub (or any API at the client's URL) into `raw`, then build from it."""
     result = _crawl(raw, opts, client, _events(progress, "crawling GitHub"))
@@ -256,5 +265,11 @@ def build_from_crawl(
         "crawl_failures": len(result.failures),
     }
     return build_from_raw(
-        [raw], out, conclusions=conclusions, source=source, progress=progress, workers=workers
+        [raw],
+        out,
+        conclusions=conclusions,
+        source=source,
+        progress=progress,
+        workers=workers,
+        previous=previous,
     )

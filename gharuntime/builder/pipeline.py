@@ -24,11 +24,19 @@ from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.history import history_durations
 from gharuntime.rawstore import RawStoreError, listed_shards
+from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
 from gharuntime.sources._columns import Problems, Progress, SourceError
 from gharuntime.sources.ghalogs import read_ghalogs
 from gharuntime.sources.raw import read_raw_stores
 
-__all__ = ["BuildError", "BuildResult", "build_from_ghalogs", "build_from_raw", "finish_build"]
+__all__ = [
+    "BuildError",
+    "BuildResult",
+    "build_from_ghalogs",
+    "build_from_raw",
+    "finish_build",
+    "with_previous_release",
+]
 
 _LAYOUT = RawStoreLayout()
 
@@ -100,6 +108,30 @@ def _store_provenance(root: Path) -> dict[str, Any]:
     }
 
 
+CardRender = Callable[[Mapping[str, Any], pl.DataFrame, Path], str]
+
+PREVIOUS_HEADING = "\n## How to cite"
+
+
+def with_previous_release(render: CardRender, previous: DatasetSide) -> CardRender:
+    """`render`, with the card's section on what changed since `previous` (`gharuntime diff`'s
+    Markdown) put before "How to cite". It runs on the new folder's files before the folder is
+    renamed into place, so a release never exists without it."""
+
+    def card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
+        text = render(manifest, jobs, folder)
+        new = DatasetSide("this release", folder, manifest)
+        section = (
+            "\n## Changes since the previous release\n\n"
+            f"Compared with `{previous.label}` by `gharuntime diff` at build time.\n\n"
+            + render_markdown(diff_datasets(previous, new), heading="###")
+        )
+        at = text.find(PREVIOUS_HEADING)
+        return text + section if at < 0 else text[:at] + "\n" + section + text[at:]
+
+    return card
+
+
 def finish_build(
     candidates: pl.DataFrame,
     out: Path,
@@ -113,10 +145,12 @@ def finish_build(
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     cross_repo: Mapping[int, str] | None = None,
     render: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
 
-    `cross_repo` fixes some repositories' cross_repo split; `render` replaces render_card.
+    `cross_repo` fixes some repositories' cross_repo split; `render` replaces render_card;
+    `previous` (an earlier release) adds what changed since it to the card and the manifest.
 
     Pass `candidates` without keeping a reference of your own: at millions of rows the build
     frees each stage's frame as soon as the next one exists."""
@@ -156,6 +190,14 @@ def finish_build(
         "job_keys": job_keys,
         "problems": problems.as_dict(),
     }
+    card = render or render_card
+    if previous is not None:
+        card = with_previous_release(card, previous)
+        params["previous"] = {
+            "dataset": previous.label,
+            "revision": previous.manifest.get("revision"),
+            "schema_version": previous.manifest.get("schema_version"),
+        }
     _note(progress, "writing the dataset")
     final = [rows.select([c.name for c in COLUMNS])]
     del rows
@@ -166,7 +208,7 @@ def finish_build(
             source=source,
             build=params,
             filters=filter_counts,
-            render_card=render or render_card,
+            render_card=card,
             rows_per_file=rows_per_file,
             cross_repo=cross_repo,
         )
@@ -184,6 +226,7 @@ def build_from_raw(
     progress: Progress | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     workers: int = 1,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Build from one or more raw stores (crawl shards or `simulate dump`), read together.
 
@@ -225,6 +268,7 @@ def build_from_raw(
         build={"records": records, "fetch_errors": fetch_errors},
         progress=progress,
         rows_per_file=rows_per_file,
+        previous=previous,
     )
 
 
@@ -236,6 +280,7 @@ def build_from_ghalogs(
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional logs)."""
     try:
@@ -253,4 +298,5 @@ def build_from_ghalogs(
         build={"records": info.get("runs_read", 0)},
         progress=progress,
         rows_per_file=rows_per_file,
+        previous=previous,
     )

@@ -20,6 +20,7 @@ from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.release_diff import DatasetSide
 from gharuntime.sim.world import SCALES
 
 __all__ = ["build_command"]
@@ -167,6 +168,13 @@ def _summary(result: BuildResult, seconds: float) -> None:
     show_default="the CPU count, at most 4",
     help="Processes that parse workflow YAML (the slowest part of a large build).",
 )
+@click.option(
+    "--previous",
+    metavar="OLD",
+    default=None,
+    help="The previous release (a dataset folder or ORG/NAME[@REVISION]): the card gets a "
+    "section on what changed since it, as `gharuntime diff OLD NEW` prints it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
 def build_command(
     paths: tuple[Path, ...],
@@ -192,6 +200,7 @@ def build_command(
     api_url: str,
     max_retries: int,
     workers: int,
+    previous: str | None,
     as_json: bool,
 ) -> None:
     """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
@@ -218,6 +227,7 @@ def build_command(
       gharuntime build --source ghalogs ./ghalogs --logs ./ghalogs/logs --out ./ghalogs-dataset
       gharuntime build --source api-json ozone-build-results.git --yaml-git ozone.git --out ./o
       GITHUB_TOKEN=... gharuntime build --source github --repos repos.txt --out ./gharuntime-gh
+      gharuntime build --raw ./crawl-2026 --previous gharuntime/GHARuntime@v1.0 --out ./v2
     \b
     Exit codes: 0 built; 1 built, but some input records could not be read (see the summary);
     2 bad usage or a source that cannot be built.
@@ -260,6 +270,15 @@ def build_command(
             "dataset there would be replaced, anything else is never touched)",
             param_hint="--out",
         )
+    before = None
+    if previous is not None:
+        from gharuntime.cli.diff import open_side
+        from gharuntime.dataset import DatasetError
+
+        try:
+            before = open_side(previous)
+        except DatasetError as exc:
+            raise click.BadParameter(str(exc), param_hint="--previous") from None
     started = time.monotonic()
     try:
         with Progress(
@@ -291,6 +310,7 @@ def build_command(
                     conclusions=keep,
                     progress=report,
                     workers=workers,
+                    previous=before,
                 )
             elif kind == "github":
                 result = _build_github(
@@ -309,6 +329,7 @@ def build_command(
                     api_url=api_url,
                     max_retries=max_retries,
                     workers=workers,
+                    previous=before,
                 )
             else:
                 result = _build_local(
@@ -322,6 +343,7 @@ def build_command(
                     workers=workers,
                     yaml_git=yaml_git,
                     cross_repo=fixed,
+                    previous=before,
                 )
     except (BuildError, CrawlDirError) as exc:
         err_console.print(styled(("build failed", "red"), f": {exc}"))
@@ -359,6 +381,7 @@ def _build_local(
     workers: int,
     yaml_git: tuple[Path, ...] = (),
     cross_repo: dict[str, str] | None = None,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     if kind == "api-json":
         from gharuntime.builder.api_build import build_from_api_json
@@ -372,13 +395,25 @@ def _build_local(
             progress=report,
             rows_per_file=rows_per_file,
             workers=workers,
+            previous=previous,
         )
     if kind == "ghalogs":
         return build_from_ghalogs(
-            roots[0], out, logs=logs, conclusions=keep, progress=report, rows_per_file=rows_per_file
+            roots[0],
+            out,
+            logs=logs,
+            conclusions=keep,
+            progress=report,
+            rows_per_file=rows_per_file,
+            previous=previous,
         )
     return build_from_raw(
-        roots, out, conclusions=keep, progress=report, rows_per_file=rows_per_file
+        roots,
+        out,
+        conclusions=keep,
+        progress=report,
+        rows_per_file=rows_per_file,
+        previous=previous,
     )
 
 
@@ -399,6 +434,7 @@ def _build_github(
     api_url: str,
     max_retries: int,
     workers: int,
+    previous: DatasetSide | None = None,
 ) -> BuildResult:
     """Crawl with the crawler's own option handling (tokens, dates), then build."""
     from gharuntime.builder.crawled import build_from_crawl
@@ -428,5 +464,12 @@ def _build_github(
     policy = RetryPolicy(max_retries=max_retries)
     client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())
     return build_from_crawl(
-        out, raw, opts, client, conclusions=keep, progress=report, workers=workers
+        out,
+        raw,
+        opts,
+        client,
+        conclusions=keep,
+        progress=report,
+        workers=workers,
+        previous=previous,
     )

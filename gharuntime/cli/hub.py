@@ -12,10 +12,11 @@ from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
 from gharuntime.hub.spec import endpoint_problem
 
-__all__ = ["download_command", "publish_command"]
+__all__ = ["check_endpoint", "download_command", "publish_command"]
 
 
-def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def check_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The --endpoint callback of every Hub command: no credentials, http(s) only."""
     problem = endpoint_problem(value.rstrip("/")) if value else None
     if problem:
         from_env = ctx.get_parameter_source("endpoint") == click.core.ParameterSource.ENVIRONMENT
@@ -27,7 +28,7 @@ _ENDPOINT = click.option(
     "--endpoint",
     envvar="HF_ENDPOINT",
     metavar="URL",
-    callback=_endpoint,
+    callback=check_endpoint,
     help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co]; an http(s) "
     "URL without user or password (the token comes from $HF_TOKEN or `hf auth login`).",
 )
@@ -44,8 +45,8 @@ def publish_command(
 ) -> None:
     """Publish a dataset folder to the Hugging Face Hub as one commit, and tag it.
 
-    The folder is validated first (an invalid one is refused). Data, manifest, card and figures
-    go up in a single commit on main; publishing an unchanged folder uploads nothing new. The
+    The folder is validated first (an invalid one is refused). Data, manifest, card,
+    croissant.json and figures go up in a single commit on main; publishing an unchanged folder uploads nothing new. The
     token comes from $HF_TOKEN or `hf auth login` and is never printed.
 
     \b

@@ -7,6 +7,7 @@ import click
 from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
+from gharuntime.cli.diff import diff_command
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.laser import laser_group
@@ -51,6 +52,7 @@ cli.add_command(crawl_command)
 cli.add_command(simulate_command)
 cli.add_command(publish_command)
 cli.add_command(download_command)
+cli.add_command(diff_command)
 cli.add_command(laser_group)
 
 

@@ -20,6 +20,15 @@ from gharuntime.baselines.predict import (
     predict_workflow,
     repo_meta_from_json,
 )
+from gharuntime.billing import (
+    JobCost,
+    JobTime,
+    PriceError,
+    WorkflowCost,
+    default_prices,
+    load_prices,
+    price_jobs,
+)
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.readfile import InputFileError, read_json, read_text
@@ -51,7 +60,28 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _table(result: WorkflowPrediction) -> Table:
+def _usd(value: float) -> str:
+    return f"${value:.3f}" if value < 100 else f"${value:,.2f}"
+
+
+def _cost_cells(j: JobCost) -> list[str]:
+    if j.point is None:
+        return ["-", "not priced"]
+    if j.low is None or j.high is None:
+        return [f"{j.point.billed_minutes} min", _usd(j.point.cost_usd)]
+    return [
+        f"{j.point.billed_minutes} min ({j.low.billed_minutes}–{j.high.billed_minutes})",
+        f"{_usd(j.point.cost_usd)} ({_usd(j.low.cost_usd)}–{_usd(j.high.cost_usd)})",
+    ]
+
+
+def _job_times(result: WorkflowPrediction) -> list[JobTime]:
+    """What billing sees of each job: its runner labels and predicted run time. Once predict
+    has a per-job P10–P90 (duration), pass it as low_s/high_s and the ranges fill in."""
+    return [JobTime(j.runner_labels, j.predicted.get("duration_s", 0.0)) for j in result.jobs]
+
+
+def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
     targets = list(result.jobs[0].predicted) if result.jobs else ["duration_s"]
     title = f"{result.path} — {result.model.get('method')} ({result.model.get('track')} track)"
     table = Table(title=title, title_justify="left")
@@ -60,13 +90,16 @@ def _table(result: WorkflowPrediction) -> Table:
     labels = {"duration_s": "duration", "queue_s": "queue", "log_bytes": "log size"}
     for t in targets:
         table.add_column(labels.get(t, t), justify="right")
+    table.add_column("billed", justify="right")
+    table.add_column("cost", justify="right")
     flagged = any(j.flags for j in result.jobs)
     if flagged:
         table.add_column("cannot know")
-    for j in result.jobs:
+    for j, c in zip(result.jobs, cost.jobs, strict=True):
         cells = [
             _bytes(j.predicted[t]) if t == "log_bytes" else _human(j.predicted[t]) for t in targets
         ]
+        cells.extend(_cost_cells(c))
         if flagged:
             cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
@@ -114,6 +147,21 @@ _FLAG_WORDS = {
     type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
     help="When the run is queued, UTC [default: now]; fixes the output for a given time.",
 )
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A price table in the format of the shipped one (gharuntime/billing/prices.yml): "
+    "negotiated rates, your self-hosted runners' cost per minute, your runner labels' kinds "
+    "[default: GitHub's published rates, dated in the file].",
+)
+@click.option(
+    "--public/--private",
+    "public",
+    default=None,
+    help="The repository's visibility: standard GitHub-hosted runners are free in a public one "
+    "[default: `private` from --repo-meta, else private].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
 def predict_command(
     workflow: Path,
@@ -125,6 +173,8 @@ def predict_command(
     event: str,
     default_branch: bool,
     at: datetime | None,
+    prices_file: Path | None,
+    public: bool | None,
     as_json: bool,
 ) -> None:
     """Predict how long each job of a workflow file will run, with a saved model.
@@ -140,11 +190,22 @@ def predict_command(
     name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
     over GitHub's limit of 256 jobs is refused (exit 2).
 
+    Cost: each job's predicted run time in billed minutes (rounded up per job, as GitHub bills)
+    and USD at its runner's rate, summed over the jobs (billing is per job, not along the
+    critical path); --public bills nothing for standard hosted runners (larger runners are
+    billed anyway). Runner labels map to a kind: GitHub's hosted labels, `self-hosted`, and
+    larger-runner names with their OS and cores (`ubuntu-22.04-16core`); any other label is
+    not priced, and says so, until a --prices file names its kind under `labels:`. The kinds
+    are GitHub's billing SKUs (linux, windows_8_core, macos_xl, ...), linux_arm, windows_arm
+    and self_hosted: the keys of `rates:` in the shipped gharuntime/billing/prices.yml.
+
     \b
-    Exit codes: 0 ok, 2 a file that is not a workflow, or a bad model or option.
+    Exit codes: 0 ok, 2 a file that is not a workflow, a bad price file, a bad model or option.
     Example:
       gharuntime baseline lightgbm --dataset out/dataset --out runs/lgb.jsonl --model-out models/lgb
       gharuntime predict .github/workflows/ci.yml --model models/lgb --language Python --stars 120
+      gharuntime predict .github/workflows/ci.yml --model models/lgb --public --json
+      gharuntime predict ci.yml --model models/lgb --prices our-rates.yml   # a copy of prices.yml
     """
     meta = RepoMeta(event=event, default_branch=default_branch)
     if repo_meta is not None:
@@ -153,6 +214,8 @@ def predict_command(
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
+            if public is None and isinstance(data.get("private"), bool):
+                public = not data["private"]
         except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
             _fail(f"{repo_meta}: not usable repository metadata: {exc}")
         except RecursionError:
@@ -160,6 +223,10 @@ def predict_command(
     meta = repo_meta_from_json(
         {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
     )
+    try:
+        prices = load_prices(prices_file) if prices_file is not None else default_prices()
+    except PriceError as exc:
+        _fail(str(exc))
     try:
         text = read_text(workflow, MAX_YAML_BYTES)
     except InputFileError as exc:
@@ -189,10 +256,15 @@ def predict_command(
         _fail(f"{exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` and `jobs:`")
     except MethodError as exc:
         _fail(str(exc))
+    cost = price_jobs(_job_times(result), prices, public=bool(public))
     if as_json:
-        out_console.print_json(json.dumps(result.to_json()))
+        doc = result.to_json()
+        for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
+            job.update(job_cost.to_json())
+        doc.update(cost.to_json())
+        out_console.print_json(json.dumps(doc))
         return
-    out_console.print(_table(result))
+    out_console.print(_table(result, cost))
     out_console.print(
         f"{len(result.jobs)} job(s); sum of job time {_human(result.total_job_s)}, "
         f"critical path through needs {_human(result.critical_path_s)}",
@@ -208,3 +280,33 @@ def predict_command(
         )
     for flag, n in flagged.items():
         out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
+    _print_cost(cost)
+
+
+def _print_cost(cost: WorkflowCost) -> None:
+    """The run's bill, where its rates come from, and which jobs it leaves out and why."""
+    total, span = cost.total, cost.total_range
+    where = "public repository: standard runners free" if cost.public else "private repository"
+    spread = (
+        f" ({span[0].billed_minutes}–{span[1].billed_minutes} min, "
+        f"{_usd(span[0].cost_usd)}–{_usd(span[1].cost_usd)})"
+        if span
+        else ""
+    )
+    p = cost.prices
+    dated = f"rates from {p.rates_from}" if p.rates_from else "undated rates"
+    read = f", read {p.read_on}" if p.read_on else ""
+    out_console.print(
+        f"billed {total.billed_minutes} min, {_usd(total.cost_usd)}{spread} for the run: the sum "
+        f"over jobs, each rounded up to the minute; {where}; {dated}{read} ({p.path})",
+        highlight=False,
+        markup=False,
+    )
+    reasons: dict[str, int] = {}
+    for j in cost.jobs:
+        if j.unpriced:
+            reasons[j.unpriced] = reasons.get(j.unpriced, 0) + 1
+    for reason, n in reasons.items():
+        out_console.print(
+            f"{n} job(s) not priced, left out of the bill: {reason}", highlight=False, markup=False
+        )

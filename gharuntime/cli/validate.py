@@ -27,7 +27,9 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
     Checks the manifest (schema version, every file present, sha256 and row counts), the dataset
     card's front matter, each Parquet file's columns and types, that ids are unique, that required
     values are present, and that splits are disjoint: no run in two temporal splits, no
-    repository in two cross_repo splits. Every problem is reported with its file and row.
+    repository in two cross_repo splits, and that croissant.json (the Croissant metadata) still
+    describes the data: every Parquet file with its sha256, the contract's fields and types.
+    Every problem is reported with its file and row.
 
     A Hub id (ORG/NAME[@REVISION]) is downloaded first and checked against its manifest.
 

@@ -1,0 +1,416 @@
+"""What changed between two releases of the dataset: contract and schema, rows per config and
+split, repositories added and removed, jobs per repository, the targets' distributions with a
+drift figure each, and the filter counts. Researchers cite one release and need to know what the
+next one changed; `gharuntime diff` prints this and `build --previous` puts it into the card.
+
+Two datasets of different contract major versions are compared as far as both hold the same
+things (manifest counts, columns both have), and the result says so in its notes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
+from gharuntime.dataset import DatasetError, manifest_files, read_manifest
+from gharuntime.parquet import parquet_schema, read_parquet
+
+__all__ = [
+    "DatasetSide",
+    "diff_datasets",
+    "ks_statistic",
+    "render_markdown",
+    "side_from_folder",
+]
+
+HOUR_S = 3600.0
+_SHOWN = 20  # rows of a long table the Markdown shows (the JSON holds all)
+
+
+@dataclass(frozen=True)
+class DatasetSide:
+    """One dataset of the comparison: how the user named it, its folder and its manifest."""
+
+    label: str
+    root: Path
+    manifest: Mapping[str, Any]
+
+
+def side_from_folder(root: Path, label: str | None = None) -> DatasetSide:
+    """A dataset folder as one side; DatasetError when it is not a dataset."""
+    return DatasetSide(label or str(root), root, read_manifest(root))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else empty: a hand-edited manifest compares, never crashes."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _major(version: str) -> str:
+    return version.split(".")[0]
+
+
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Two-sample Kolmogorov-Smirnov statistic: the largest gap between the two empirical
+    cumulative distributions (0 the same, 1 disjoint); None when either side is empty."""
+    if a.size == 0 or b.size == 0:
+        return None
+    a, b = np.sort(a), np.sort(b)
+    points = np.concatenate([a, b])
+    gap = np.abs(
+        np.searchsorted(a, points, side="right") / a.size
+        - np.searchsorted(b, points, side="right") / b.size
+    )
+    return float(gap.max())
+
+
+def _files(side: DatasetSide) -> list[dict[str, Any]]:
+    return manifest_files(side.manifest, side.root)
+
+
+def _rows_config(side: DatasetSide) -> str | None:
+    """The config whose splits together hold every row (each config holds them all)."""
+    configs = [f["config"] for f in _files(side)]
+    for config in CONFIGS:
+        if config in configs:
+            return config
+    return configs[0] if configs else None
+
+
+def _schema(side: DatasetSide) -> dict[str, str]:
+    for entry in _files(side):
+        path = side.root / entry["path"]
+        try:
+            return {k: str(v) for k, v in parquet_schema(path).items()}
+        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+            raise DatasetError(
+                f"{path}: cannot read its schema ({str(exc).splitlines()[0][:200]}); run "
+                "`gharuntime validate` on the folder"
+            ) from None
+    return {}
+
+
+def _rows(side: DatasetSide, columns: list[str]) -> pl.DataFrame:
+    config = _rows_config(side)
+    paths = [side.root / f["path"] for f in _files(side) if f["config"] == config]
+    if not paths or not columns:
+        return pl.DataFrame()
+    try:
+        return pl.concat([read_parquet(p, columns=columns) for p in paths], how="vertical")
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise DatasetError(
+            f"{side.label}: cannot read its {config} files ({str(exc).splitlines()[0][:200]}); "
+            "run `gharuntime validate` on it"
+        ) from None
+
+
+def _change(old: Any, new: Any) -> int | None:
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (old, new)):
+        return None
+    return int(new) - int(old)
+
+
+def _split_order(split: str) -> tuple[int, str]:
+    return (SPLITS.index(split) if split in SPLITS else len(SPLITS), split)
+
+
+def _splits(old: DatasetSide, new: DatasetSide) -> list[dict[str, Any]]:
+    a = _mapping(old.manifest.get("splits"))
+    b = _mapping(new.manifest.get("splits"))
+    out = []
+    order = list(CONFIGS)
+    for config in sorted({*a, *b}, key=lambda c: (order.index(c) if c in order else len(order), c)):
+        ca, cb = _mapping(a.get(config)), _mapping(b.get(config))
+        for split in sorted({*ca, *cb}, key=_split_order):
+            o, n = ca.get(split), cb.get(split)
+            out.append(
+                {"config": config, "split": split, "old": o, "new": n, "change": _change(o, n)}
+            )
+    return out
+
+
+def _target_stats(values: np.ndarray, seconds: bool) -> dict[str, Any]:
+    if values.size == 0:
+        return {"n": 0, "median": None, "p90": None, "mean": None, "share_over_hour": None}
+    return {
+        "n": int(values.size),
+        "median": float(np.quantile(values, 0.5)),
+        "p90": float(np.quantile(values, 0.9)),
+        "mean": float(values.mean()),
+        "share_over_hour": float((values > HOUR_S).mean()) if seconds else None,
+    }
+
+
+def _repositories(a: pl.DataFrame, b: pl.DataFrame, notes: list[str]) -> dict[str, Any]:
+    key = next((k for k in ("repo_id", "repo") if k in a.columns and k in b.columns), None)
+    if key is None:
+        notes.append("Repositories not compared: the two datasets share no repository column.")
+        return {}
+
+    def per_repo(frame: pl.DataFrame) -> dict[Any, tuple[str, int]]:
+        name = "repo" if "repo" in frame.columns else key
+        grouped = frame.group_by(key).agg(pl.col(name).last().alias("name"), pl.len())
+        return {r[0]: (str(r[1]), int(r[2])) for r in grouped.iter_rows()}
+
+    old, new = per_repo(a), per_repo(b)
+
+    def entry(k: Any, name: str, jobs: int) -> dict[str, Any]:
+        return {"repo_id" if key == "repo_id" else "repo_key": k, "repo": name, "jobs": jobs}
+
+    added = sorted((entry(k, *new[k]) for k in new.keys() - old.keys()), key=lambda e: e["repo"])
+    removed = sorted((entry(k, *old[k]) for k in old.keys() - new.keys()), key=lambda e: e["repo"])
+    both: list[dict[str, Any]] = [
+        {"repo": new[k][0], "old": old[k][1], "new": new[k][1], "change": new[k][1] - old[k][1]}
+        for k in old.keys() & new.keys()
+    ]
+    both.sort(key=lambda e: (-abs(e["change"]), e["repo"]))
+    return {
+        "key": key,
+        "old": len(old),
+        "new": len(new),
+        "added": added,
+        "removed": removed,
+        "jobs": both,
+    }
+
+
+def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
+    """The changes from `old` to `new` as a JSON-ready dict (see the module docstring)."""
+    notes: list[str] = []
+    va = str(old.manifest.get("schema_version", "") or "unknown")
+    vb = str(new.manifest.get("schema_version", "") or "unknown")
+    compatible = _major(va) == _major(vb)
+    if not compatible:
+        notes.append(
+            f"Different data contract major versions ({va} and {vb}): columns, splits or their "
+            "meaning may differ, so only what both datasets hold is compared (manifest counts, "
+            "the columns both have). This gharuntime reads contract "
+            f"{SCHEMA_VERSION}."
+        )
+    sa, sb = _schema(old), _schema(new)
+    columns = {
+        "added": [c for c in sb if c not in sa],
+        "removed": [c for c in sa if c not in sb],
+        "retyped": [
+            {"column": c, "old": sa[c], "new": sb[c]} for c in sa if c in sb and sa[c] != sb[c]
+        ],
+    }
+    wanted = [c for c in ("repo_id", "repo", *TARGETS) if c in sa and c in sb]
+    for c in TARGETS:
+        if c not in wanted:
+            notes.append(f"Target {c} not compared: only one of the datasets has it.")
+    numeric = [c for c in TARGETS if c in wanted]
+    a = _rows(old, wanted)
+    b = _rows(new, wanted)
+    targets = []
+    for c in numeric:
+        if c not in a.columns or c not in b.columns:
+            continue
+        try:
+            xa = a[c].drop_nulls().cast(pl.Float64).to_numpy()
+            xb = b[c].drop_nulls().cast(pl.Float64).to_numpy()
+        except pl.exceptions.PolarsError:
+            notes.append(f"Target {c} not compared: it is not numeric in both datasets.")
+            continue
+        seconds = c.endswith("_s")
+        targets.append(
+            {
+                "target": c,
+                "old": _target_stats(xa, seconds),
+                "new": _target_stats(xb, seconds),
+                "drift_ks": ks_statistic(xa, xb),
+            }
+        )
+    fa = _mapping(old.manifest.get("filters"))
+    fb = _mapping(new.manifest.get("filters"))
+    filters = [
+        {"filter": k, "old": fa.get(k), "new": fb.get(k), "change": _change(fa.get(k), fb.get(k))}
+        for k in [*fa, *(k for k in fb if k not in fa)]
+    ]
+    for config in sorted({f["config"] for f in _files(old)} ^ {f["config"] for f in _files(new)}):
+        notes.append(f"Config {config} is in only one of the datasets.")
+
+    def about(side: DatasetSide, version: str) -> dict[str, Any]:
+        source = _mapping(side.manifest.get("source"))
+        return {
+            "dataset": side.label,
+            "schema_version": version,
+            "revision": side.manifest.get("revision"),
+            "gharuntime_version": side.manifest.get("gharuntime_version"),
+            "source_kind": source.get("kind"),
+            "synthetic": bool(source.get("synthetic")),
+            "rows": side.manifest.get("rows"),
+        }
+
+    return {
+        "old": about(old, va),
+        "new": about(new, vb),
+        "same_contract_major": compatible,
+        "same_revision": old.manifest.get("revision") == new.manifest.get("revision"),
+        "notes": notes,
+        "columns": columns,
+        "splits": _splits(old, new),
+        "repositories": _repositories(a, b, notes),
+        "targets": targets,
+        "filters": filters,
+    }
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join("-" if x is None else str(x) for x in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _num(x: Any, pct: bool = False) -> str | None:
+    if x is None:
+        return None
+    if pct:
+        return f"{100 * x:.1f}%"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)[:100]
+    if isinstance(x, int):
+        return f"{x:,}"
+    return f"{x:,.1f}"
+
+
+def _signed(x: int | None) -> str | None:
+    return None if x is None else f"{x:+,}"
+
+
+def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
+    """The diff as Markdown (the CLI's default output and the card's section)."""
+    o, n = diff["old"], diff["new"]
+    sub = heading + "#"
+    lines = [
+        f"{heading} Changes from {o['dataset']} to {n['dataset']}",
+        "",
+        _table(
+            ("", "old", "new"),
+            [
+                ("data contract", o["schema_version"], n["schema_version"]),
+                ("dataset revision", str(o["revision"])[:12], str(n["revision"])[:12]),
+                ("gharuntime", o["gharuntime_version"], n["gharuntime_version"]),
+                ("source", o["source_kind"], n["source_kind"]),
+                ("synthetic", o["synthetic"], n["synthetic"]),
+                ("jobs", _num(o["rows"]), _num(n["rows"])),
+            ],
+        ),
+        "",
+    ]
+    if diff["same_revision"]:
+        lines += ["The two datasets have the same revision: the same rows in the same files.", ""]
+    lines += [f"- {note}" for note in diff["notes"]]
+    if diff["notes"]:
+        lines.append("")
+    cols = diff["columns"]
+    lines += [f"{sub} Columns", ""]
+    if cols["added"] or cols["removed"] or cols["retyped"]:
+        lines += [f"- added: {', '.join(f'`{c}`' for c in cols['added'])}"] if cols["added"] else []
+        lines += (
+            [f"- removed: {', '.join(f'`{c}`' for c in cols['removed'])}"]
+            if cols["removed"]
+            else []
+        )
+        lines += [f"- `{r['column']}`: {r['old']} → {r['new']}" for r in cols["retyped"]]
+    else:
+        lines.append("Same columns with the same types.")
+    lines += [
+        "",
+        f"{sub} Rows per config and split",
+        "",
+        _table(
+            ("config", "split", "old", "new", "change"),
+            [
+                (s["config"], s["split"], _num(s["old"]), _num(s["new"]), _signed(s["change"]))
+                for s in diff["splits"]
+            ],
+        ),
+        "",
+    ]
+    repos = diff["repositories"]
+    if repos:
+        lines += [
+            f"{sub} Repositories",
+            "",
+            f"{repos['old']:,} → {repos['new']:,} repositories: {len(repos['added']):,} added, "
+            f"{len(repos['removed']):,} removed.",
+            "",
+        ]
+        for what in ("added", "removed"):
+            items = repos[what]
+            if items:
+                shown = ", ".join(f"`{r['repo']}` ({r['jobs']:,} jobs)" for r in items[:_SHOWN])
+                more = f", and {len(items) - _SHOWN:,} more" if len(items) > _SHOWN else ""
+                lines += [f"- {what}: {shown}{more}", ""]
+        changed = [r for r in repos["jobs"] if r["change"]]
+        lines += [
+            f"Jobs per repository: {len(changed):,} of the {len(repos['jobs']):,} repositories "
+            "in both changed"
+            + (f"; the {min(_SHOWN, len(changed))} largest changes:" if changed else "."),
+            "",
+        ]
+        if changed:
+            lines += [
+                _table(
+                    ("repository", "old", "new", "change"),
+                    [
+                        (f"`{r['repo']}`", _num(r["old"]), _num(r["new"]), _signed(r["change"]))
+                        for r in changed[:_SHOWN]
+                    ],
+                ),
+                "",
+            ]
+    if diff["targets"]:
+        lines += [
+            f"{sub} Targets",
+            "",
+            "Drift is the two-sample Kolmogorov-Smirnov statistic: the largest gap between the "
+            "two cumulative distributions (0 the same, 1 disjoint).",
+            "",
+            _table(
+                (
+                    "target",
+                    "median old",
+                    "median new",
+                    "p90 old",
+                    "p90 new",
+                    "over 1 h old",
+                    "over 1 h new",
+                    "drift",
+                ),
+                [
+                    (
+                        f"`{t['target']}`",
+                        _num(t["old"]["median"]),
+                        _num(t["new"]["median"]),
+                        _num(t["old"]["p90"]),
+                        _num(t["new"]["p90"]),
+                        _num(t["old"]["share_over_hour"], pct=True),
+                        _num(t["new"]["share_over_hour"], pct=True),
+                        None if t["drift_ks"] is None else f"{t['drift_ks']:.3f}",
+                    )
+                    for t in diff["targets"]
+                ],
+            ),
+            "",
+        ]
+    if diff["filters"]:
+        lines += [
+            f"{sub} Filters (rows removed)",
+            "",
+            _table(
+                ("filter", "old", "new", "change"),
+                [
+                    (f"`{f['filter']}`", _num(f["old"]), _num(f["new"]), _signed(f["change"]))
+                    for f in diff["filters"]
+                ],
+            ),
+            "",
+        ]
+    return "\n".join(lines).rstrip() + "\n"
