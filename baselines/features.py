@@ -30,6 +30,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from gharuntime.contract import HISTORY_COLUMN
+from gharuntime.parquet import read_parquet
 from gharuntime.workflow import JobSpec, Workflow, WorkflowError, expand_matrix, parse_workflow
 
 __all__ = [
@@ -598,5 +599,5 @@ class TargetEncoder:
     @classmethod
     def load(cls, folder: Path, files: list[str]) -> TargetEncoder:
         enc = cls()
-        enc.tables = [pl.read_parquet(folder / f) for f in files]
+        enc.tables = [read_parquet(folder / f) for f in files]
         return enc

@@ -17,12 +17,16 @@ from typing import Any
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.paths import make_temp_dir
+from gharuntime.readfile import InputFileError, read_json
 from gharuntime.version import __version__
 
 __all__ = ["IMPORTANCES_FILE", "MODEL_FILE", "MODEL_FORMAT", "load_model", "save_model"]
 
 MODEL_FORMAT = "gharuntime-model/1"
 MODEL_FILE = "model.json"
+MAX_MODEL_JSON_BYTES = (
+    256 * 2**20
+)  # metadata and small tables; a fitted model's files sit beside it
 IMPORTANCES_FILE = "importances.json"
 
 
@@ -74,17 +78,15 @@ def save_model(method: Method, folder: Path, provenance: dict[str, Any]) -> dict
 def load_model(folder: Path) -> tuple[Method, dict[str, Any]]:
     """The fitted method saved in `folder`, and its metadata."""
     path = folder / MODEL_FILE
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
+    if not os.path.lexists(path):
         raise MethodError(
             f"{folder}: not a model folder (no {MODEL_FILE}); "
             "train one with `gharuntime baseline NAME --model-out DIR`"
-        ) from exc
-    except (OSError, ValueError) as exc:
-        raise MethodError(f"{path}: unreadable model metadata: {exc}") from exc
-    except RecursionError:
-        raise MethodError(f"{path}: unreadable model metadata: nested too deeply") from None
+        )
+    try:
+        meta = read_json(path, MAX_MODEL_JSON_BYTES)
+    except InputFileError as exc:
+        raise MethodError(f"unreadable model metadata: {exc}") from None
     if not isinstance(meta, dict):
         raise MethodError(f"{path}: not a {MODEL_FORMAT} model (not a JSON object)")
     if meta.get("format") != MODEL_FORMAT:

@@ -17,6 +17,7 @@ import polars as pl
 
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import HISTORY_COLUMN, PRIMARY_TARGET
+from gharuntime.parquet import read_parquet
 
 __all__ = ["GROUP_LEVELS", "GroupMedian", "LastRun", "Median"]
 
@@ -108,9 +109,7 @@ class GroupMedian(Method):
         if [tuple(x) for x in state["levels"]] != list(GROUP_LEVELS):
             raise MethodError(f"{folder}: saved with other group levels {state['levels']}")
         m.global_medians = {k: float(v) for k, v in state["global_medians"].items()}
-        m.tables = [
-            pl.read_parquet(folder / f"groups-{i}.parquet") for i in range(len(GROUP_LEVELS))
-        ]
+        m.tables = [read_parquet(folder / f"groups-{i}.parquet") for i in range(len(GROUP_LEVELS))]
         return m
 
 

@@ -26,7 +26,9 @@ import polars as pl
 
 from gharuntime.baselines.method import Method
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
+from gharuntime.readfile import InputFileError, read_text
 from gharuntime.workflow import (
+    MAX_YAML_BYTES,
     ExpandedJob,
     Workflow,
     WorkflowError,
@@ -183,8 +185,8 @@ def _local_resolver(workflow_path: Path | None) -> Any:
             return None
         path = root / uses[2:].split("@", 1)[0]
         try:
-            return parse_workflow(path.read_text(encoding="utf-8"), str(path))
-        except (OSError, UnicodeDecodeError, WorkflowError):
+            return parse_workflow(read_text(path, MAX_YAML_BYTES), str(path))
+        except (InputFileError, WorkflowError):
             return None
 
     return resolve

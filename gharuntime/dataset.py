@@ -26,7 +26,9 @@ from gharuntime.contract import (
     split_file_name,
 )
 from gharuntime.croissant import write_croissant
+from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir
+from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits
 from gharuntime.validation import Problem, validate_folder
@@ -45,6 +47,8 @@ __all__ = [
     "validate",
     "write_dataset",
 ]
+
+MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest lists files; a million entries fit
 
 DEFAULT_ROWS_PER_FILE = 250_000
 
@@ -239,14 +243,12 @@ def _replace_dir(new: Path, out: Path) -> None:
 def read_manifest(root: Path) -> dict[str, Any]:
     """The manifest of a dataset folder."""
     path = root / DATASET_LAYOUT.manifest
+    if not os.path.lexists(path):
+        raise DatasetError(f"{root}: not a dataset folder (no {DATASET_LAYOUT.manifest})")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise DatasetError(f"{root}: not a dataset folder (no {DATASET_LAYOUT.manifest})") from exc
-    except (ValueError, OSError) as exc:
-        raise DatasetError(f"{path}: unreadable manifest: {exc}") from exc
-    except RecursionError:
-        raise DatasetError(f"{path}: unreadable manifest: nested too deeply") from None
+        data = read_json(path, MAX_MANIFEST_BYTES)
+    except InputFileError as exc:
+        raise DatasetError(f"unreadable manifest: {exc}") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: manifest is not a JSON object")
     manifest_files(data, root)  # raises DatasetError naming the first bad entry
@@ -300,7 +302,7 @@ def load(
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
     try:
-        return pl.read_parquet(paths, columns=columns)
+        return read_parquet(paths, columns=columns)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise DatasetError(
             f"{root}: cannot read the {config}/{split} files: {str(exc).splitlines()[0][:300]}; "

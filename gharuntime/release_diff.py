@@ -18,6 +18,7 @@ import polars as pl
 
 from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
 from gharuntime.dataset import DatasetError, manifest_files, read_manifest
+from gharuntime.parquet import parquet_schema, read_parquet
 
 __all__ = [
     "DatasetSide",
@@ -85,7 +86,7 @@ def _schema(side: DatasetSide) -> dict[str, str]:
     for entry in _files(side):
         path = side.root / entry["path"]
         try:
-            return {k: str(v) for k, v in pl.read_parquet_schema(path).items()}
+            return {k: str(v) for k, v in parquet_schema(path).items()}
         except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
             raise DatasetError(
                 f"{path}: cannot read its schema ({str(exc).splitlines()[0][:200]}); run "
@@ -100,7 +101,7 @@ def _rows(side: DatasetSide, columns: list[str]) -> pl.DataFrame:
     if not paths or not columns:
         return pl.DataFrame()
     try:
-        return pl.concat([pl.read_parquet(p, columns=columns) for p in paths], how="vertical")
+        return pl.concat([read_parquet(p, columns=columns) for p in paths], how="vertical")
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         raise DatasetError(
             f"{side.label}: cannot read its {config} files ({str(exc).splitlines()[0][:200]}); "

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from gharuntime.readfile import open_regular, read_json
+
 __all__ = ["REVISION_RULE", "dataset_revision", "revision_content", "sha256_file"]
 
 REVISION_RULE: Final = (
@@ -33,7 +35,7 @@ _MANIFEST: Final = "manifest.json"
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in blocks."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -63,7 +65,7 @@ def dataset_revision(source: Mapping[str, Any] | Path | str) -> str:
     Only content counts: see the module docstring. A folder's files are not re-hashed here
     (`gharuntime validate` checks them against the manifest)."""
     if isinstance(source, (str, Path)):
-        manifest = json.loads((Path(source) / _MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_json(Path(source) / _MANIFEST, 64 * 2**20)
     else:
         manifest = source
     text = json.dumps(revision_content(manifest), sort_keys=True, separators=(",", ":"))

@@ -3,7 +3,7 @@ with the file (and row) at fault, rather than stopping at the first."""
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +15,9 @@ import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
 from gharuntime.croissant import check_croissant
+from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
+from gharuntime.readfile import InputFileError, read_bytes, read_json
 from gharuntime.revision import dataset_revision, sha256_file
 
 __all__ = ["Problem", "validate_folder"]
@@ -45,7 +47,9 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
         return [Problem(str(root), "not a folder")]
     manifest_path = root / DATASET_LAYOUT.manifest
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if not os.path.lexists(manifest_path):
+            raise FileNotFoundError(manifest_path)
+        manifest = read_json(manifest_path, 64 * 2**20)
         if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
             raise ValueError("expected an object with a 'files' list")
     except FileNotFoundError:
@@ -128,7 +132,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
             )
         try:
             meta = pq.read_metadata(path)
-            schema = pl.read_parquet_schema(path)
+            schema = parquet_schema(path)
         except Exception as exc:  # pyarrow raises several unrelated types for a bad file
             add(rel, f"not a readable Parquet file: {exc}")
             continue
@@ -158,7 +162,11 @@ def _check_card(root: Path, manifest: dict[str, Any], add: Callable[[str, str], 
     if not card.is_file():
         add(DATASET_LAYOUT.card, "missing; the dataset card is required")
         return
-    text = card.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = read_bytes(card, 16 * 2**20).decode("utf-8", errors="replace")
+    except InputFileError as exc:
+        add(DATASET_LAYOUT.card, f"unreadable: {exc}")
+        return
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         add(DATASET_LAYOUT.card, "no YAML front matter (a Hugging Face card starts with ---)")
         return
@@ -187,7 +195,7 @@ def _check_rows(
         for rel, entry in sorted(files.items()):
             if entry["config"] != config:
                 continue
-            frame = pl.read_parquet(
+            frame = read_parquet(
                 root / rel,
                 columns=[
                     "id",

@@ -182,6 +182,17 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def _key_of(node: yaml.Node) -> Any:
+    """The key a mapping's key node became in the constructed data: YAML reads a plain `1`,
+    `true`, `null` or `1.5` as a number, a bool or None, not as the text of the job id."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag == "tag:yaml.org,2002:str":
+        return node.value
+    try:
+        return yaml.safe_load(node.value)
+    except yaml.YAMLError:
+        return node.value
+
+
 def parse_workflow(text: str, path: str | None = None) -> Workflow:
     """Parse workflow YAML; raises WorkflowError (with the line) when it is not a workflow, or
     when it is larger than MAX_YAML_BYTES, nests deeper than MAX_YAML_DEPTH or expands (through
@@ -237,8 +248,8 @@ def parse_workflow(text: str, path: str | None = None) -> Workflow:
     lines = text.splitlines()
     jobs: dict[str, JobSpec] = {}
     for key_node, value_node in jobs_node.value:
-        key = str(key_node.value)
-        raw = data["jobs"][key]
+        key = str(key_node.value)  # the id as written: `1`, `true`, `null` or `1.5` too
+        raw = data["jobs"].get(_key_of(key_node))
         line = key_node.start_mark.line + 1
         if not isinstance(raw, dict):
             raise WorkflowError(f"job {key!r} must be a mapping", line, path)

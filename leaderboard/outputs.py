@@ -34,6 +34,13 @@ def build_leaderboard(results: Path, out: Path) -> Leaderboard:
     if out.exists() and not out.is_dir():
         raise LeaderboardError([f"{out}: not a folder; --out takes the folder to write into"])
     md_path, page_path = out / "README.md", out / "index.html"
+    blocked = [
+        f"{path}: exists and is not a regular file; remove it or give another --out"
+        for path in (md_path, page_path)
+        if (path.exists() or path.is_symlink()) and not path.is_file()
+    ]
+    if blocked:  # checked before either is written: all or nothing
+        raise LeaderboardError(blocked)
     write_atomic(md_path, markdown)
     write_atomic(page_path, page)
     return Leaderboard(md_path, page_path, views)

@@ -28,6 +28,9 @@ from typing import Any, Final
 
 import jsonschema
 
+from gharuntime.leaderboard.values import shape_problems, value_problems
+from gharuntime.readfile import InputFileError, parse_json, read_text
+
 __all__ = [
     "RESULT_VERSION",
     "Entry",
@@ -36,6 +39,7 @@ __all__ = [
     "add_result",
     "check_tables",
     "load_result",
+    "read_result",
     "scan",
     "table_name",
     "write_atomic",
@@ -44,7 +48,10 @@ __all__ = [
 RESULT_VERSION: Final = 2
 """The result version the leaderboard reads (`gharuntime.eval.RESULT_VERSION`)."""
 
-_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$")
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,79}", re.ASCII)  # fullmatch only
+
+MAX_RESULT_BYTES: Final = 64 * 2**20
+"""A result of 1,000 resamples and a 500-record sample is about 150 kB."""
 
 
 class LeaderboardError(Exception):
@@ -173,27 +180,36 @@ def _check_document(doc: Any, where: str) -> list[str]:
     return problems
 
 
-def load_result(path: Path) -> Entry:
-    """Read and check one result file; raises LeaderboardError naming the file."""
+def read_result(path: Path) -> tuple[Entry, str]:
+    """Read and check one result file: (the entry, the text read). Raises LeaderboardError
+    naming the file. The file is read once, capped, and only if it is a regular file; every
+    number and string it holds is checked (`values`) before anything reads it as a result."""
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LeaderboardError([f"{where}: cannot read: {exc}"]) from exc
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
+        text = read_text(path, MAX_RESULT_BYTES)
+        doc = parse_json(text, where, max_depth=16)  # a result nests 7 levels deep
+    except InputFileError as exc:
         raise LeaderboardError(
-            [f"{where}: not JSON ({exc}); a result is the file `gharuntime eval --out` writes"]
-        ) from exc
-    problems = _check_document(doc, where)
+            [f"{exc}; a result is the file `gharuntime eval --out` writes"]
+        ) from None
+    problems = value_problems(doc, where) or _check_document(doc, where)
+    if not problems:
+        problems = shape_problems(doc, where)
     if problems:
         raise LeaderboardError(problems)
-    entry = Entry(path, doc)
-    if not _NAME.match(entry.dataset):
+    return _named(Entry(path, doc), doc, where), text
+
+
+def load_result(path: Path) -> Entry:
+    """Read and check one result file; raises LeaderboardError naming the file."""
+    return read_result(path)[0]
+
+
+def _named(entry: Entry, doc: dict[str, Any], where: str) -> Entry:
+    if not _NAME.fullmatch(entry.dataset):
         raise LeaderboardError([f"{where}: dataset name {entry.dataset!r} cannot name a folder"])
     if "trained_on" in doc:
-        if not _NAME.match(entry.trained_on):
+        if not _NAME.fullmatch(entry.trained_on):
             raise LeaderboardError(
                 [f"{where}: trained_on name {entry.trained_on!r} cannot name a result file"]
             )
@@ -336,7 +352,7 @@ def add_result(
     result that cannot be compared with the table's others (another dataset revision, other
     records or resamples, another training revision or split in a transfer table), and one
     whose file name a result of another table already holds."""
-    entry = load_result(result)
+    entry, text = read_result(result)
     where = str(result)
     if entry.partial and not allow_partial:
         missing = entry.result["submission"]["missing"]
@@ -349,10 +365,21 @@ def add_result(
     target = results / entry.canonical
     others: list[Entry] = []
     folder = results / entry.dataset
+    if (target.exists() or target.is_symlink()) and not target.is_file():
+        raise LeaderboardError(
+            [f"{where}: its place {target} exists and is not a regular file; nothing replaced"]
+        )
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             other = load_result(path)
-        except LeaderboardError:
+        except LeaderboardError as exc:
+            if path.name == target.name and not replace:
+                raise LeaderboardError(
+                    [
+                        f"{where}: its place {target} holds a result that cannot be read "
+                        f"({exc.problems[0]}); pass --replace to replace it"
+                    ]
+                ) from None
             continue  # `gharuntime leaderboard` reports it; it does not block filing
         if other.key != entry.key:
             if path.name == target.name:
@@ -377,5 +404,5 @@ def add_result(
         _, problems = check_tables([*others[:1], entry])
         if problems:
             raise LeaderboardError(problems)
-    write_atomic(target, result.read_text(encoding="utf-8"))  # the bytes eval wrote
+    write_atomic(target, text)  # the text eval wrote, as it was read and checked
     return target

@@ -93,9 +93,14 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
     return (
         f"transfer: every method was trained on {what + ' ' if what else ''}{trained_on} "
         f"(its {t['config']} {t['split']} split, {t['rows']:,} records{of}, revision "
-        f"`{str(t['revision'])[:16]}`), scored on {scored} {dataset} (its {d['config']} "
+        f"`{_plain(str(t['revision'])[:16])}`), scored on {scored} {dataset} (its {d['config']} "
         f"{d['split']} split)"
     )
+
+
+def _plain(text: str) -> str:
+    """Text safe inside a Markdown code span: no backtick to end it, no break to split it."""
+    return "".join("'" if ch == "`" else " " if ord(ch) < 0x20 else ch for ch in text)
 
 
 def fmt_metric(metric: str, value: float | None) -> str:

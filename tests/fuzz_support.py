@@ -44,12 +44,14 @@ class Outcome:
     exception: BaseException | None
 
 
-def invoke(args: Sequence[str], cwd: Path) -> Outcome:
-    """Run the CLI in this process (fast), in `cwd`, with the fuzzing environment."""
+def invoke(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
+    """Run the CLI in this process (fast), in `cwd`, with the fuzzing environment (and `env`)."""
     old = Path.cwd()
     os.chdir(cwd)
     try:
-        result = CliRunner().invoke(cli, list(args), env=ENV, catch_exceptions=True)
+        result = CliRunner().invoke(
+            cli, list(args), env={**ENV, **(env or {})}, catch_exceptions=True
+        )
     finally:
         os.chdir(old)
     exc = result.exception

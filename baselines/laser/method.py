@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
+from gharuntime.baselines.laser.params import check_params
 from gharuntime.baselines.laser.processes import Group
 from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, serialize_batch
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
@@ -81,6 +82,7 @@ class Laser(Method):
                 f"known: {', '.join(sorted(self.defaults))}"
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
+        check_params(self.params)  # every value typed and bounded before any work
         super().__init__(track, seed=seed)
         self.codec: Codec = self._codec()
         self.model: Any = None

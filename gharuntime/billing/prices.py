@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from gharuntime.billing.runners import KINDS
+from gharuntime.readfile import InputFileError, read_bytes
 
 __all__ = [
     "MAX_PRICE_FILE_BYTES",
@@ -216,11 +217,10 @@ def parse_prices(text: str, path: str) -> PriceTable:
 def load_prices(path: Path) -> PriceTable:
     """Read and check a price file; raises PriceError (with the line where known)."""
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_PRICE_FILE_BYTES + 1)
-    except OSError as exc:
+        raw = read_bytes(path, MAX_PRICE_FILE_BYTES + 1)  # a regular file only: no FIFO hangs
+    except InputFileError as exc:
         raise PriceError(
-            f"cannot read: {exc.strerror or exc}", str(path), None, "give a readable price file"
+            f"cannot read: {exc}", str(path), None, "give a readable price file"
         ) from None
     if len(raw) > MAX_PRICE_FILE_BYTES:
         raise PriceError(

@@ -14,7 +14,7 @@ from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import err_console, spinner, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
@@ -35,6 +35,28 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
         except ValueError:
             out[key] = raw
     return out
+
+
+def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -> None:
+    """A folder a method writes into (LASER's checkpoint_dir) never lies in an input dataset
+    folder (or holds it), nor in the model folder, which is replaced whole when written."""
+    for key, value in params.items():
+        if not key.endswith("_dir") or not isinstance(value, str) or not value:
+            continue
+        folder = Path(value)
+        if (dataset / "manifest.json").is_file() and (
+            is_within(folder, dataset) or is_within(dataset, folder)
+        ):
+            raise click.BadParameter(
+                f"{key}={value} overlaps the dataset folder {dataset}; write it elsewhere",
+                param_hint="--param",
+            )
+        if is_within(folder, model_dir):
+            raise click.BadParameter(
+                f"{key}={value} is inside the model folder {model_dir}, which is replaced when "
+                "the model is written; write it elsewhere",
+                param_hint="--param",
+            )
 
 
 @click.command("baseline")
@@ -143,10 +165,12 @@ def baseline_command(
         )
     if model_dir.exists() and not model_dir.is_dir():
         raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
+    parsed = _params(params)
+    _check_output_dirs(parsed, given, model_dir)
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
-            err_console.status(f"{name} on {track} track…") if primary else nullcontext()
+            spinner(err_console, f"{name} on {track} track…") if primary else nullcontext()
         ) as status:
 
             def report(msg: str) -> None:
@@ -163,23 +187,29 @@ def baseline_command(
                 model_dir=model_dir,
                 split=split,
                 seed=seed,
-                params=_params(params),
+                params=parsed,
                 progress=report,
             )
     except (MethodError, DatasetError) as exc:
         finish(wait=False)
-        err_console.print(f"[red]error[/red]: {exc}")
+        err_console.print(styled(("error", "red"), f": {exc}"))
         sys.exit(2)
     except OSError as exc:
         finish(wait=False)
         err_console.print(
-            f"[red]error[/red]: {exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
+            styled(
+                ("error", "red"),
+                f": {exc.filename or out}: {exc.strerror or exc}; nothing was replaced",
+            )
         )
         sys.exit(2)
     finish()  # under `accelerate launch`: every process waits here until rank 0 has written
     if not result.written:
         return
     err_console.print(
-        f"[green]wrote[/green] {result.rows} predictions to {out} (+ {meta_path(out).name}); "
-        f"model in {model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s"
+        styled(
+            ("wrote", "green"),
+            f" {result.rows} predictions to {out} (+ {meta_path(out).name}); model in "
+            f"{model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s",
+        )
     )

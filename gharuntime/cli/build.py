@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TimeElapsedColumn
 from rich.table import Table
 
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.cli.crawl_options import crawl_selection_options
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.release_diff import DatasetSide
@@ -73,7 +73,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
         err_console.print("job keys: " + ", ".join(f"{k} {v:,}" for k, v in keys.items()))
     counts = result.problems.counts
     if counts:
-        err_console.print("[yellow]input problems[/yellow] (details in manifest.json):")
+        err_console.print(styled(("input problems", "yellow"), " (details in manifest.json):"))
         for kind, n in sorted(counts.items()):
             example = (result.problems.examples.get(kind) or [""])[0]
             err_console.print(f"  {kind}: {n:,}" + (f"  e.g. {example}" if example else ""))
@@ -282,9 +282,9 @@ def build_command(
     started = time.monotonic()
     try:
         with Progress(
-            TextColumn("{task.description}"),
+            plain_column(),
             BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
+            plain_column("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
             console=err_console,
             transient=True,
@@ -346,18 +346,21 @@ def build_command(
                     previous=before,
                 )
     except (BuildError, CrawlDirError) as exc:
-        err_console.print(f"[red]build failed[/red]: {exc}")
+        err_console.print(styled(("build failed", "red"), f": {exc}"))
         err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
         sys.exit(2)
     _summary(result, time.monotonic() - started)
     for note in result.notes:
-        err_console.print(f"[yellow]note[/yellow]: {note}")
+        err_console.print(styled(("note", "yellow"), f": {note}"))
     if as_json:
         out_console.print_json(json.dumps(_plain(result.manifest)))
     if result.lost_input:
         err_console.print(
-            f"[yellow]warning[/yellow]: {result.lost_input:,} input record(s) could not be read or "
-            "placed; the dataset lacks them (exit code 1)"
+            styled(
+                ("warning", "yellow"),
+                f": {result.lost_input:,} input record(s) could not be read or placed; the "
+                "dataset lacks them (exit code 1)",
+            )
         )
         sys.exit(1)
 
@@ -453,8 +456,10 @@ def _build_github(
     tokens = load_tokens(token_file)
     if not tokens:
         err_console.print(
-            "[yellow]no token[/yellow]: unauthenticated requests get 60 an hour; pass "
-            "--token-file or set GITHUB_TOKEN"
+            styled(
+                ("no token", "yellow"),
+                ": unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN",
+            )
         )
     policy = RetryPolicy(max_retries=max_retries)
     client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from gharuntime.cli.crawl_options import crawl_selection_options
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import FiniteFloatRange, Text, check_text, read_text_file
 from gharuntime.crawler.client import (
     BadCredentials,
@@ -123,6 +123,13 @@ def _time(value: str | None, name: str) -> str | None:
 
 def _check_out(out: Path) -> None:
     """Refuse a folder that is not (yet) a crawl's raw store: never write into someone's data."""
+    try:
+        _check_out_folder(out)
+    except OSError as exc:  # a name the OS refuses (too long, a component not a folder)
+        raise click.BadParameter(f"{out}: {exc.strerror or exc}", param_hint="--out") from None
+
+
+def _check_out_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise click.BadParameter(f"{out} is a file; give a folder", param_hint="--out")
     if not out.is_dir() or not any(out.iterdir()):
@@ -158,12 +165,12 @@ class _Display:
         self.stats = stats
         self.quota = quota
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            plain_column(style="bold"),
             BarColumn(),
-            TextColumn("{task.fields[repos]}"),
+            plain_column("{task.fields[repos]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[line]}"),
+            plain_column("{task.fields[line]}"),
             console=err_console,
             transient=False,
         )
@@ -183,16 +190,23 @@ class _Display:
         elif event.kind == "repository" and d.get("state") == "done":
             self.progress.advance(self.task)
         elif event.kind == "repository" and d.get("state") == "renamed":
-            err_console.print(f"[yellow]renamed[/yellow] {d['name']} -> {d['to']} (followed)")
+            err_console.print(
+                styled(("renamed", "yellow"), f" {d['name']} -> {d['to']} (followed)")
+            )
         elif event.kind == "problem":
-            err_console.print(f"[red]problem[/red] {d['what']} {d['where']}: {d['message']}")
+            err_console.print(
+                styled(("problem", "red"), f" {d['what']} {d['where']}: {d['message']}")
+            )
         elif event.kind == "wait":
             if d["seconds"] >= 5:
                 until = time.strftime("%H:%M:%S", time.localtime(time.time() + d["seconds"]))
                 err_console.print(
-                    f"[yellow]waiting[/yellow] {d['seconds']:.0f} s (until {until}): {d['reason']}"
+                    styled(
+                        ("waiting", "yellow"),
+                        f" {d['seconds']:.0f} s (until {until}): {d['reason']}",
+                    )
                 )
-            self.waiting = f" [yellow]waiting {d['seconds']:.0f}s: {d['reason']}[/yellow]"
+            self.waiting = f"  waiting {d['seconds']:.0f}s: {d['reason']}"
             self._refresh(force=True)
             return
         self._refresh()
@@ -376,7 +390,10 @@ def crawl_command(
     tokens = load_tokens(token_file)
     if not tokens:
         err_console.print(
-            "[yellow]no token[/yellow]: unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN"
+            styled(
+                ("no token", "yellow"),
+                ": unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN",
+            )
         )
     stats = CrawlStats()
     policy = RetryPolicy(
@@ -395,18 +412,23 @@ def crawl_command(
             result = crawl(out, opts, client, on_event=display)
             display.refresh()
     except BadCredentials as exc:
-        err_console.print(f"[red]error[/red]: {client.scrub(str(exc))}")
+        err_console.print(styled(("error", "red"), f": {client.scrub(str(exc))}"))
         sys.exit(2)
     except RequestFailed as exc:
         hint = " Is --api-url right, and is the server up?" if exc.reason == "connection" else ""
         err_console.print(
-            f"[red]error[/red]: {client.scrub(str(exc))} ({client.scrub(client.url(exc.where))}).{hint}\n"
-            "Rerun the same command to continue."
+            styled(
+                ("error", "red"),
+                f": {client.scrub(str(exc))} ({client.scrub(client.url(exc.where))}).{hint}\n"
+                "Rerun the same command to continue.",
+            )
         )
         sys.exit(1)
     except CrawlError as exc:
         err_console.print(
-            f"[red]error[/red]: {client.scrub(str(exc))}\nRerun the same command to continue."
+            styled(
+                ("error", "red"), f": {client.scrub(str(exc))}\nRerun the same command to continue."
+            )
         )
         sys.exit(1)
     except KeyboardInterrupt:
@@ -436,4 +458,4 @@ def crawl_command(
             "missing repositories are not retried."
         )
         sys.exit(1)
-    err_console.print(f"[green]done[/green]: raw store {out}")
+    err_console.print(styled(("done", "green"), f": raw store {out}"))

@@ -6,9 +6,9 @@ import json
 import sys
 
 import click
-from rich.markup import escape
 
-from gharuntime.cli.output import err_console
+from gharuntime.cli.hub import check_endpoint
+from gharuntime.cli.output import err_console, spinner, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
@@ -36,7 +36,9 @@ def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
     "--endpoint",
     envvar="HF_ENDPOINT",
     metavar="URL",
-    help="The Hub for ORG/NAME ids [default: $HF_ENDPOINT, else https://huggingface.co].",
+    callback=check_endpoint,
+    help="The Hub for ORG/NAME ids [default: $HF_ENDPOINT, else https://huggingface.co]; an "
+    "http(s) URL without user or password.",
 )
 def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> None:
     """Say what changed between two releases of the dataset, OLD and NEW.
@@ -58,15 +60,15 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
       gharuntime diff ./release-2025 ./release-2026 --json > changes.json
     """
     try:
-        with err_console.status("reading the two datasets…"):
+        with spinner(err_console, "reading the two datasets…"):
             sides = [open_side(spec, endpoint=endpoint) for spec in (old, new)]
             diff = diff_datasets(*sides)
     except DatasetError as exc:
-        err_console.print(f"[red]diff failed[/red]: {escape(str(exc))}", highlight=False)
+        err_console.print(styled(("diff failed", "red"), f": {exc}"))
         sys.exit(2)
     if as_json:
         click.echo(json.dumps(diff, indent=2, ensure_ascii=False))
     else:
         click.echo(render_markdown(diff), nl=False)
     for note in diff["notes"]:
-        err_console.print(f"note: {note}", markup=False)
+        err_console.print(f"note: {note}")

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskID, TimeRemainingColumn
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
@@ -36,9 +36,9 @@ def _progress() -> Iterator[Any]:
         yield None
         return
     bars = Progress(
-        TextColumn("{task.description}"),
+        plain_column(),
         BarColumn(),
-        TextColumn("{task.percentage:>3.0f}%"),
+        plain_column("{task.percentage:>3.0f}%"),
         TimeRemainingColumn(),
         console=err_console,
         transient=True,
@@ -62,15 +62,16 @@ def _print_problems(problems: ProblemLog, as_json: bool) -> None:
     for p in sorted(problems.kept, key=lambda p: (p.line is not None, p.line or 0)):
         shown[p.kind] = shown.get(p.kind, 0) + 1
         if shown[p.kind] <= _SHOW_PER_KIND:
-            err_console.print(f"[red]{p.kind}[/red] {p}", markup=True, highlight=False)
+            err_console.print(styled((p.kind, "red"), f" {p}"))
     for kind, count in problems.counts.items():
         if count > _SHOW_PER_KIND:
             err_console.print(f"… and {count - _SHOW_PER_KIND:,} more {kind} problem(s)")
     summary = ", ".join(f"{n:,} {k}" for k, n in problems.counts.items())
     err_console.print(
-        f"[bold red]invalid submission[/bold red]: {problems.total:,} problem(s) ({summary}); "
-        "no result written",
-        markup=True,
+        styled(
+            ("invalid submission", "bold red"),
+            f": {problems.total:,} problem(s) ({summary}); no result written",
+        )
     )
 
 
@@ -302,7 +303,7 @@ def eval_command(
                     command=_command(),
                 )
     except DatasetError as exc:
-        err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)
+        err_console.print(styled(("dataset", "red"), f": {exc}"))
         if pinned:
             err_console.print(
                 f"no --dataset was given, so eval used the official benchmark {dataset} "
@@ -313,9 +314,7 @@ def eval_command(
         sys.exit(2)
     except OSError as exc:
         err_console.print(
-            f"[red]cannot read[/red] {exc.filename or dataset}: {exc.strerror or exc}",
-            markup=True,
-            highlight=False,
+            styled(("cannot read", "red"), f" {exc.filename or dataset}: {exc.strerror or exc}")
         )
         sys.exit(2)
     except InvalidSubmission as exc:
@@ -325,7 +324,7 @@ def eval_command(
         try:
             write_result(result, out)
         except OSError as exc:
-            err_console.print(f"[red]cannot write {out}[/red]: {exc}", markup=True)
+            err_console.print(styled((f"cannot write {out}", "red"), f": {exc}"))
             sys.exit(2)
     if as_json:
         click.echo(json.dumps(result, indent=2))
@@ -333,15 +332,15 @@ def eval_command(
         for table in render_tables(result):
             out_console.print(table)
     for warning in result.get("warnings", []):
-        err_console.print(f"[yellow]warning[/yellow]: {warning}", markup=True, highlight=False)
+        err_console.print(styled(("warning", "yellow"), f": {warning}"))
     if out is not None:
         err_console.print(f"result written to {out}")
     if gold:
         failures = _gold_problems(result)
         for line in failures:
-            err_console.print(f"[red]self-check failed[/red]: {line}", markup=True)
+            err_console.print(styled(("self-check failed", "red"), f": {line}"))
         if failures:
             sys.exit(1)
         err_console.print(
-            "[green]self-check passed[/green]: the ground truth scores perfectly", markup=True
+            styled(("self-check passed", "green"), ": the ground truth scores perfectly")
         )

@@ -7,17 +7,30 @@ from pathlib import Path
 
 import click
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, spinner, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
+from gharuntime.hub.spec import endpoint_problem
 
-__all__ = ["download_command", "publish_command"]
+__all__ = ["check_endpoint", "download_command", "publish_command"]
+
+
+def check_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The --endpoint callback of every Hub command: no credentials, http(s) only."""
+    problem = endpoint_problem(value.rstrip("/")) if value else None
+    if problem:
+        from_env = ctx.get_parameter_source("endpoint") == click.core.ParameterSource.ENVIRONMENT
+        raise click.BadParameter(problem, ctx, param, "$HF_ENDPOINT" if from_env else None)
+    return value
+
 
 _ENDPOINT = click.option(
     "--endpoint",
     envvar="HF_ENDPOINT",
     metavar="URL",
-    help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co].",
+    callback=check_endpoint,
+    help="The Hub to talk to [default: $HF_ENDPOINT, else https://huggingface.co]; an http(s) "
+    "URL without user or password (the token comes from $HF_TOKEN or `hf auth login`).",
 )
 
 
@@ -42,7 +55,7 @@ def publish_command(
       HF_TOKEN=... gharuntime publish out/dataset --repo-id gharuntime/GHARuntime --tag v1.0
     """
     try:
-        with err_console.status("publishing…") as status:
+        with spinner(err_console, "publishing…") as status:
             result = publish(
                 dataset_dir,
                 repo_id,
@@ -52,14 +65,14 @@ def publish_command(
                 progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
             )
     except DatasetError as exc:
-        err_console.print(f"[red]publish failed[/red]: {exc}", markup=True, highlight=False)
+        err_console.print(styled(("publish failed", "red"), f": {exc}"))
         sys.exit(2)
     what = (
         f"{len(result.changed)} file(s) changed, {len(result.deleted)} deleted"
         if result.changed or result.deleted
         else "nothing changed; no new upload"
     )
-    err_console.print(f"[green]published[/green] {dataset_dir} ({what})", markup=True)
+    err_console.print(styled(("published", "green"), f" {dataset_dir} ({what})"))
     out_console.print(f"commit {result.commit}", highlight=False)
     if result.tag:
         out_console.print(f"tag    {result.tag}", highlight=False)
@@ -88,7 +101,7 @@ def download_command(dataset: str, to: Path | None, force: bool, endpoint: str |
       gharuntime download gharuntime/GHARuntime@v1.0 --to ./gharuntime-v1.0
     """
     try:
-        with err_console.status(f"downloading {dataset}…") as status:
+        with spinner(err_console, f"downloading {dataset}…") as status:
             got = download(
                 dataset,
                 to=to,
@@ -97,8 +110,10 @@ def download_command(dataset: str, to: Path | None, force: bool, endpoint: str |
                 progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
             )
     except DatasetError as exc:
-        err_console.print(f"[red]download failed[/red]: {exc}", markup=True, highlight=False)
+        err_console.print(styled(("download failed", "red"), f": {exc}"))
         sys.exit(2)
-    err_console.print(f"[green]checked[/green] every file of {got.spec} against manifest.json")
+    err_console.print(
+        styled(("checked", "green"), f" every file of {got.spec} against manifest.json")
+    )
     out_console.print(f"commit {got.commit}", highlight=False)
     out_console.print(f"folder {got.root}", highlight=False, soft_wrap=True)

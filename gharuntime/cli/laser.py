@@ -11,14 +11,14 @@ from typing import NoReturn
 
 import click
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.types import Text
 
 __all__ = ["laser_group"]
 
 
 def _fail(message: str) -> NoReturn:
-    err_console.print(f"[red]error[/red]: {message}", highlight=False)
+    err_console.print(styled(("error", "red"), f": {message}"))
     sys.exit(2)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import err_console, styled
 from gharuntime.leaderboard.outputs import build_leaderboard
 from gharuntime.leaderboard.registry import LeaderboardError, add_result
 
@@ -20,8 +20,8 @@ _OUT = Path("leaderboard")
 
 def _fail(exc: LeaderboardError, what: str) -> None:
     for problem in exc.problems:
-        err_console.print(f"[red]error[/red] {problem}", markup=True, highlight=False)
-    err_console.print(f"[bold red]{what}[/bold red]: nothing written", markup=True)
+        err_console.print(styled(("error", "red"), f" {problem}"))
+    err_console.print(styled((what, "bold red"), ": nothing written"))
     sys.exit(2)
 
 
@@ -70,13 +70,14 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
     except LeaderboardError as exc:
         _fail(exc, "cannot build the leaderboard")
     except OSError as exc:
-        err_console.print(f"[red]error[/red] cannot write to {out}: {exc}", markup=True)
+        err_console.print(styled(("error", "red"), f" cannot write to {out}: {exc}"))
         sys.exit(2)
     rows = sum(len(v.rows) for v in board.views)
     err_console.print(
-        f"[green]wrote[/green] {board.markdown} and {board.page}: {rows} results in "
-        f"{len(board.views)} tables",
-        markup=True,
+        styled(
+            ("wrote", "green"),
+            f" {board.markdown} and {board.page}: {rows} results in {len(board.views)} tables",
+        )
     )
 
 
@@ -110,6 +111,6 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
     except LeaderboardError as exc:
         _fail(exc, f"{result} not added")
     except OSError as exc:
-        err_console.print(f"[red]error[/red] cannot write into {results}: {exc}", markup=True)
+        err_console.print(styled(("error", "red"), f" cannot write into {results}: {exc}"))
         sys.exit(2)
-    err_console.print(f"[green]filed[/green] {result} as {path}", markup=True)
+    err_console.print(styled(("filed", "green"), f" {result} as {path}"))

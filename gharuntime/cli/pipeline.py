@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.builder.pipeline import BuildError
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import err_console, plain_column, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.leaderboard.registry import LeaderboardError
@@ -69,7 +69,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
 
     try:
         with Progress(
-            TextColumn("{task.description}"),
+            plain_column(),
             BarColumn(),
             TimeElapsedColumn(),
             console=err_console,
@@ -96,13 +96,15 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
         LeaderboardError,
         OSError,
     ) as exc:
-        err_console.print(f"[red]pipeline failed[/red]: {exc}", markup=True)
+        err_console.print(styled(("pipeline failed", "red"), f": {exc}"))
         sys.exit(2)
     for line in skipped:
         err_console.print(f"skipped {line}")
     took = ", ".join(f"{k} {v:.0f} s" for k, v in result.seconds.items())
     err_console.print(
-        f"[green]done[/green] in {time.monotonic() - started:.0f} s ({took}). Leaderboard: "
-        f"{result.leaderboard.page} and {result.leaderboard.markdown}",
-        markup=True,
+        styled(
+            ("done", "green"),
+            f" in {time.monotonic() - started:.0f} s ({took}). Leaderboard: "
+            f"{result.leaderboard.page} and {result.leaderboard.markdown}",
+        )
     )

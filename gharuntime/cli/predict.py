@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from gharuntime.baselines.method import MethodError
@@ -30,9 +29,10 @@ from gharuntime.billing import (
     load_prices,
     price_jobs,
 )
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.types import INT64_MAX, Text
-from gharuntime.workflow import WorkflowError
+from gharuntime.readfile import InputFileError, read_json, read_text
+from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 
 __all__ = ["predict_command"]
 
@@ -56,8 +56,7 @@ def _bytes(n: float) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    # A path or value in the message may hold `[/x]`, which rich would read as markup.
-    err_console.print(f"[red]error[/red]: {escape(message)}", highlight=False)
+    err_console.print(styled(("error", "red"), f": {message}"))
     sys.exit(2)
 
 
@@ -211,7 +210,7 @@ def predict_command(
     meta = RepoMeta(event=event, default_branch=default_branch)
     if repo_meta is not None:
         try:
-            data: Any = json.loads(repo_meta.read_text(encoding="utf-8"))
+            data: Any = read_json(repo_meta, 2**20)
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
@@ -229,9 +228,9 @@ def predict_command(
     except PriceError as exc:
         _fail(str(exc))
     try:
-        text = workflow.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"{workflow}: cannot read: {exc}")
+        text = read_text(workflow, MAX_YAML_BYTES)
+    except InputFileError as exc:
+        _fail(f"{exc}; give the workflow's YAML file")
     try:
         method, model_meta = load_model(model_dir)
     except MethodError as exc:

@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
+from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World
 
@@ -88,8 +89,8 @@ def _tokens(path: Path | None) -> Mapping[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        data = read_json(path, 16 * 2**20)
+    except InputFileError as exc:
         raise click.BadParameter(
             f"{path}: cannot read a JSON object of token → account ({exc})", param_hint="--tokens"
         ) from exc
@@ -203,7 +204,11 @@ def serve_command(
         server = SimServer(world, config, host, port)
     except (OSError, OverflowError, UnicodeError) as exc:
         err_console.print(
-            f"[red]error[/red]: cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; pick another --port (0: any free port)"
+            styled(
+                ("error", "red"),
+                f": cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; "
+                "pick another --port (0: any free port)",
+            )
         )
         sys.exit(2)
     out_console.print(server.url)
@@ -267,7 +272,6 @@ def dump_command(
         BarColumn,
         MofNCompleteColumn,
         Progress,
-        TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
@@ -278,11 +282,15 @@ def dump_command(
     try:
         resumed = check_out(world, out, logs=logs)
     except DumpError as exc:
-        err_console.print(f"[red]error[/red]: {exc}")
+        err_console.print(styled(("error", "red"), f": {exc}"))
         sys.exit(2)
     except OSError as exc:
         err_console.print(
-            f"[red]error[/red]: cannot write a raw store at {out}: {exc.strerror or exc}; pass a writable --out folder"
+            styled(
+                ("error", "red"),
+                f": cannot write a raw store at {out}: {exc.strerror or exc}; "
+                "pass a writable --out folder",
+            )
         )
         sys.exit(2)
     if resumed:
@@ -292,7 +300,7 @@ def dump_command(
     n_workers = workers or max(1, min(4, os.cpu_count() or 1))
     started = time.perf_counter()
     with Progress(
-        TextColumn("dumping repositories"),
+        plain_column("dumping repositories"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -309,7 +317,7 @@ def dump_command(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
         except DumpError as exc:
-            err_console.print(f"[red]error[/red]: {exc}")
+            err_console.print(styled(("error", "red"), f": {exc}"))
             sys.exit(2)
     seconds = time.perf_counter() - started
     err_console.print(

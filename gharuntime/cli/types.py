@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from gharuntime.readfile import InputFileError, read_text
+
 __all__ = [
     "INT64_MAX",
     "SEED",
@@ -75,21 +77,6 @@ def read_text_file(path: Path, option: str, *, max_bytes: int = 16 * 2**20) -> s
     """A small UTF-8 text file given on the command line (a list of repositories, of tokens),
     or a usage error that says what is wrong with it. Never echoes the file's content."""
     try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise click.BadParameter(
-            f"cannot read {path}: {exc.strerror or exc}", param_hint=option
-        ) from None
-    if len(data) > max_bytes:
-        raise click.BadParameter(
-            f"{path} is larger than {max_bytes // 2**20} MB; is it the right file?",
-            param_hint=option,
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise click.BadParameter(
-            f"{path} line {line} is not UTF-8 text; save it as UTF-8", param_hint=option
-        ) from None
+        return read_text(path, max_bytes)
+    except InputFileError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import err_console, out_console, spinner, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import HUB_ID, open_dataset
 from gharuntime.validation import validate_folder
@@ -39,11 +39,11 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
     """
     if not Path(dataset_dir).exists() and not HUB_ID.match(dataset_dir):
         raise click.BadParameter(f"{dataset_dir} does not exist", param_hint="DATASET_DIR")
-    with err_console.status("validating…") as status:
+    with spinner(err_console, "validating…") as status:
         try:
             root = open_dataset(dataset_dir).root
         except DatasetError as exc:
-            err_console.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
+            err_console.print(styled(("error", "red"), f": {exc}"))
             sys.exit(2)
         problems = validate_folder(root, progress=lambda f: status.update(f"checking {f}"))
     if as_json:
@@ -51,9 +51,9 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
             json.dumps([{"where": p.where, "message": p.message} for p in problems])
         )
     if not problems:
-        err_console.print(f"[green]valid[/green]: {dataset_dir} follows the contract")
+        err_console.print(styled(("valid", "green"), f": {dataset_dir} follows the contract"))
         return
     for p in problems:
-        err_console.print(f"[red]problem[/red] {p.where}: {p.message}", markup=True)
+        err_console.print(styled(("problem", "red"), f" {p.where}: {p.message}"))
     err_console.print(f"{len(problems)} problem(s) in {dataset_dir}")
     sys.exit(1)

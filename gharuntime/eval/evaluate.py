@@ -104,7 +104,8 @@ def prepare_submission(
     if meta.track not in TRACKS:
         raise InvalidSubmission(log)
     if not submission.is_file():
-        log.add("unreadable", where, "no such file")
+        exists = submission.exists()
+        log.add("unreadable", where, "not a regular file" if exists else "no such file")
         raise InvalidSubmission(log)
     targets = TRACKS[meta.track].targets
     try:

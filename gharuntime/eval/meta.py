@@ -5,7 +5,6 @@ inputs that the track forbids."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any, Final
 
 from gharuntime.contract import COLUMN_BY_NAME, CONFIGS, SPLITS, TRACKS, Role, input_columns
 from gharuntime.eval.problems import ProblemLog
+from gharuntime.readfile import InputFileError, read_json
 
 __all__ = ["META_FIELDS", "MethodMeta", "check_meta", "merge_meta", "read_sidecar", "sidecar_for"]
 
@@ -69,8 +69,8 @@ def read_sidecar(path: Path, log: ProblemLog) -> dict[str, Any]:
     """The sidecar's fields, type-checked; problems go to `log`."""
     where = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = read_json(path, 16 * 2**20)
+    except InputFileError as exc:
         log.add("metadata", where, f"unreadable metadata file: {exc}")
         return {}
     if not isinstance(data, dict):

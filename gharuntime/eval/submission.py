@@ -19,6 +19,7 @@ import polars as pl
 
 from gharuntime.contract import TARGETS
 from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
+from gharuntime.readfile import open_regular
 
 __all__ = ["ParsedSubmission", "read_submission"]
 
@@ -197,7 +198,7 @@ def read_submission(
             line,
         )
 
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for lineno, batch in _batches(f, digest, on_long):
             total_lines = max(total_lines, lineno + len(batch))
             buffer = b"".join(batch)

@@ -20,6 +20,7 @@ from gharuntime.dataset import (
     split_paths,
 )
 from gharuntime.hub import HUB_ID, open_dataset
+from gharuntime.parquet import read_parquet
 
 __all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
 
@@ -188,9 +189,9 @@ def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
                 f"after it was built (run `gharuntime validate {root}`)"
             )
     try:
-        split_rows = pl.read_parquet(paths[split], columns=_TRUTH_COLUMNS)
+        split_rows = read_parquet(paths[split], columns=_TRUTH_COLUMNS)
         train_rows = (
-            pl.read_parquet(paths["train"], columns=["repo_id", *TARGETS])
+            read_parquet(paths["train"], columns=["repo_id", *TARGETS])
             if paths["train"]
             else pl.DataFrame(schema={"repo_id": pl.Int64, **{t: pl.Float64 for t in TARGETS}})
         )

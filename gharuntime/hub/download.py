@@ -17,7 +17,15 @@ from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import DatasetError, read_manifest, sha256_file
 from gharuntime.dataset import load as load_folder
 from gharuntime.hub.quiet import quiet
-from gharuntime.hub.spec import HUB_ID, HubError, HubSpec, endpoint_url, parse_spec, scrub
+from gharuntime.hub.spec import (
+    HUB_ID,
+    HubError,
+    HubSpec,
+    check_token,
+    endpoint_url,
+    parse_spec,
+    scrub,
+)
 
 __all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
 
@@ -174,6 +182,7 @@ def download(
     Raises HubError (a DatasetError) naming what failed; a corrupted file is never used."""
     parsed = spec if isinstance(spec, HubSpec) else parse_spec(spec)
     url = endpoint_url(endpoint)
+    check_token(token)
     if progress:
         progress("downloading", 0, 1)
     snapshot = _snapshot(parsed, url, token, force, cache_dir)

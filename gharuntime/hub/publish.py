@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gharuntime.dataset import dataset_revision, sha256_file, validate
 from gharuntime.hub.quiet import quiet
-from gharuntime.hub.spec import HubError, endpoint_url, parse_spec, scrub
+from gharuntime.hub.spec import HubError, check_token, endpoint_url, parse_spec, scrub
 
 __all__ = ["PublishResult", "publish"]
 
@@ -82,6 +82,8 @@ def publish(
     from huggingface_hub.hf_api import RepoFile
 
     spec = parse_spec(repo_id)
+    endpoint_url(endpoint)  # a bad endpoint or token is refused before the folder is read
+    check_token(token)
     if spec.revision is not None:
         raise HubError(f"--repo-id takes ORG/NAME without @REVISION (got {repo_id!r}); use --tag")
     if tag is not None and not re.fullmatch(r"[A-Za-z0-9][\w.-]*", tag):

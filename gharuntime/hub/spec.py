@@ -3,10 +3,12 @@ endpoint, and the errors every Hub operation raises (secrets scrubbed)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlsplit
 
 from gharuntime.dataset import DatasetError
 
@@ -17,13 +19,17 @@ __all__ = [
     "HUB_ID",
     "HubError",
     "HubSpec",
+    "check_token",
     "default_dataset",
+    "endpoint_problem",
     "endpoint_url",
     "parse_spec",
     "scrub",
 ]
 
-HUB_ID: Final = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+HUB_ID: Final = re.compile(
+    r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?\Z", re.ASCII
+)
 """A Hugging Face Hub dataset id with an optional revision: owner/name[@revision]."""
 
 DEFAULT_DATASET: Final = "gharuntime/GHARuntime@v1.0"
@@ -64,16 +70,63 @@ def default_dataset() -> str:
     return os.environ.get(DATASET_ENV, "").strip() or DEFAULT_DATASET
 
 
+def endpoint_problem(url: str) -> str | None:
+    """Why `url` cannot be the Hub endpoint (None when it can). Never quotes a URL that holds a
+    user or password: it would show in every error message."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        return "is not a URL; give e.g. https://huggingface.co"
+    if parts.username is not None or parts.password is not None:
+        return (
+            "holds a user or password; remove it from the URL and give the token by $HF_TOKEN "
+            "or `hf auth login`"
+        )
+    if any(ord(ch) <= 0x20 or ord(ch) >= 0x7F for ch in url):
+        return f"{url!a} holds spaces, control or non-ASCII characters"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not an http(s) URL; give e.g. https://huggingface.co"
+    if parts.query or parts.fragment:
+        return f"{url!r}: an endpoint has no ?query or #fragment"
+    return None
+
+
 def endpoint_url(endpoint: str | None) -> str:
-    """The Hub to talk to: `endpoint`, else $HF_ENDPOINT, else huggingface.co."""
-    return (endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT).rstrip("/")
+    """The Hub to talk to: `endpoint`, else $HF_ENDPOINT, else huggingface.co; raises HubError
+    for a URL that is not http(s) or carries credentials (refused, never echoed)."""
+    url = (endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT).rstrip("/")
+    problem = endpoint_problem(url)
+    if problem:
+        where = "--endpoint" if endpoint else "$HF_ENDPOINT"
+        raise HubError(f"the Hub endpoint ({where}) {problem}")
+    return url
+
+
+def check_token(token: str | None) -> None:
+    """Refuse a token an HTTP header cannot carry (non-ASCII, control characters, spaces),
+    given or found in $HF_TOKEN, before any request; the message never quotes it."""
+    for secret, where in ((token, "the token given"), (os.environ.get("HF_TOKEN"), "$HF_TOKEN")):
+        if secret is not None and any(not 0x21 <= ord(ch) <= 0x7E for ch in secret):
+            raise HubError(
+                f"{where} holds a space, a control or a non-ASCII character, which an HTTP "
+                "header cannot carry; set it to the token exactly as the Hub shows it"
+            )
+
+
+# user[:password]@ after a scheme: what a URL in a message must never show.
+_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")
 
 
 def scrub(text: str, token: str | None) -> str:
-    """`text` with the token (and any token huggingface_hub would find) replaced by ***."""
+    """`text` with the token (and any token huggingface_hub would find) replaced by ***, and
+    any user or password in a URL too."""
     from huggingface_hub import get_token
 
-    for secret in {token, get_token(), os.environ.get("HF_TOKEN")}:
+    secrets = {token, os.environ.get("HF_TOKEN")}
+    with contextlib.suppress(OSError, UnicodeError):  # an unreadable token file: none more
+        secrets.add(get_token())
+    for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
-    return text
+    return _USERINFO.sub("***", text)

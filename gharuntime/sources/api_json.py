@@ -29,11 +29,10 @@ from gharuntime.sources._columns import (
     Problems,
     Progress,
     SourceError,
-    epoch_us,
-    first_line,
     gc_paused,
     pack_list,
 )
+from gharuntime.sources.api_values import api_id, api_int, api_text, api_time_us, api_title
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 from gharuntime.workflow import strip_ref
 
@@ -125,12 +124,6 @@ def source_label(path: Path, repo: GitRepo | None) -> str:
     return name.removesuffix(".git")
 
 
-def _int(v: Any) -> int | None:
-    if v is None or v == "" or isinstance(v, bool):
-        return None
-    return int(v)
-
-
 def documents(data: bytes, name: str) -> Iterator[tuple[int, Any]]:
     """(line number or 0, document) of a JSON or JSON Lines file. Raises ValueError (with the
     line) when the file is neither; a JSON Lines file with some bad lines raises at the first."""
@@ -212,21 +205,21 @@ class _Reader:
         m = _REPO_IN_URL.search(str(url))
         self.jobs.append(
             (
-                int(b["id"]),
-                int(b["run_id"]),
-                _int(b.get("run_attempt")),
-                str(b["name"]),
-                b.get("status"),
-                b.get("conclusion"),
-                epoch_us(b.get("created_at")),
-                epoch_us(b.get("started_at")),
-                epoch_us(b.get("completed_at")),
+                api_id(b["id"], "id"),
+                api_id(b["run_id"], "run_id"),
+                api_int(b.get("run_attempt"), "run_attempt", 2**31 - 1),
+                api_text(b["name"], "name", required=True),
+                api_text(b.get("status"), "status"),
+                api_text(b.get("conclusion"), "conclusion"),
+                api_time_us(b.get("created_at"), "created_at"),
+                api_time_us(b.get("started_at"), "started_at"),
+                api_time_us(b.get("completed_at"), "completed_at"),
                 pack_list(b.get("labels")),
                 pack_list([s.get("name") for s in steps if isinstance(s, dict)])
                 if isinstance(steps, list)
                 else None,
-                b.get("head_sha"),
-                b.get("workflow_name"),
+                api_text(b.get("head_sha"), "head_sha"),
+                api_text(b.get("workflow_name"), "workflow_name"),
                 m.group(1) if m else None,
                 src,
                 file,
@@ -238,23 +231,24 @@ class _Reader:
         repo: dict[str, Any] = found_repo if isinstance(found_repo, dict) else {}
         commit: dict[str, Any] = found_commit if isinstance(found_commit, dict) else {}
         fork = repo.get("fork")
+        path = api_text(b.get("path"), "path")
         self.runs.append(
             (
-                int(b["id"]),
-                _int(b.get("run_attempt")),
-                _int(repo.get("id")),
-                repo.get("full_name"),
+                api_id(b["id"], "id"),
+                api_int(b.get("run_attempt"), "run_attempt", 2**31 - 1),
+                api_int(repo.get("id"), "repository.id"),
+                api_text(repo.get("full_name"), "repository.full_name"),
                 fork if isinstance(fork, bool) else None,
-                _int(b.get("run_number")),
-                b.get("event"),
-                b.get("head_branch"),
-                b.get("head_sha"),
-                first_line(commit.get("message")),
-                _int(b.get("workflow_id")),
-                strip_ref(str(b["path"]))[0] if b.get("path") else None,
-                b.get("name"),
-                epoch_us(b.get("created_at")),
-                epoch_us(b.get("run_started_at")),
+                api_int(b.get("run_number"), "run_number"),
+                api_text(b.get("event"), "event"),
+                api_text(b.get("head_branch"), "head_branch"),
+                api_text(b.get("head_sha"), "head_sha"),
+                api_title(commit.get("message")),
+                api_int(b.get("workflow_id"), "workflow_id"),
+                strip_ref(path)[0] if path else None,
+                api_text(b.get("name"), "name"),
+                api_time_us(b.get("created_at"), "created_at"),
+                api_time_us(b.get("run_started_at"), "run_started_at"),
                 src,
                 file,
             )
@@ -267,6 +261,9 @@ class _Reader:
             docs = list(documents(data, file))
         except (ValueError, UnicodeDecodeError) as exc:
             self.problems.add("unreadable_file", f"{where}: not JSON ({exc})")
+            return 0, 0
+        except RecursionError:
+            self.problems.add("unreadable_file", f"{where}: JSON nested too deeply")
             return 0, 0
         for line, doc in docs:
             at = f"{where}:{line}" if line else where
