@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gharuntime.eval.metrics import HEADLINE_METRICS, METRIC_BY_NAME
 from gharuntime.leaderboard.rank import RANK_TARGET, Ranked, rank_table
 from gharuntime.leaderboard.registry import Table
 
@@ -19,14 +20,12 @@ __all__ = [
     "table_views",
 ]
 
-METRIC_COLUMNS: Final = (
-    ("rmsle", "RMSLE", False),
-    ("mae", "MAE (s)", False),
-    ("median_ape", "median APE", False),
-    ("within_2x", "within 2×", True),
-    ("spearman", "Spearman ρ", True),
+METRIC_COLUMNS: Final = tuple(
+    (m.name, f"{m.label} (s)" if m.kind == "target" else m.label, m.higher_is_better)
+    for m in HEADLINE_METRICS
 )
-"""(metric, label, higher is better) in column order."""
+"""(metric, label, higher is better) in column order: the registry's headline metrics, on
+duration_s (so a target-unit metric is in seconds)."""
 
 COLUMNS: Final = (
     "group",
@@ -99,13 +98,7 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
-    if value is None:
-        return "—"
-    if metric == "mae":
-        return f"{value:,.1f}"
-    if metric in ("median_ape", "within_2x"):
-        return f"{100 * value:.1f}%"
-    return f"{value:.3f}"
+    return METRIC_BY_NAME[metric].format(value)
 
 
 def _timing(extra: dict[str, Any], key: str) -> float | None:

@@ -19,6 +19,7 @@ from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
 from gharuntime.eval.evaluate import InvalidSubmission
+from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
@@ -81,16 +82,14 @@ def _command() -> list[str]:
 
 def _gold_problems(result: dict[str, Any]) -> list[str]:
     """Ways the ground truth failed to score perfectly (empty when the self-check passes)."""
-    perfect = {"mae": 0.0, "median_ape": 0.0, "rmsle": 0.0, "within_2x": 1.0}
-    perfect_if_defined = {"spearman": 1.0, "r2_log": 1.0}
     out = []
     for target, metrics in result["metrics"].items():
-        for name, want in {**perfect, **perfect_if_defined}.items():
-            got = metrics[name]["value"]
-            if got is None and name in perfect_if_defined:
+        for m in METRICS:
+            got, want = metrics[m.name]["value"], m.perfect
+            if got is None and m.undefined_when_constant:
                 continue
             if got is None or not math.isclose(got, want, abs_tol=1e-9):
-                out.append(f"{target} {name}: {got} (a perfect prediction gives {want})")
+                out.append(f"{target} {m.name}: {got} (a perfect prediction gives {want})")
     return out
 
 

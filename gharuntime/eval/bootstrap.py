@@ -22,7 +22,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gharuntime.eval.metrics import METRICS, RowTerms, metrics_from_sums
+from gharuntime.eval.metrics import MEDIAN_METRIC, METRICS, RowTerms, metrics_from_sums
 from gharuntime.eval.spearman import (
     EXACT_SPEARMAN_MAX_WORK,
     SPEARMAN_APPROXIMATE,
@@ -150,7 +150,7 @@ class Cell:
     def _point(self, terms: RowTerms) -> dict[str, float]:
         total = terms.stats.sum(axis=1)
         out = {k: float(v) for k, v in metrics_from_sums(total).items()}
-        out["median_ape"] = float(np.median(terms.ape)) if self.rows else float("nan")
+        out[MEDIAN_METRIC.name] = float(np.median(terms.ape)) if self.rows else float("nan")
         return out
 
     def columns(self) -> FloatArray:
@@ -172,9 +172,13 @@ class Cell:
             weighted = weights @ self.columns()
         sums = weighted[:, : self.sums.shape[1]]
         out = metrics_from_sums(sums)
-        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1], compact)
+        out[MEDIAN_METRIC.name] = self._weighted_median(
+            weights, sums[:, 0], weighted[:, -1], compact
+        )
         if exact_spearman:
-            out["spearman"] = self.exact_spearman(weights)
+            for m in METRICS:
+                if m.resampled == "ranks":
+                    out[m.name] = self.exact_spearman(weights)
         return out
 
     def exact_spearman(self, weights: FloatArray) -> FloatArray:

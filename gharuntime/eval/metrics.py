@@ -16,6 +16,7 @@ Conventions, so that zeros never divide:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -23,6 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "HEADLINE_METRICS",
+    "MEDIAN_METRIC",
     "METRICS",
     "METRIC_BY_NAME",
     "STAT_COLUMNS",
@@ -41,23 +44,84 @@ IntArray = npt.NDArray[np.intp]
 
 @dataclass(frozen=True)
 class Metric:
-    """One reported metric."""
+    """One reported metric, defined once: what eval computes and resamples, how a result,
+    the report, the leaderboard and the --gold self-check read it.
+
+    `resampled` says how a bootstrap resample gets its value: "sums" from the per-repository
+    sums of STAT_COLUMNS (`from_sums`), "median" as the exact median of the resampled multiset
+    of per-row values, "ranks" from the sums or, where affordable, the multiset re-ranked.
+    `kind` decides the format: "target" (the target's unit), "fraction" (shown as a percent)
+    or "number".
+    """
 
     name: str
     label: str
     unit: str  # "target" = the target's own unit (s or bytes)
     higher_is_better: bool
     meaning: str
+    perfect: float  # what a perfect prediction scores (the --gold self-check)
+    resampled: str = "sums"
+    from_sums: Callable[[dict[str, FloatArray]], FloatArray] | None = None
+    kind: str = "number"
+    undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
+    headline: bool = False  # a leaderboard column, stored per resample in every result
+
+    def format(self, value: float | None, unit: str = "") -> str:
+        """The value as the terminal and the leaderboard show it ("—" when undefined)."""
+        if value is None:
+            return "—"
+        if self.kind == "target":
+            text = f"{value:,.1f}" if abs(value) < 1e6 else f"{value:.3g}"
+            return f"{text} {unit}" if unit else text
+        if self.kind == "fraction":
+            return f"{100 * value:.1f}%"
+        return f"{value:.3f}"
+
+    def heading(self, unit: str = "") -> str:
+        """The column heading: label, the unit of a target-unit metric, and the direction."""
+        shown = f"{self.label} ({unit})" if unit and self.kind == "target" else self.label
+        return f"{shown} {'↑' if self.higher_is_better else '↓'}"
+
+
+def _spearman(s: dict[str, FloatArray]) -> FloatArray:
+    n = s["n"]
+    cov = n * s["rank_py"] - s["rank_p"] * s["rank_y"]
+    var_p = n * s["rank_p2"] - s["rank_p"] ** 2
+    var_y = n * s["rank_y2"] - s["rank_y"] ** 2
+    tiny = 1e-9 * np.maximum(n * n * n, 1.0)  # ranks are whole or half numbers
+    defined = (var_p > tiny) & (var_y > tiny)
+    rho = np.where(defined, cov / np.sqrt(np.where(defined, var_p * var_y, 1.0)), np.nan)
+    return np.asarray(np.clip(rho, -1.0, 1.0), dtype=np.float64)
+
+
+def _r2_log(s: dict[str, FloatArray]) -> FloatArray:
+    n = s["n"]
+    ss_tot = s["log_y2"] - s["log_y"] ** 2 / n
+    return np.where(ss_tot > 1e-12 * np.maximum(n, 1.0), 1.0 - s["sq_log_err"] / ss_tot, np.nan)
 
 
 METRICS: Final[tuple[Metric, ...]] = (
-    Metric("mae", "MAE", "target", False, "Mean absolute error, in the target's unit."),
+    Metric(
+        "mae",
+        "MAE",
+        "target",
+        False,
+        "Mean absolute error, in the target's unit.",
+        perfect=0.0,
+        from_sums=lambda s: s["abs_err"] / s["n"],
+        kind="target",
+        headline=True,
+    ),
     Metric(
         "median_ape",
         "median APE",
         "fraction",
         False,
         "Median absolute percentage error |p - y| / max(y, 1), as a fraction (0.25 = 25%).",
+        perfect=0.0,
+        resampled="median",
+        kind="fraction",
+        headline=True,
     ),
     Metric(
         "rmsle",
@@ -65,6 +129,9 @@ METRICS: Final[tuple[Metric, ...]] = (
         "log",
         False,
         "Root mean squared error of log1p(p) - log1p(y).",
+        perfect=0.0,
+        from_sums=lambda s: np.sqrt(s["sq_log_err"] / s["n"]),
+        headline=True,
     ),
     Metric(
         "spearman",
@@ -73,6 +140,11 @@ METRICS: Final[tuple[Metric, ...]] = (
         True,
         "Rank correlation of predictions and truth (average ranks for ties); undefined (null) "
         "when either side is constant.",
+        perfect=1.0,
+        resampled="ranks",
+        from_sums=_spearman,
+        undefined_when_constant=True,
+        headline=True,
     ),
     Metric(
         "r2_log",
@@ -80,6 +152,9 @@ METRICS: Final[tuple[Metric, ...]] = (
         "fraction",
         True,
         "1 - SS_res / SS_tot on the log1p scale; undefined (null) when the truth is constant.",
+        perfect=1.0,
+        from_sums=_r2_log,
+        undefined_when_constant=True,
     ),
     Metric(
         "within_2x",
@@ -88,9 +163,21 @@ METRICS: Final[tuple[Metric, ...]] = (
         True,
         "Share of records with max(p', y') / min(p', y') <= 2, p' = max(p, 1), y' = max(y, 1); "
         "failures never count.",
+        perfect=1.0,
+        from_sums=lambda s: s["within"] / s["n"],
+        kind="fraction",
+        headline=True,
     ),
 )
 METRIC_BY_NAME: Final = {m.name: m for m in METRICS}
+HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
+    METRIC_BY_NAME[n] for n in ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+)
+"""The leaderboard's columns in their order, and the metrics every result stores per resample
+(so two results on the same resamples compare pairwise)."""
+assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
+MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
+"""The one metric resampled as a weighted median (of the per-row APE)."""
 
 STAT_COLUMNS: Final = (
     "n",
@@ -106,6 +193,7 @@ STAT_COLUMNS: Final = (
     "log_y2",
 )
 """Per-row terms whose (weighted) sums give every metric but the median APE."""
+_STAT: Final = {name: i for i, name in enumerate(STAT_COLUMNS)}
 
 
 def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
@@ -152,7 +240,8 @@ class TargetTerms:
     not depend on the centre).
     """
 
-    _BASE: Final = (1, 2, 3, 9, 10)  # STAT_COLUMNS computed per row, independent of the subset
+    _BASE: Final = ("abs_err", "sq_log_err", "within", "log_y", "log_y2")
+    """STAT_COLUMNS computed per row, independent of the subset (the rest are ranks)."""
 
     def __init__(self, y: FloatArray, p: FloatArray, failed: BoolArray) -> None:
         p = np.where(failed, 0.0, p)
@@ -209,13 +298,13 @@ class TargetTerms:
         ry = average_ranks(self.y[rows], oy) - centre
         stats = np.empty((len(STAT_COLUMNS), n), dtype=np.float64)
         stats[0] = 1.0
-        for i, j in enumerate(self._BASE):
-            np.take(self.base[i], rows, out=stats[j])
-        stats[4] = rp
-        stats[5] = ry
-        np.multiply(rp, rp, out=stats[6])
-        np.multiply(ry, ry, out=stats[7])
-        np.multiply(rp, ry, out=stats[8])
+        for i, name in enumerate(self._BASE):
+            np.take(self.base[i], rows, out=stats[_STAT[name]])
+        stats[_STAT["rank_p"]] = rp
+        stats[_STAT["rank_y"]] = ry
+        np.multiply(rp, rp, out=stats[_STAT["rank_p2"]])
+        np.multiply(ry, ry, out=stats[_STAT["rank_y2"]])
+        np.multiply(rp, ry, out=stats[_STAT["rank_py"]])
         return RowTerms(
             stats=stats,
             ape=self.ape[rows],
@@ -235,22 +324,7 @@ def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
 def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:
     """Every sum-based metric from (..., len(STAT_COLUMNS)) sums; NaN where undefined."""
     s = {name: sums[..., i] for i, name in enumerate(STAT_COLUMNS)}
-    n = s["n"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        cov = n * s["rank_py"] - s["rank_p"] * s["rank_y"]
-        var_p = n * s["rank_p2"] - s["rank_p"] ** 2
-        var_y = n * s["rank_y2"] - s["rank_y"] ** 2
-        tiny = 1e-9 * np.maximum(n * n * n, 1.0)  # ranks are whole or half numbers
-        defined = (var_p > tiny) & (var_y > tiny)
-        spearman = np.where(defined, cov / np.sqrt(np.where(defined, var_p * var_y, 1.0)), np.nan)
-        ss_tot = s["log_y2"] - s["log_y"] ** 2 / n
-        r2 = np.where(ss_tot > 1e-12 * np.maximum(n, 1.0), 1.0 - s["sq_log_err"] / ss_tot, np.nan)
-        out = {
-            "mae": s["abs_err"] / n,
-            "rmsle": np.sqrt(s["sq_log_err"] / n),
-            "spearman": np.clip(spearman, -1.0, 1.0),
-            "r2_log": r2,
-            "within_2x": s["within"] / n,
-        }
-    empty = n <= 0
+        out = {m.name: m.from_sums(s) for m in METRICS if m.from_sums is not None}
+    empty = s["n"] <= 0
     return {k: np.where(empty, np.nan, v) for k, v in out.items()}

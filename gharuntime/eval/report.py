@@ -22,7 +22,7 @@ from gharuntime.eval.bootstrap import (
     interval,
 )
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
-from gharuntime.eval.metrics import METRICS
+from gharuntime.eval.metrics import HEADLINE_METRICS, METRIC_BY_NAME, METRICS
 from gharuntime.eval.truth import Truth
 from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
@@ -46,7 +46,7 @@ so two results on the same resamples can be compared pairwise), `bootstrap.repo_
 `dataset.source_kind` and `dataset.synthetic`, and `plot_data` (a fixed-seed sample of
 (actual, predicted) pairs and the quantiles of |ln(p'/y')|)."""
 
-PER_RESAMPLE_METRICS: Final = ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+PER_RESAMPLE_METRICS: Final = tuple(m.name for m in HEADLINE_METRICS)
 """The metrics whose per-resample values a result stores (the leaderboard's columns)."""
 SAMPLE_SEED: Final = 0
 SAMPLE_SIZE: Final = 500
@@ -255,13 +255,7 @@ def write_result(result: dict[str, Any], out: Path) -> None:
 
 
 def _fmt(metric: str, value: float | None, unit: str = "s") -> str:
-    if value is None:
-        return "—"
-    if metric == "mae":
-        return f"{value:,.1f} {unit}" if abs(value) < 1e6 else f"{value:.3g} {unit}"
-    if metric in ("median_ape", "within_2x"):
-        return f"{100 * value:.1f}%"
-    return f"{value:.3f}"
+    return METRIC_BY_NAME[metric].format(value, unit)
 
 
 def _with_ci(metric: str, block: dict[str, Any], unit: str) -> str:
@@ -324,7 +318,7 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
         table.add_column("records", justify="right")
         table.add_column("repos", justify="right")
         for name in shown:
-            table.add_column(next(m.label for m in METRICS if m.name == name), justify="right")
+            table.add_column(METRIC_BY_NAME[name].label, justify="right")
         for breakdown, groups in breakdowns.items():
             label = _BREAKDOWN_LABELS.get(breakdown, breakdown)
             for i, (group, entry) in enumerate(groups.items()):
