@@ -37,6 +37,7 @@ __all__ = [
     "Bootstrap",
     "Cell",
     "CellResult",
+    "MeanCell",
     "interval",
     "run_cells",
 ]
@@ -316,6 +317,58 @@ class Cell:
         return out
 
 
+class MeanCell:
+    """Means of named per-row terms (the interval metrics), resampled like every sum-based
+    metric: per-repository sums, `weights @ sums` per resample, divided by the resampled
+    row count."""
+
+    version = 0
+    tuned = True
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        values: FloatArray,
+        cluster: IntArray,
+        clusters: int,
+        repositories: int,
+    ) -> None:
+        self.names = tuple(names)
+        self.rows = int(values.shape[1])
+        self.repositories = repositories
+        self.sums = np.empty((clusters, len(self.names) + 1), dtype=np.float64)
+        self.sums[:, 0] = np.bincount(cluster, minlength=clusters)
+        for j, column in enumerate(values):
+            self.sums[:, j + 1] = np.bincount(cluster, weights=column, minlength=clusters)
+        total = self.sums.sum(axis=0)
+        self.point = {
+            n: float(total[j + 1] / total[0]) if total[0] > 0 else float("nan")
+            for j, n in enumerate(self.names)
+        }
+
+    def columns(self) -> FloatArray:
+        return self.sums
+
+    def tune(self, weights: FloatArray) -> None:
+        """Nothing to place: every term is a mean."""
+
+    def resample(
+        self,
+        weights: FloatArray,
+        weighted: FloatArray | None = None,
+        compact: npt.NDArray[np.float32] | None = None,
+        exact_spearman: bool = False,
+    ) -> dict[str, FloatArray]:
+        if weighted is None:
+            weighted = weights @ self.sums
+        n = weighted[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {
+                name: np.where(n > 0, weighted[:, j + 1] / n, np.nan)
+                for j, name in enumerate(self.names)
+            }
+
+
 def _queries(total: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Resamples with rows, and (resample, position) queries for their two middle values."""
     ok = np.flatnonzero(total > 0)
@@ -337,7 +390,7 @@ class CellResult:
 
 def run_cells(
     boot: Bootstrap,
-    cells: Sequence[Cell],
+    cells: Sequence[Cell | MeanCell],
     progress: Callable[[int, int], None] | None = None,
     exact_spearman_max: int | None = None,
 ) -> list[CellResult]:
@@ -346,8 +399,12 @@ def run_cells(
     Spearman is re-ranked exactly per resample when the total rows × resamples is at most
     `exact_spearman_max` (default EXACT_SPEARMAN_MAX_WORK)."""
     limit = EXACT_SPEARMAN_MAX_WORK if exact_spearman_max is None else exact_spearman_max
-    exact = sum(c.rows for c in cells) * boot.resamples <= limit
-    parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
+    # interval terms (MeanCell) are means: they never decide how Spearman is resampled
+    exact = sum(c.rows for c in cells if isinstance(c, Cell)) * boot.resamples <= limit
+    parts: list[dict[str, list[FloatArray]]] = [
+        {m.name: [] for m in METRICS} if isinstance(c, Cell) else {n: [] for n in c.names}
+        for c in cells
+    ]
     done = 0
     stacked: FloatArray | None = None
     versions: list[int] = []
@@ -356,9 +413,10 @@ def run_cells(
             for cell in cells:
                 cell.tune(weights[:_PILOT])
         if stacked is None or versions != [c.version for c in cells]:
-            stacked = np.hstack([c.columns() for c in cells]) if cells else None
+            blocks = [c.columns() for c in cells]
+            stacked = np.hstack(blocks) if cells else None
             versions = [c.version for c in cells]
-            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
+            widths = np.cumsum([0] + [b.shape[1] for b in blocks])
         # one product for every cell: the weights are read once per chunk
         weighted = weights @ stacked if stacked is not None else weights[:, :0]
         compact = weights.astype(np.float32)

@@ -25,6 +25,8 @@ import numpy.typing as npt
 
 __all__ = [
     "HEADLINE_METRICS",
+    "INTERVAL_METRICS",
+    "INTERVAL_METRIC_BY_NAME",
     "MEDIAN_METRIC",
     "METRICS",
     "METRIC_BY_NAME",
@@ -57,14 +59,15 @@ class Metric:
     name: str
     label: str
     unit: str  # "target" = the target's own unit (s or bytes)
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: the closer to its nominal level, the better
     meaning: str
-    perfect: float  # what a perfect prediction scores (the --gold self-check)
+    perfect: float  # what a perfect prediction scores (the --gold self-check); NaN: none
     resampled: str = "sums"
     from_sums: Callable[[dict[str, FloatArray]], FloatArray] | None = None
     kind: str = "number"
     undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
     headline: bool = False  # a leaderboard column, stored per resample in every result
+    per: str = "record"  # interval metrics: one value per "interval", per "level" or per "set"
 
     def format(self, value: float | None, unit: str = "") -> str:
         """The value as the terminal and the leaderboard show it ("—" when undefined)."""
@@ -80,7 +83,8 @@ class Metric:
     def heading(self, unit: str = "") -> str:
         """The column heading: label, the unit of a target-unit metric, and the direction."""
         shown = f"{self.label} ({unit})" if unit and self.kind == "target" else self.label
-        return f"{shown} {'↑' if self.higher_is_better else '↓'}"
+        arrow = {True: "↑", False: "↓", None: "≈ nominal"}[self.higher_is_better]
+        return f"{shown} {arrow}"
 
 
 def _spearman(s: dict[str, FloatArray]) -> FloatArray:
@@ -178,6 +182,73 @@ HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
 assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
 MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
 """The one metric resampled as a weighted median (of the per-row APE)."""
+
+INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
+    Metric(
+        "coverage",
+        "coverage",
+        "fraction",
+        None,
+        "Share of records whose truth lies in the central interval [q_a, q_(1-a)] (p10-p90: "
+        "nominal 80%); a failure's interval is [0, 0].",
+        perfect=float("nan"),
+        kind="fraction",
+        per="interval",
+    ),
+    Metric(
+        "coverage_error",
+        "|coverage − nominal|",
+        "fraction",
+        False,
+        "How far the coverage of a central interval is from its nominal level.",
+        perfect=0.0,
+        kind="fraction",
+        per="interval",
+    ),
+    Metric(
+        "log_width",
+        "mean log width",
+        "log",
+        False,
+        "Mean of log1p(q_(1-a)) - log1p(q_a): the interval's width as a log ratio (0.69 = "
+        "the high end twice the low end, for jobs well over 1 s).",
+        perfect=0.0,
+        per="interval",
+    ),
+    Metric(
+        "calibration",
+        "share at or below",
+        "fraction",
+        None,
+        "Share of records with y <= q_tau: nominal tau for a calibrated quantile.",
+        perfect=float("nan"),
+        kind="fraction",
+        per="level",
+    ),
+    Metric(
+        "pinball",
+        "pinball loss",
+        "log",
+        False,
+        "Mean quantile (pinball) loss of level tau on the log1p scale: max(tau d, (tau - 1) d), "
+        "d = log1p(y) - log1p(q_tau); a proper score for a quantile.",
+        perfect=0.0,
+        per="level",
+    ),
+    Metric(
+        "mean_pinball",
+        "mean pinball loss",
+        "log",
+        False,
+        "The pinball loss averaged over the sidecar's levels.",
+        perfect=0.0,
+        per="set",
+    ),
+)
+"""The metrics of a quantile sidecar (gharuntime.eval.quantiles), each the mean of a per-row
+term (coverage_error: |coverage - nominal| of each resample), resampled from per-repository
+sums like the sum-based metrics."""
+INTERVAL_METRIC_BY_NAME: Final = {m.name: m for m in INTERVAL_METRICS}
 
 STAT_COLUMNS: Final = (
     "n",
