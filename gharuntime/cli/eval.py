@@ -146,6 +146,12 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     help="Metadata file [default: SUBMISSION with .meta.json in place of .jsonl].",
 )
 @click.option(
+    "--quantiles",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The submission's quantile sidecar [default: SUBMISSION with .quantiles.jsonl in "
+    "place of .jsonl, scored when it exists; --vs's is always the one beside it].",
+)
+@click.option(
     "--vs",
     type=click.Path(path_type=Path, dir_okay=False),
     help="A second submission to compare with, on the same resamples (A − B).",
@@ -200,6 +206,7 @@ def eval_command(
     dataset_revision: str | None,
     method_seed: int | None,
     meta_path: Path | None,
+    quantiles: Path | None,
     vs: Path | None,
     gold: bool,
     allow_partial: bool,
@@ -221,6 +228,14 @@ def eval_command(
     by runner OS, duration decile and whether training saw the repository.
 
     \b
+    Ranges: a quantile sidecar preds.quantiles.jsonl beside preds.jsonl, one line per record,
+      {"id": "123", "duration_s_p10": 40.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}
+    (any levels pNN, the same on every line and for every target, at least p10, p50, p90;
+    non-decreasing in the level), is checked like the submission and scored: coverage and mean
+    log width of each central interval (p10-p90: nominal 80%), pinball loss and the observed
+    share at or below each level, with the same intervals; with --vs, A − B of each.
+
+    \b
     A sidecar preds.meta.json, for example:
       {"method": "lgbm", "method_version": "1.0", "track": "config",
        "inputs": ["repo", "job_name", "matrix"], "seed": 0}
@@ -239,6 +254,8 @@ def eval_command(
         )
     if gold and vs is not None:
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    if gold and quantiles is not None:
+        raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
     pinned = dataset is None
     dataset = dataset or default_dataset()
     if out is not None:
@@ -247,7 +264,7 @@ def eval_command(
             p.with_name(name)
             for p in (submission, vs)
             if p is not None
-            for name in (p.name + ".meta.json", p.stem + ".meta.json")
+            for name in (p.name + ".meta.json", p.stem + ".meta.json", p.stem + ".quantiles.jsonl")
         ]
         problem = output_file_problem(
             out,
@@ -255,6 +272,7 @@ def eval_command(
                 submission,
                 vs,
                 meta_path,
+                quantiles,
                 *sidecars,
                 given / "manifest.json" if given.is_dir() else None,
             ],
@@ -299,6 +317,7 @@ def eval_command(
                     resamples=resamples,
                     progress=progress,
                     command=_command(),
+                    quantiles=quantiles,
                 )
     except DatasetError as exc:
         err_console.print(f"[red]dataset[/red]: {exc}", markup=True, highlight=False)

@@ -20,6 +20,7 @@ from gharuntime.baselines.predict import (
     predict_workflow,
     repo_meta_from_json,
 )
+from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.workflow import WorkflowError
@@ -59,6 +60,10 @@ def _table(result: WorkflowPrediction) -> Table:
     labels = {"duration_s": "duration", "queue_s": "queue", "log_bytes": "log size"}
     for t in targets:
         table.add_column(labels.get(t, t), justify="right")
+    ranged = any(j.timeout for j in result.jobs)
+    if ranged:
+        table.add_column("P10–P90", justify="right")
+        table.add_column("timeout-minutes", justify="right")
     flagged = any(j.flags for j in result.jobs)
     if flagged:
         table.add_column("cannot know")
@@ -66,6 +71,10 @@ def _table(result: WorkflowPrediction) -> Table:
         cells = [
             _bytes(j.predicted[t]) if t == "log_bytes" else _human(j.predicted[t]) for t in targets
         ]
+        if ranged:
+            q = j.quantiles
+            cells.append(f"{_human(q['p10'])}–{_human(q['p90'])}" if "p10" in q else "-")
+            cells.append(str(j.timeout.minutes) if j.timeout else "-")
         if flagged:
             cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
@@ -131,7 +140,10 @@ def predict_command(
     Expands the workflow's jobs and matrix as GitHub would (include/exclude, job names such as
     `test (ubuntu-latest, 3.11)`, local reusable workflows), builds the same features the model
     was trained on, and prints the predicted duration per job, the sum over jobs and the
-    critical path through `needs`. The workflow need never have run. Unknown repository
+    critical path through `needs`. A model that gives a range (every reference method saved by
+    this version) adds each job's P10–P90 and a recommended `timeout-minutes`: 1.5 × its P99
+    (a model without one: its highest level), rounded up, never above 360 (GitHub-hosted
+    runners' job limit). The workflow need never have run. Unknown repository
     metadata is treated as missing by the model; give it with --repo-meta or the options.
 
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
@@ -197,6 +209,23 @@ def predict_command(
         f"critical path through needs {_human(result.critical_path_s)}",
         highlight=False,
     )
+    if result.path_quantiles.keys() >= {"p10", "p90"}:
+        basis = sorted({j.timeout.basis for j in result.jobs if j.timeout})
+        out_console.print(
+            f"critical path P10–P90 {_human(result.path_quantiles['p10'])}–"
+            f"{_human(result.path_quantiles['p90'])} (each job's quantile along the path); "
+            f"timeout-minutes: {MARGIN:g} × each job's {'/'.join(basis).upper()}, rounded up, "
+            f"at most {JOB_LIMIT_MINUTES} (GitHub-hosted runners' job limit)",
+            highlight=False,
+        )
+        for j in result.jobs:
+            if j.timeout and j.timeout.capped:
+                out_console.print(
+                    f"{j.name}: its {j.timeout.basis.upper()} {_human(j.timeout.basis_s)} × "
+                    f"{MARGIN:g} is over {JOB_LIMIT_MINUTES} minutes; GitHub-hosted runners "
+                    "would cancel it: split the job or use a self-hosted runner",
+                    highlight=False,
+                )
     flagged = result.flagged
     if "conditional" in flagged:
         out_console.print(
