@@ -304,3 +304,35 @@ def test_a_matrix_over_256_jobs_is_refused_naming_the_limit(
     code, out = _predict(str(path), "--model", str(lightgbm_model))
     assert code == 2
     assert "260 jobs, over GitHub's limit of 256" in out
+
+
+def test_json_gives_each_job_a_range_and_a_timeout(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES
+
+    data = _json(workflow_file, lightgbm_model)
+    for job in data["jobs"]:
+        assert job["p10"] <= job["duration_s"] <= job["p90"] <= job["p99"]
+        assert job["p99"] / 60 <= job["timeout_minutes"] <= JOB_LIMIT_MINUTES
+        assert job["timeout_basis"] == "p99"
+    assert data["critical_path_p10_s"] <= data["critical_path_s"] <= data["critical_path_p90_s"]
+
+
+def test_the_table_shows_the_range_and_the_timeout(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    code, out = _predict(str(workflow_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
+    assert code == 0, out
+    assert "P10–P90" in out and "timeout-minutes" in out and "critical path P10–P90" in out
+
+
+def test_critical_path_of_a_level_follows_needs() -> None:
+    def job(key: str, p10: float, p90: float, needs: tuple[str, ...] = ()) -> JobPrediction:
+        return JobPrediction(
+            key, key, (), None, None, needs, {"duration_s": p10}, quantiles={"p10": p10, "p90": p90}
+        )
+
+    jobs = [job("lint", 5, 20), job("test", 50, 400, ("lint",)), job("docs", 30, 600)]
+    assert critical_path(jobs, "p10") == 55
+    assert critical_path(jobs, "p90") == 600

@@ -62,8 +62,8 @@ def _table(result: WorkflowPrediction) -> Table:
         table.add_column(labels.get(t, t), justify="right")
     ranged = any(j.timeout for j in result.jobs)
     if ranged:
-        table.add_column("P10–P90", justify="right")
-        table.add_column("timeout-minutes", justify="right")
+        # one narrow column: the job names keep their room on an 80-column terminal
+        table.add_column("P10–P90 · timeout", justify="right")
     flagged = any(j.flags for j in result.jobs)
     if flagged:
         table.add_column("cannot know")
@@ -73,8 +73,8 @@ def _table(result: WorkflowPrediction) -> Table:
         ]
         if ranged:
             q = j.quantiles
-            cells.append(f"{_human(q['p10'])}–{_human(q['p90'])}" if "p10" in q else "-")
-            cells.append(str(j.timeout.minutes) if j.timeout else "-")
+            span = f"{_human(q['p10'])}–{_human(q['p90'])}".replace(" ", "") if "p10" in q else "-"
+            cells.append(f"{span} · {j.timeout.minutes}m" if j.timeout else span)
         if flagged:
             cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
