@@ -284,9 +284,21 @@ def score(
                 interval_cell = len(cells) - 1
             per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)), interval_cell)
         layout.append(per_target)
-    results = run_cells(
-        boot, cells, progress=(lambda d, t: progress("bootstrap", d, t)) if progress else None
-    )
+    # the interval cells run on their own: stacked with the point cells they would change the
+    # matrix product's width, and so the last bits of the point metrics
+    point = [i for i, c in enumerate(cells) if isinstance(c, Cell)]
+    means = [i for i, c in enumerate(cells) if not isinstance(c, Cell)]
+    results: list[CellResult] = [None] * len(cells)  # type: ignore[list-item]
+    for indices, stage in ((point, "bootstrap"), (means, "bootstrap: intervals")):
+        if not indices and stage != "bootstrap":
+            continue
+        done = run_cells(
+            boot,
+            [cells[i] for i in indices],
+            progress=(lambda d, t, s=stage: progress(s, d, t)) if progress else None,
+        )
+        for i, r in zip(indices, done, strict=True):
+            results[i] = r
     scored = [
         {
             t: TargetScores(
