@@ -292,11 +292,12 @@ def score(
     for indices, stage in ((point, "bootstrap"), (means, "bootstrap: intervals")):
         if not indices and stage != "bootstrap":
             continue
-        done = run_cells(
-            boot,
-            [cells[i] for i in indices],
-            progress=(lambda d, t, s=stage: progress(s, d, t)) if progress else None,
-        )
+
+        def report(done: int, total: int, stage: str = stage) -> None:
+            if progress:
+                progress(stage, done, total)
+
+        done = run_cells(boot, [cells[i] for i in indices], progress=report)
         for i, r in zip(indices, done, strict=True):
             results[i] = r
     scored = [
