@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gharuntime.baselines.catboost_method import CatBoost
 from gharuntime.baselines.gbdt import LightGBM, XGBoost
 from gharuntime.baselines.laser.method import Laser
 from gharuntime.baselines.method import Method, MethodError
@@ -14,7 +15,17 @@ __all__ = ["METHODS", "make_method"]
 
 METHODS: dict[str, type[Method]] = {
     m.name: m
-    for m in (Median, GroupMedian, LastRun, LightGBM, XGBoost, LightGBMTuned, XGBoostTuned, Laser)
+    for m in (
+        Median,
+        GroupMedian,
+        LastRun,
+        LightGBM,
+        XGBoost,
+        LightGBMTuned,
+        XGBoostTuned,
+        CatBoost,
+        Laser,
+    )
 }
 
 

@@ -116,6 +116,7 @@ def baseline_command(
       lightgbm-tuned, xgboost-tuned
                     the same, hyperparameters searched on the validation split: --param
                     trials=20 (default) seeded Optuna trials, the first one the defaults
+      catboost      CatBoost on the same features, the identity columns as its own categoricals
       laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
                     --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
                     samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
