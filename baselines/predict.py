@@ -34,6 +34,10 @@ from gharuntime.workflow import (
     WorkflowError,
     expand_jobs,
     expand_matrix,
+    job_key_of,
+    job_needs,
+    job_yaml_of,
+    local_callee_path,
     parse_workflow,
     runner_os,
 )
@@ -153,7 +157,7 @@ def _step_names(job: ExpandedJob) -> list[str]:
     have one (in reverse order), Complete job."""
     names = ["Set up job"]
     posts: list[str] = []
-    for step in job.spec.steps:
+    for step in (job.callee or job.spec).steps:
         uses, run = step.get("uses"), step.get("run")
         if step.get("name"):
             name = str(step["name"])
@@ -181,9 +185,10 @@ def _local_resolver(workflow_path: Path | None) -> Any:
     )
 
     def resolve(uses: str) -> Workflow | None:
-        if root is None or not uses.startswith("./"):
+        rel = local_callee_path(uses)
+        if root is None or rel is None:
             return None
-        path = root / uses[2:].split("@", 1)[0]
+        path = root / rel
         try:
             return parse_workflow(read_text(path, MAX_YAML_BYTES), str(path))
         except (InputFileError, WorkflowError):
@@ -192,9 +197,23 @@ def _local_resolver(workflow_path: Path | None) -> Any:
     return resolve
 
 
+def _repo_path(workflow_path: Path | None) -> str | None:
+    """`.github/workflows/x.yml` of a file inside a repository (so a call back to it is seen as
+    a cycle), else None."""
+    if workflow_path is None:
+        return None
+    resolved = workflow_path.resolve()
+    root = next((p.parent for p in resolved.parents if p.name == ".github"), None)
+    return resolved.relative_to(root).as_posix() if root is not None else None
+
+
 FLAGS: dict[str, str] = {
     "remote_reusable": "calls a reusable workflow that could not be read (another repository, or "
     "a file not found): its jobs are unknown, predicted as one job from the caller's YAML",
+    "reusable_refused": "calls reusable workflows in a cycle or nested deeper than GitHub's "
+    "levels: GitHub refuses such a run; predicted as one job from the caller's YAML",
+    "unknown_inputs": "a job of a reusable workflow whose `with:` inputs are expressions known "
+    "only at run time: those `${{ inputs.* }}` are left as written",
     "expression_matrix": "its matrix is an expression only known at run time: counted as one job",
     "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
     "conditional jobs",
@@ -205,9 +224,15 @@ FLAGS: dict[str, str] = {
 def job_flags(job: ExpandedJob) -> tuple[str, ...]:
     """The FLAGS that apply to one expanded job, in FLAGS order."""
     flags = []
-    if job.spec.uses is not None and job.callee_key is None:
+    if job.call_problem in ("cycle", "too_deep"):
+        flags.append("reusable_refused")
+    elif job.call_problem is not None:
         flags.append("remote_reusable")
-    if expand_matrix(job.spec.matrix) is None:
+    if job.unknown_inputs:
+        flags.append("unknown_inputs")
+    if expand_matrix(job.spec.matrix) is None or (
+        job.callee is not None and expand_matrix(job.callee.matrix) is None
+    ):
         flags.append("expression_matrix")
     if job.spec.condition is not None or job.callee_if is not None:
         flags.append("conditional")
@@ -230,7 +255,7 @@ def workflow_rows(
 ) -> tuple[pl.DataFrame, list[ExpandedJob]]:
     """Job-table rows (inputs filled, outcome columns null) for every job GitHub would create."""
     wf = workflow or parse_workflow(text, path)
-    jobs = expand_jobs(wf, _local_resolver(local_file))
+    jobs = expand_jobs(wf, _local_resolver(local_file), chain=(_repo_path(local_file) or path,))
     sha = hashlib.sha256(text.encode()).hexdigest()
     rows = []
     for i, job in enumerate(jobs):
@@ -253,12 +278,12 @@ def workflow_rows(
                 "workflow_name": wf.name or path,
                 "workflow_sha256": sha,
                 "job_name": job.name,
-                "job_key": job.key,
-                "job_yaml": job.spec.yaml_block,
+                "job_key": job_key_of(job),
+                "job_yaml": job_yaml_of(job),
                 "matrix": json.dumps(job.matrix) if job.matrix is not None else None,
                 "runner_labels": labels,
                 "runner_os": runner_os(labels),
-                "needs": list(job.spec.needs),
+                "needs": list(job_needs(job)),
                 "step_names": _step_names(job),
                 "created_at": at,
                 HISTORY_COLUMN: [],
@@ -340,14 +365,25 @@ def critical_path(jobs: list[JobPrediction]) -> float:
     for j in jobs:
         longest[j.key] = max(longest.get(j.key, 0.0), j.predicted.get("duration_s", 0.0))
     needs = {j.key: j.needs for j in jobs}
+    # `needs: caller` waits for every job of the workflow the caller calls (`caller/...`).
+    members: dict[str, list[str]] = {}
+    for key in longest:
+        parts = key.split("/")
+        for i in range(1, len(parts)):
+            members.setdefault("/".join(parts[:i]), []).append(key)
     finish: dict[str, float] = {}
+
+    def done(need: str, seen: frozenset[str]) -> float:
+        if need in longest:
+            return end(need, seen)
+        return max((end(k, seen) for k in members.get(need, ())), default=0.0)
 
     def end(key: str, seen: frozenset[str]) -> float:
         if key in finish:
             return finish[key]
         if key in seen:  # a cycle: GitHub rejects it; do not loop
             return 0.0
-        start = max((end(n, seen | {key}) for n in needs.get(key, ()) if n in longest), default=0.0)
+        start = max((done(n, seen | {key}) for n in needs.get(key, ())), default=0.0)
         finish[key] = start + longest[key]
         return finish[key]
 
@@ -378,12 +414,12 @@ def predict_workflow(
         labels = tuple(job.runner_labels)
         out.append(
             JobPrediction(
-                key=job.key,
+                key=job_key_of(job),
                 name=job.name,
                 runner_labels=labels,
                 runner_os=runner_os(_known_labels(job)),
                 matrix=job.matrix,
-                needs=tuple(job.spec.needs),
+                needs=job_needs(job),
                 predicted={t: float(np.asarray(v)[i]) for t, v in predictions.items()},
                 flags=job_flags(job),
             )

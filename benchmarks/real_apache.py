@@ -52,12 +52,15 @@ TRACKS = ("config", "history")
 DESCRIPTION = (
     "apache/ozone (formerly apache/hadoop-ozone; 2019-12 to 2023-04, push and schedule runs of "
     "its post-commit workflow) and apache/ratis (2022-04 to 2026-08, push runs), archived by "
-    "their maintainers. The temporal split orders all runs of both projects by time: as the "
-    "ozone archive ends in 2023-04, the temporal test split holds only apache/ratis jobs (and "
-    "the repository bootstrap then resamples one repository, so its intervals say nothing). "
-    "The cross_repo config is fixed to train on apache/ozone and test on apache/ratis, with an "
-    "empty validation split (no early stopping there). Jobs of archived run folders without "
-    "run.json (2020-03 to 2020-05) have no creation time and are dropped (counted below)."
+    "their maintainers. The temporal split (contract 1.2.0) orders each project's own runs by "
+    "time and splits them 80/10/10, so both projects are in every temporal split (rows and "
+    "dates per project per split are listed above); as the ozone archive ends in 2023-04, "
+    "ozone's test runs are years older than ratis's. Jobs of the reusable workflows both "
+    "projects call (`uses: ./.github/workflows/ci.yml`) are resolved to their own job in the "
+    "callee read at the run's commit. The cross_repo config is fixed to train on apache/ozone "
+    "and test on apache/ratis, with an empty validation split (no early stopping there). Jobs "
+    "of archived run folders without run.json (2020-03 to 2020-05) have no creation time and "
+    "are dropped (counted below)."
 )
 
 

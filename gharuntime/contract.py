@@ -30,6 +30,7 @@ __all__ = [
     "SPLITS",
     "SPLIT_FRACTIONS",
     "TARGETS",
+    "TEMPORAL_MIN_RUNS",
     "TRACKS",
     "Column",
     "DatasetLayout",
@@ -43,7 +44,7 @@ __all__ = [
     "split_file_name",
 ]
 
-SCHEMA_VERSION: Final = "1.1.0"
+SCHEMA_VERSION: Final = "1.2.0"
 """Version of the job table, the splits and the dataset folder layout."""
 
 CHANGES: Final = {
@@ -53,6 +54,16 @@ CHANGES: Final = {
     "a split may be empty; the hash rule places every other repository. Optional "
     "`provenance.parquet` beside data/ (row id -> where the record came from). Readers of 1.0.0 "
     "folders are unaffected.",
+    "1.2.0": "temporal: each repository's own runs are ordered by creation time and split 80/10/10 "
+    "within the repository (at least one run each in validation and test; a repository with "
+    "fewer than TEMPORAL_MIN_RUNS runs goes to train whole), so every repository with enough runs is in the test split; before, all runs of all "
+    "repositories were ordered together and a repository whose history ended early sat in train "
+    "only. The manifest's `composition` lists rows, runs and time range per repository per split "
+    "and the share of test rows whose job group (repo_id, workflow_path, job_name) is in train. "
+    "Reusable workflows of the same repository are followed: a caller job becomes its callee's "
+    "jobs (job_key `caller/callee`). Every dataset folder carries `croissant.json` (Croissant "
+    "1.1 metadata, named by the manifest's `croissant`); folders without it stay valid. Readers "
+    "of 1.1.0 folders are unaffected.",
 }
 
 
@@ -315,9 +326,15 @@ def input_columns(track: str) -> tuple[str, ...]:
 SPLITS: Final = ("train", "validation", "test")
 SPLIT_FRACTIONS: Final = {"train": 0.8, "validation": 0.1, "test": 0.1}
 
+TEMPORAL_MIN_RUNS: Final = 3
+"""A repository with fewer runs than this cannot fill the three temporal splits: it goes to
+train whole."""
+
 CONFIGS: Final = {
-    "temporal": "Split by the run's creation time: the earliest 80% of runs train, the next 10% "
-    "validate, the latest 10% test. All attempts and jobs of a run land in one split.",
+    "temporal": "Split each repository's runs by the run's creation time: of each repository's "
+    "n runs, the latest 10% (at least one) test, the 10% before them (at least one) validate, "
+    "the earlier ones train, so every repository is in every split (one with fewer than "
+    f"{TEMPORAL_MIN_RUNS} runs trains whole). All attempts and jobs of a run land in one split.",
     "cross_repo": "Split by repository: each repository falls in exactly one split, chosen by a "
     "stable hash of its id (80/10/10), so test repositories are never seen in training; a build "
     "may instead fix named repositories' split (manifest `split_rules`).",

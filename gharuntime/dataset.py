@@ -30,7 +30,7 @@ from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
-from gharuntime.splits import assign_splits
+from gharuntime.splits import assign_splits, composition
 from gharuntime.validation import Problem, validate_folder
 from gharuntime.version import __version__
 
@@ -155,7 +155,8 @@ def write_dataset(
     try:
         files: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}
-        for config, assignment in assign_splits(jobs, cross_repo).items():
+        assignments = assign_splits(jobs, cross_repo)
+        for config, assignment in assignments.items():
             counts[config] = {}
             for split in SPLITS:
                 part = jobs.filter(assignment == split)
@@ -192,6 +193,7 @@ def write_dataset(
             "repositories": jobs["repo_id"].n_unique(),
             "runs": jobs.select("repo_id", "run_id").n_unique(),
             "splits": counts,
+            "composition": composition(jobs, assignments),
             "filters": dict(filters or {}),
             "files": files,
         }

@@ -17,7 +17,13 @@ GitHub's rules implemented here (docs: "Using a matrix for your jobs", "jobs.<jo
 - a job's name is cut to MAX_JOB_NAME (100) characters: the first 97 and `...`; in a reusable
   workflow call each side of `caller / callee` is cut on its own (the API serves
   `caller / <100 characters>`). The evidence is cited in tests/test_workflow.py.
-- a job that calls a reusable workflow (`uses:`) shows its jobs as `caller / callee`.
+- a job that calls a reusable workflow (`uses:`) shows its jobs as `caller / callee`; with a
+  resolver, a call is followed into the callee's jobs (their own block, steps, matrix, runner and
+  `needs`, the plain `with:` inputs and input defaults filled into `${{ inputs.NAME }}`), nested
+  up to MAX_WORKFLOW_LEVELS levels of workflows as GitHub allows. A call that cannot be
+  followed keeps one `caller / ` job and says why (`call_problem`: remote, missing_callee,
+  cycle, too_deep); inputs given as expressions are named in `unknown_inputs` and left as
+  written, never guessed.
 - a matrix may not expand to more than MAX_MATRIX_JOBS (256) jobs (`MatrixTooLarge`).
 """
 
@@ -28,15 +34,17 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
 from gharuntime.expressions import UnknownExpression, evaluate, value_text
 
 __all__ = [
+    "CALL_PROBLEMS",
     "MAX_JOB_NAME",
     "MAX_MATRIX_JOBS",
+    "MAX_WORKFLOW_LEVELS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
@@ -50,6 +58,10 @@ __all__ = [
     "expand_job",
     "expand_jobs",
     "expand_matrix",
+    "job_key_of",
+    "job_needs",
+    "job_yaml_of",
+    "local_callee_path",
     "parse_workflow",
     "render_expression",
     "runner_os",
@@ -126,6 +138,25 @@ class ExpandedJob:
     spec: JobSpec
     callee_key: str | None = None  # the job key inside the reusable workflow, for callers
     callee_if: str | None = None  # the `if:` of that job inside the reusable workflow
+    callee: JobSpec | None = None  # that job's own spec, inputs filled in (None: not followed)
+    callers: tuple[JobSpec, ...] = ()  # the calling jobs, outermost first (spec among them)
+    call_problem: str | None = None  # why a call was not followed (CALL_PROBLEMS)
+    unknown_inputs: tuple[str, ...] = ()  # `with:` inputs given as expressions, left as written
+    needs: tuple[str, ...] | None = None  # job keys (job_key_of) it waits for; None: spec.needs
+
+
+MAX_WORKFLOW_LEVELS = 10
+"""GitHub runs at most ten levels of workflows: the caller and nine levels of reusable ones
+(docs: "Reusing workflows", limitations)."""
+
+CALL_PROBLEMS: Final = {
+    "remote": "calls a workflow of another repository (owner/repo/...@ref): not read",
+    "missing_callee": "the called file is not at that commit, or does not parse",
+    "cycle": "the called workflow calls itself, directly or through others (GitHub refuses it)",
+    "too_deep": f"nested deeper than GitHub's {MAX_WORKFLOW_LEVELS} levels of workflows",
+    "not_read": "no reusable workflows were available to read",
+}
+"""Why a call to a reusable workflow was not followed, by `ExpandedJob.call_problem`."""
 
 
 MAX_YAML_BYTES = 8 * 2**20  # far above any real workflow file (GitHub's largest are ~1 MB)
@@ -438,12 +469,147 @@ def _labels(runs_on: Any, context: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def local_callee_path(uses: str) -> str | None:
+    """`./.github/workflows/x.yml` (with or without `@ref`) → `.github/workflows/x.yml`; None
+    for a workflow of another repository."""
+    if not uses.startswith("./"):
+        return None
+    return strip_ref(uses[2:])[0].split("@", 1)[0]
+
+
+_INPUT_REF = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_-]*)")
+_ANY_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+
+
+def _input_value(expr: str, values: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, value) of an expression that reads only known inputs (`inputs.split && format(
+    ...)`); (False, None) when it reads an unknown input or another context."""
+    names = _INPUT_REF.findall(expr)
+    if not names or any(n not in values for n in names):
+        return False, None
+    try:
+        return True, evaluate(expr, {"inputs": values})
+    except UnknownExpression:
+        return False, None
+
+
+def _fill_text(text: str, values: Mapping[str, Any]) -> str:
+    def one(m: re.Match[str]) -> str:
+        ok, value = _input_value(m.group(1), values)
+        if not ok:
+            return m.group(0)
+        return "" if value is None else value_text(value)
+
+    return _ANY_EXPR.sub(one, text)
+
+
+def _fill(value: Any, values: Mapping[str, Any]) -> Any:
+    """`value` with each expression that reads only known inputs filled in; a string that is
+    exactly one such expression becomes its value itself (a number stays a number)."""
+    if isinstance(value, str):
+        if "${{" not in value:
+            return value
+        whole = _ANY_EXPR.fullmatch(value.strip())
+        if whole:
+            ok, result = _input_value(whole.group(1), values)
+            if ok:
+                return result
+        return _fill_text(value, values)
+    if isinstance(value, Mapping):
+        return {k: _fill(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, values) for v in value]
+    return value
+
+
+def _known(value: Any, context: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, value) when `value` is plain or its expressions evaluate from `context` (the
+    caller's matrix combination); (False, None) when it needs the run (github.*, needs.*...)."""
+    if isinstance(value, (Mapping, list)):
+        return False, None
+    if not _is_expression(value):
+        return True, value
+    if not context:
+        return False, None
+    whole = _EXPR.fullmatch(str(value).strip())
+    if whole:
+        try:
+            return True, evaluate(whole.group(1), context)
+        except UnknownExpression:
+            return False, None
+    rendered = render_expression(str(value), context)
+    return ("${{" not in rendered), rendered
+
+
+def _inputs(
+    caller: JobSpec, callee: Workflow, context: Mapping[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The callee's inputs known before the run: the caller's `with:` values (plain, or from
+    its matrix combination), else the callee's plain defaults; and the names given as
+    expressions only the run knows (unknown)."""
+    on = callee.raw.get("on")
+    call = on.get("workflow_call") if isinstance(on, Mapping) else None
+    declared = call.get("inputs") if isinstance(call, Mapping) else None
+    values: dict[str, Any] = {}
+    if isinstance(declared, Mapping):
+        for name, decl in declared.items():
+            default = decl.get("default") if isinstance(decl, Mapping) else None
+            if default is not None and not _is_expression(default):
+                values[str(name)] = default
+    given = caller.raw.get("with")
+    unknown: list[str] = []
+    if isinstance(given, Mapping):
+        for name, value in given.items():
+            ok, known = _known(value, context)
+            if not ok:
+                unknown.append(str(name))
+                values.pop(str(name), None)
+            elif known is not None:
+                values[str(name)] = known
+    return values, tuple(unknown)
+
+
+def _filled(callee: Workflow, values: Mapping[str, Any]) -> Workflow:
+    """The callee with its inputs filled into every job's spec and block."""
+    if not values:
+        return callee
+    jobs = {}
+    for key, spec in callee.jobs.items():
+        raw = _fill(dict(spec.raw), values)
+        jobs[key] = _job_spec(key, raw, spec.line, _fill_text(spec.yaml_block, values))
+    return Workflow(callee.name, callee.events, jobs, callee.text, callee.raw)
+
+
+def _call(
+    spec: JobSpec,
+    resolve_reusable: Callable[[str], Workflow | None] | None,
+    chain: tuple[str, ...],
+) -> tuple[Workflow | None, str | None]:
+    """The workflow a caller calls, or why it cannot be followed."""
+    assert spec.uses is not None
+    path = local_callee_path(spec.uses)
+    if path is None:
+        return None, "remote"
+    if resolve_reusable is None:
+        return None, "not_read"
+    if path in chain:
+        return None, "cycle"
+    if len(chain) + 1 >= MAX_WORKFLOW_LEVELS:
+        return None, "too_deep"
+    callee = resolve_reusable(spec.uses)
+    return (callee, None) if callee is not None else (None, "missing_callee")
+
+
 def expand_job(
-    spec: JobSpec, resolve_reusable: Callable[[str], Workflow | None] | None = None
+    spec: JobSpec,
+    resolve_reusable: Callable[[str], Workflow | None] | None = None,
+    *,
+    chain: tuple[str, ...] = (),
 ) -> list[ExpandedJob]:
     """The jobs GitHub creates for one JobSpec, named as GitHub names them. A matrix given by an
     expression yields one job with matrix None whose name and labels keep their `${{ matrix.* }}`
-    templates. Raises MatrixTooLarge over GitHub's limit of MAX_MATRIX_JOBS."""
+    templates. `chain` holds the workflow paths already being called (cycles, depth). Raises
+    MatrixTooLarge over GitHub's limit of MAX_MATRIX_JOBS."""
     combos = expand_matrix(spec.matrix)
     if combos is not None and len(combos) > MAX_MATRIX_JOBS:
         raise MatrixTooLarge(
@@ -456,6 +622,11 @@ def expand_job(
     else:
         combos_or_none = list(combos)
     out: list[ExpandedJob] = []
+    callee: Workflow | None = None
+    problem: str | None = None
+    expanded: dict[str, tuple[list[ExpandedJob], tuple[str, ...]]] = {}
+    if spec.uses is not None:
+        callee, problem = _call(spec, resolve_reusable, chain)
     for combo in combos_or_none:
         # A matrix given by an expression is unknown here: its `${{ matrix.* }}` stay as written.
         context: dict[str, Any] = {"matrix": combo or {}} if combos is not None else {}
@@ -468,13 +639,34 @@ def expand_job(
         name = display_name(name)
         labels = _labels(spec.runs_on, context)
         if spec.uses is None:
-            out.append(ExpandedJob(spec.key, name, combo, labels, spec))
+            out.append(ExpandedJob(spec.key, name, combo, labels, spec, needs=spec.needs))
             continue
-        callee = resolve_reusable(spec.uses) if resolve_reusable else None
         if callee is None:
-            out.append(ExpandedJob(spec.key, f"{name} / ", combo, labels, spec))
+            out.append(
+                ExpandedJob(
+                    spec.key,
+                    f"{name} / ",
+                    combo,
+                    labels,
+                    spec,
+                    callers=(spec,),
+                    call_problem=problem,
+                    needs=spec.needs,
+                )
+            )
             continue
-        for inner in expand_jobs(callee):
+        values, unknown = _inputs(spec, callee, context)
+        seen = json.dumps(values, sort_keys=True, default=str) + repr(unknown)
+        if seen not in expanded:  # one expansion per distinct set of inputs
+            path = local_callee_path(spec.uses or "") or ""
+            filled = _filled(callee, values)
+            expanded[seen] = (
+                expand_jobs(filled, resolve_reusable, chain=(*chain, path)),
+                unknown,
+            )
+        inner_jobs, unknown = expanded[seen]
+        for inner in inner_jobs:
+            inner_key = job_key_of(inner)
             out.append(
                 ExpandedJob(
                     spec.key,
@@ -482,19 +674,56 @@ def expand_job(
                     combo or inner.matrix,
                     inner.runner_labels,
                     spec,
-                    callee_key=inner.key,
-                    callee_if=inner.spec.condition,
+                    callee_key=inner_key,
+                    callee_if=inner.callee_if or inner.spec.condition,
+                    callee=inner.callee if inner.callee is not None else inner.spec,
+                    callers=(spec, *inner.callers),
+                    call_problem=inner.call_problem,
+                    unknown_inputs=unknown + inner.unknown_inputs,
+                    needs=(*spec.needs, *(f"{spec.key}/{n}" for n in job_needs(inner))),
                 )
             )
     return out
 
 
 def expand_jobs(
-    workflow: Workflow, resolve_reusable: Callable[[str], Workflow | None] | None = None
+    workflow: Workflow,
+    resolve_reusable: Callable[[str], Workflow | None] | None = None,
+    *,
+    chain: tuple[str, ...] = (),
 ) -> list[ExpandedJob]:
     """Every job of the workflow, matrix expanded, in file order. `resolve_reusable(uses)` may
-    return the called workflow; without it a caller yields one job named `caller / ` (prefix)."""
-    return [job for spec in workflow.jobs.values() for job in expand_job(spec, resolve_reusable)]
+    return the called workflow (None: it cannot be read); without it a caller yields one job
+    named `caller / ` (prefix). `chain` may start with the workflow's own path."""
+    return [
+        job
+        for spec in workflow.jobs.values()
+        for job in expand_job(spec, resolve_reusable, chain=chain)
+    ]
+
+
+def job_key_of(job: ExpandedJob) -> str:
+    """The job-table `job_key`: the YAML key, `caller/callee` for a job of a called workflow."""
+    return job.key if job.callee_key is None else f"{job.key}/{job.callee_key}"
+
+
+def job_needs(job: ExpandedJob) -> tuple[str, ...]:
+    """Keys (job_key_of) the job waits for: its own `needs`, and for a job of a called workflow
+    the caller's `needs` plus its `needs` inside the callee."""
+    return job.needs if job.needs is not None else job.spec.needs
+
+
+def job_yaml_of(job: ExpandedJob) -> str:
+    """The job's own block; for a job of a called workflow the callee's block (inputs filled),
+    under the calling jobs' blocks as comments, so the caller's context stays in view."""
+    if job.callee is None or not job.callers:
+        return job.spec.yaml_block
+    head = [
+        "# " + line if line.strip() else "#"
+        for caller in job.callers
+        for line in caller.yaml_block.rstrip("\n").splitlines()
+    ]
+    return "\n".join(head) + "\n" + job.callee.yaml_block
 
 
 _REF = re.compile(r"^(?P<path>.*?\.ya?ml)@(?P<ref>.+)$")

@@ -51,8 +51,8 @@ _HEADLINE: Final = {
     ("temporal", "history"): (1, "known jobs, with their earlier durations"),
     ("temporal", "config"): (
         2,
-        "partly memorization: a job's identity (repository, workflow, job name) is an input "
-        "and the same jobs appear in training",
+        "each repository's latest runs: a job's identity (repository, workflow, job name) is "
+        "an input, and where its group is in training a per-group median is a lookup",
     ),
     ("cross_repo", "history"): (3, "repositories never seen in training, with job history"),
 }
@@ -101,6 +101,18 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
 def _plain(text: str) -> str:
     """Text safe inside a Markdown code span: no backtick to end it, no break to split it."""
     return "".join("'" if ch == "`" else " " if ord(ch) < 0x20 else ch for ch in text)
+
+
+def _group_seen(dataset: dict[str, Any]) -> str:
+    """What the table tests, measured: the share of its rows whose job group is in training
+    ("" for results made before eval recorded it)."""
+    seen, rows = dataset.get("rows_group_in_train"), dataset.get("rows")
+    if not isinstance(seen, int) or isinstance(seen, bool) or not isinstance(rows, int) or not rows:
+        return ""
+    return (
+        f"measured: {100 * seen / rows:.1f}% of its {rows:,} rows ({seen:,}) belong to a job "
+        "group (repository, workflow path, job name) the training split holds"
+    )
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
@@ -185,7 +197,9 @@ class TableView:
     def note(self) -> str:
         if self.table.trained_on:
             return _transfer_note(self.first, self.table.trained_on, self.table.dataset)
-        return _HEADLINE.get((self.table.config, self.table.track), (9, ""))[1]
+        note = _HEADLINE.get((self.table.config, self.table.track), (9, ""))[1]
+        seen = _group_seen(self.first["dataset"])
+        return f"{note}; {seen}" if note and seen else note or seen
 
     @property
     def intervals(self) -> str:

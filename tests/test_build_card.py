@@ -82,6 +82,24 @@ def test_card_lists_every_filter_with_its_count(carded_dataset: Path) -> None:
     assert "Conclusion policy: only jobs with conclusion `success` are kept" in text
 
 
+def test_card_lists_each_repository_in_each_split(carded_dataset: Path) -> None:
+    text = (carded_dataset / "README.md").read_text()
+    comp = read_manifest(carded_dataset)["composition"]
+    for config in ("temporal", "cross_repo"):
+        for split in ("train", "validation", "test"):
+            for r in comp[config][split]:
+                row = f"| {config} | {split} | `{r['repo']}` | {r['rows']:,} | {r['runs']:,} |"
+                assert row in text
+    # per repository, the temporal split is in time order
+    by_repo: dict[str, dict[str, dict[str, str]]] = {}
+    for split in ("train", "validation", "test"):
+        for r in comp["temporal"][split]:
+            by_repo.setdefault(r["repo"], {})[split] = r
+    for splits in by_repo.values():
+        if "test" in splits:
+            assert splits["train"]["last"] <= splits["test"]["first"]
+
+
 def test_card_reports_the_time_window(carded_dataset: Path) -> None:
     text = (carded_dataset / "README.md").read_text()
     assert "| time window (job creation, UTC) | 2024-03-01 12:00 to 2024-03-01 14:00 |" in text
@@ -90,6 +108,8 @@ def test_card_reports_the_time_window(carded_dataset: Path) -> None:
 def test_card_says_what_each_config_measures(carded_dataset: Path) -> None:
     text = " ".join((carded_dataset / "README.md").read_text().split())
     assert "effectively a lookup of the job's own history" in text
+    seen = read_manifest(carded_dataset)["composition"]["temporal"]["test_seen_in_train"]
+    assert f"({seen['test_rows_seen']:,} of {seen['test_rows']:,};" in text
     assert (
         "the generalization tables, to jobs and repositories never seen, are the `cross_repo`"
         in text

@@ -8,7 +8,13 @@ import polars as pl
 import pytest
 from raw_world import BAD_YAML, CI_YAML
 
-from gharuntime.builder.jobkeys import WorkflowIndex, resolve_job_keys, yaml_sha256
+from gharuntime.builder.jobkeys import (
+    WorkflowIndex,
+    local_calls,
+    resolve_job_keys,
+    resolve_unit,
+    yaml_sha256,
+)
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +116,67 @@ def test_worker_processes_resolve_exactly_as_one_process() -> None:
     parallel = resolve_job_keys(pairs, texts, workers=2, parallel_above=0)
     assert parallel.equals(serial)
     assert serial.height == 15
+
+
+CALLER = """on: push
+jobs:
+  CI:
+    uses: ./.github/workflows/ci.yml
+    with: {java: 17}
+  remote:
+    uses: octo/ci/.github/workflows/build.yml@v1
+"""
+CALLEE = """on:
+  workflow_call:
+    inputs: {java: {type: number}}
+jobs:
+  unit:
+    runs-on: ubuntu-22.04
+    strategy: {matrix: {suite: [grpc, server]}}
+    steps: [{run: "mvn -Djava=${{ inputs.java }} test"}]
+  basic:
+    runs-on: ubuntu-22.04
+    strategy: {matrix: {check: "${{ fromJSON(inputs.checks) }}"}}
+    steps: [{run: make}]
+"""
+
+
+def test_jobs_of_a_called_workflow_resolve_to_their_own_key_and_block() -> None:
+    index = WorkflowIndex.parse(CALLER, {".github/workflows/ci.yml": CALLEE})
+    m = index.resolve("CI / unit (server)")
+    assert m is not None
+    assert (m.job_key, m.how, m.reusable) == ("CI/unit", "callee", "followed")
+    assert json.loads(m.matrix or "") == {"suite": "server"}
+    assert m.runner_labels == ("ubuntu-22.04",)
+    assert "mvn -Djava=17 test" in m.job_yaml and m.job_yaml.startswith("# CI:\n")
+    # a callee matrix known only at run time: key known, matrix not
+    m = index.resolve("CI / basic (rat)")
+    assert m is not None and (m.job_key, m.how, m.matrix) == ("CI/basic", "callee_pattern", None)
+    # a remote call keeps the caller's block, and says why
+    m = index.resolve("remote / build")
+    assert m is not None and (m.job_key, m.how, m.reusable) == ("remote", "caller", "remote")
+    # the same caller without the callee at that commit
+    missing = WorkflowIndex.parse(CALLER, {".github/workflows/ci.yml": None}).resolve("CI / unit")
+    assert missing is not None and (missing.how, missing.reusable) == ("caller", "missing_callee")
+
+
+def test_each_commit_resolves_with_its_own_callees() -> None:
+    sha = yaml_sha256(CALLER)
+    old = {".github/workflows/ci.yml": CALLEE}
+    new = {".github/workflows/ci.yml": CALLEE.replace("unit:", "units:")}
+    units = {resolve_unit(sha, c): c for c in (old, new)}
+    assert len(units) == 2 and resolve_unit(sha, {}) == sha
+    pairs = pl.DataFrame(
+        {
+            "resolve_unit": [*units, *units],
+            "workflow_sha256": [sha] * 4,
+            "job_name": ["CI / unit (grpc)", "CI / unit (grpc)", "CI / units (grpc)", "x"],
+        }
+    )
+    got = resolve_job_keys(pairs, {sha: CALLER}, callees=units).sort("resolve_unit", "job_name")
+    keys = {(u, n): k for u, n, k in got.select("resolve_unit", "job_name", "job_key").iter_rows()}
+    old_unit, new_unit = units
+    assert keys[(old_unit, "CI / unit (grpc)")] == "CI/unit"
+    assert keys[(new_unit, "CI / unit (grpc)")] is None  # that commit's callee has no `unit`
+    assert keys[(old_unit, "CI / units (grpc)")] is None
+    assert local_calls(CALLER) == [".github/workflows/ci.yml"]

@@ -107,6 +107,29 @@ def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
     assert truth.cluster_by == "repo_id" and truth.cluster_ids.tolist() == repos
 
 
+def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
+    import polars as pl
+
+    from gharuntime.eval.truth import DatasetRef, Truth
+
+    split, _ = _frames([1, 1, 2, 2], [10, 11, 20, 21])
+    split = split.with_columns(
+        workflow_path=pl.lit("ci.yml"), job_name=pl.Series(["a", "b", "a", "c"])
+    )
+    train = (
+        split.head(2)
+        .with_columns(repo_id=pl.Series([1, 2]), job_name=pl.Series(["a", "c"]))
+        .select("repo_id", "workflow_path", "job_name", *TARGETS)
+    )
+    ref = DatasetRef(id="x", kind="local")
+    truth = Truth.from_frames(split, train, dataset=ref, config="temporal", split="test")
+    assert truth.group_seen == 2  # (1, a) and (2, c) ran in train; (1, b) and (2, a) did not
+    bare = Truth.from_frames(
+        split.drop("job_name"), train, dataset=ref, config="temporal", split="test"
+    )
+    assert bare.group_seen is None  # the rows do not say
+
+
 def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     """A repository bootstrap over one repository resamples the same rows every time."""
     from gharuntime.eval.evaluate import Method, score

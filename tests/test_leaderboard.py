@@ -276,7 +276,10 @@ def test_markdown_has_one_table_per_dataset_config_track(
         "gharuntime-fixture · temporal / history",
         "gharuntime-fixture · temporal / config",
     ]
-    assert "Partly memorization" in text and "synthetic data" in text
+    assert "Each repository's latest runs" in text and "synthetic data" in text
+    # what each table tests, measured by eval on its rows: the fixture's jobs all ran in train
+    seen = re.findall(r"measured: ([0-9.]+)% of its ([0-9,]+) rows \(([0-9,]+)\) belong", text)
+    assert seen and all(s[0] == "100.0" and s[1] == s[2] for s in seen)
     assert "Rank group:" in text
     rows = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert any("| exact-ish | 1.0 | config |" in line for line in rows)

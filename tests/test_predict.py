@@ -471,3 +471,75 @@ def test_the_table_shows_a_jobs_range_once_its_prediction_has_one() -> None:
     assert _cost_cells(ranged) == ["3 min (2–5)", "$0.018 ($0.012–$0.030)"]
     assert _cost_cells(JobCost("linux", Bill(3, 0.018))) == ["3 min", "$0.018"]
     assert _cost_cells(JobCost(None, None, unpriced="why")) == ["-", "not priced"]
+
+
+CALLING = """on: push
+jobs:
+  prep:
+    runs-on: ubuntu-latest
+    steps: [{run: echo}]
+  CI:
+    needs: prep
+    uses: ./.github/workflows/ci.yml
+    with: {suite: server, ref: "${{ github.sha }}"}
+  after:
+    needs: CI
+    runs-on: ubuntu-latest
+    steps: [{run: echo}]
+"""
+CALLED = """on:
+  workflow_call:
+    inputs: {suite: {type: string}, ref: {type: string}}
+jobs:
+  compile:
+    runs-on: windows-latest
+    steps: [{uses: actions/checkout@v4}, {name: Build, run: make}]
+  test:
+    needs: compile
+    runs-on: ubuntu-latest
+    strategy: {matrix: {java: [8, 11]}}
+    steps: [{name: "Test ${{ inputs.suite }}", run: "mvn test -P${{ inputs.suite }}"}]
+"""
+
+
+def test_a_local_reusable_workflow_is_predicted_as_its_callee_jobs(
+    tmp_path: Path, lightgbm_model: Path
+) -> None:
+    wf = tmp_path / "repo" / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(CALLED)
+    (wf / "main.yml").write_text(CALLING)
+    result = _json(wf / "main.yml", lightgbm_model)
+    jobs = {j["name"]: j for j in result["jobs"]}
+    assert list(jobs) == ["prep", "CI / compile", "CI / test (8)", "CI / test (11)", "after"]
+    assert jobs["CI / compile"]["key"] == "CI/compile"
+    assert jobs["CI / compile"]["runner_os"] == "Windows"
+    assert jobs["CI / test (8)"]["needs"] == ["prep", "CI/compile"]
+    assert jobs["CI / test (8)"]["matrix"] == {"java": 8}
+    assert jobs["CI / compile"]["flags"] == ["unknown_inputs"]  # `ref` is an expression
+    frame, _ = workflow_rows(
+        CALLING, path="main.yml", meta=RepoMeta(), at=datetime.now(UTC), local_file=wf / "main.yml"
+    )
+    steps = dict(zip(frame["job_key"], frame["step_names"].to_list(), strict=False))
+    assert "Test server" in steps["CI/test"]  # the plain `with:` value filled in
+    assert "Build" in steps["CI/compile"] and "Post Run actions/checkout@v4" in steps["CI/compile"]
+    # `after` waits for every job of the called workflow
+    d = {j["name"]: j["duration_s"] for j in result["jobs"]}
+    path = d["prep"] + d["CI / compile"] + max(d["CI / test (8)"], d["CI / test (11)"]) + d["after"]
+    assert result["critical_path_s"] == pytest.approx(path, abs=0.5)
+
+
+def test_a_missing_or_cyclic_callee_is_flagged_not_guessed(
+    tmp_path: Path, lightgbm_model: Path
+) -> None:
+    wf = tmp_path / "repo" / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "main.yml").write_text(CALLING)
+    jobs = {j["key"]: j for j in _json(wf / "main.yml", lightgbm_model)["jobs"]}
+    assert jobs["CI"]["flags"] == ["remote_reusable"]  # ci.yml is not there
+    (wf / "ci.yml").write_text(
+        "on: workflow_call\njobs:\n  again:\n    uses: ./.github/workflows/main.yml\n"
+    )
+    jobs = {j["key"]: j for j in _json(wf / "main.yml", lightgbm_model)["jobs"]}
+    assert [k for k in jobs if k.startswith("CI")] == ["CI/again"]
+    assert jobs["CI/again"]["flags"] == ["reusable_refused", "unknown_inputs"]

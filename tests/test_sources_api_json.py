@@ -4,6 +4,7 @@ the workflow YAML at their head_shas)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -108,7 +109,15 @@ def test_every_shape_reads_the_same_records(
     ]
     assert set(t.runs["run_id"]) == {sample_run["id"]}
     assert t.sources == [
-        {"label": "shapes", "kind": "folder", "commit": None, "files": 7, "jobs": 8, "runs": 3}
+        {
+            "label": "shapes",
+            "kind": "folder",
+            "commit": None,
+            "files": 7,
+            "jobs": 8,
+            "runs": 3,
+            "files_not_read": {".txt": 1},
+        }
     ]
     assert not t.problems.counts
     row = t.jobs.filter(pl.col("job_file") == "one-job.json").row(0, named=True)
@@ -136,6 +145,48 @@ def test_bad_files_and_other_shapes_are_counted_with_the_file_named(
     assert t.jobs["job_id"].to_list() == [sample_jobs[0]["id"]]
 
 
+def test_files_gzip_and_any_nesting_are_read(
+    tmp_path: Path, sample_jobs: list[dict[str, Any]], sample_run: dict[str, Any]
+) -> None:
+    a, b, c = sample_jobs[:3]
+    one = tmp_path / "jobs.json"  # a single file is a source of its own
+    one.write_text(json.dumps({"total_count": 1, "jobs": [a]}))
+    d = tmp_path / "export"
+    d.mkdir()
+    (d / "runs.json.gz").write_bytes(gzip.compress(json.dumps([sample_run]).encode()))
+    (d / "jobs.jsonl.gz").write_bytes(
+        gzip.compress((json.dumps(b) + "\n").encode()) + gzip.compress(json.dumps(c).encode())
+    )
+    # an export of its own making: records nested under keys nobody listed
+    (d / "dump.json").write_text(
+        json.dumps({"meta": {"v": 2}, "data": {"runs": [{"run": sample_run, "jobs": [a, b]}]}})
+    )
+    (d / "notes.txt").write_text("not read")
+    (d / "bad.json.gz").write_bytes(b"not gzip at all")
+    t = read_api_json([ApiSource(one), ApiSource(d, "export")])
+    by_file = t.jobs.group_by("job_file").agg(pl.col("job_id").sort()).sort("job_file")
+    assert dict(by_file.iter_rows()) == {
+        "dump.json": sorted([a["id"], b["id"]]),
+        "jobs.json": [a["id"]],
+        "jobs.jsonl.gz": sorted([b["id"], c["id"]]),
+    }
+    assert sorted(t.runs["run_file"].to_list()) == ["dump.json", "runs.json.gz"]
+    assert t.sources[0]["kind"] == "file" and t.sources[0]["label"] == "jobs.json"
+    assert t.sources[1]["files_not_read"] == {".txt": 1}
+    assert t.problems.counts == {"unreadable_file": 1}
+    assert "export:bad.json.gz: not JSON (not gzip" in t.problems.examples["unreadable_file"][0]
+
+
+def test_a_gzip_bomb_is_refused_by_its_decompressed_size() -> None:
+    bomb = gzip.compress(b" " * 5_000_000)
+    assert len(bomb) < 10_000
+    with pytest.raises(ValueError, match="over 1,000,000 bytes once decompressed"):
+        list(documents(bomb, "x.json.gz", limit=1_000_000))
+    assert list(documents(gzip.compress(b"[1]"), "x.json.gz")) == [(0, [1])]
+    with pytest.raises(ValueError, match="truncated"):
+        list(documents(gzip.compress(b"[1, 2, 3]")[:-6], "x.json.gz"))
+
+
 def test_documents_and_records_shapes() -> None:
     assert list(documents(b'[{"a": 1}]', "f.json")) == [(0, [{"a": 1}])]
     assert list(documents(b'{"a": 1}\n{"b": 2}\n', "f.json")) == [(1, {"a": 1}), (2, {"b": 2})]
@@ -144,7 +195,10 @@ def test_documents_and_records_shapes() -> None:
     job = {"id": 1, "run_id": 2, "name": "n", "steps": []}
     run = {"id": 2, "head_sha": "s", "workflow_id": 3}
     assert [k for k, _ in records([job, run, {"x": 1}])] == ["job", "run", "other"]
-    assert [k for k, _ in records({"workflow_runs": [run, job]})] == ["run", "other"]
+    assert list(records({"total_count": 0, "jobs": []})) == []  # an empty page holds nothing
+    assert [k for k, _ in records({"total_count": 0, "items": []})] == ["other"]
+    # records are found by their fields, whatever list they sit in
+    assert [k for k, _ in records({"workflow_runs": [run, job]})] == ["run", "job"]
 
 
 def test_sample_build_keeps_provenance_and_finds_yaml(built: tuple[Path, Any]) -> None:
@@ -183,13 +237,46 @@ def test_sample_build_resolves_job_keys_from_the_yaml(built: tuple[Path, Any]) -
     rows = _all_rows(ds)
     with_yaml = rows.filter(pl.col("workflow_yaml").is_not_null())
     assert with_yaml.height > 100
-    # The key is a job of the YAML the row carries, and job_yaml is its (dedented) block.
+    # The key is a job of the YAML the row carries, and job_yaml is its (dedented) block; a job
+    # of a called workflow (`caller/callee`) holds the callee's block under the caller's, as
+    # comments.
     for r in with_yaml.filter(pl.col("job_key").is_not_null()).iter_rows(named=True):
-        assert f"\n  {r['job_key']}:" in r["workflow_yaml"]
-        assert r["job_yaml"].startswith(f"{r['job_key']}:")
+        caller, _, callee = r["job_key"].partition("/")
+        assert f"\n  {caller}:" in r["workflow_yaml"]
+        if callee:
+            assert r["job_yaml"].startswith(f"# {caller}:\n#   uses: ./.github/workflows/")
+            assert f"\n{callee.split('/')[-1]}:\n" in r["job_yaml"]
+        else:
+            assert r["job_yaml"].startswith(f"{r['job_key']}:")
     keys = result.manifest["build"]["job_keys"]
-    assert keys.get("exact", 0) > 0 and keys.get("caller", 0) > 0
+    assert keys.get("exact", 0) > 0 and keys.get("callee", 0) > 0
     assert keys.get("unresolved", 0) == 0 and keys.get("bad_yaml", 0) == 0
+
+
+def test_sample_build_follows_reusable_workflows(built: tuple[Path, Any]) -> None:
+    # ratis's CI job calls ./.github/workflows/ci.yml: each callee job keeps its own block,
+    # steps and matrix, not the caller's.
+    ds, result = built
+    rows = _all_rows(ds).filter(pl.col("job_key").str.starts_with("CI/"))
+    assert rows.height > 0
+    assert rows["job_key"].n_unique() > 3
+    assert (
+        rows.group_by("job_key").agg(pl.col("job_yaml").n_unique()).height
+        == rows["job_key"].n_unique()
+    )
+    assert rows["job_yaml"].n_unique() >= rows["job_key"].n_unique()
+    assert rows.filter(pl.col("job_yaml").str.contains("\n  steps:")).height == rows.height
+    for r in rows.iter_rows(named=True):
+        assert r["job_name"].startswith("CI / ")
+        body = [ln for ln in r["job_yaml"].splitlines() if not ln.startswith("#")]
+        assert body[0] == f"{r['job_key'].split('/')[-1]}:"
+        assert not any("uses: ./.github/workflows/" in ln for ln in body)
+    # every row of a followed call is counted by its source in the card
+    calls = result.manifest["source"]["reusable_calls"]
+    assert set(calls) == {RATIS.name, "elek/ozone-build-results"}
+    followed = sum(v.get("followed", 0) + v.get("unknown_inputs", 0) for v in calls.values())
+    assert followed == _all_rows(ds).filter(pl.col("job_key").str.contains("/")).height
+    assert "Jobs of calls to reusable workflows" in (ds / "README.md").read_text()
 
 
 def test_missing_head_sha_runs_are_counted_and_keep_no_yaml(built: tuple[Path, Any]) -> None:
@@ -270,6 +357,25 @@ def test_cli_builds_reports_and_exits_1_for_lost_records(tmp_path: Path) -> None
     assert str(tmp_path) in problems["examples"]["yaml_git_not_a_repository"][0]
 
 
+def test_cli_builds_from_files_as_well_as_folders(tmp_path: Path) -> None:
+    # one gzip file of every run record and job record of the ratis sample, as an export would be
+    records = [
+        _json(p) for p in sorted(RATIS.rglob("*.json")) if p.name in ("run.json", "job.json")
+    ]
+    export = tmp_path / "ratis-export.json.gz"
+    export.write_bytes(gzip.compress(json.dumps({"exported": records}).encode()))
+    out = tmp_path / "ds"
+    args = ["build", "--source", "api-json", str(export), "--yaml-git", str(YAML[1])]
+    res = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    from_folder = build_from_api_json([RATIS], tmp_path / "ref", yaml_git=[YAML[1]])
+    assert read_manifest(out)["rows"] == from_folder.manifest["rows"] > 0
+    # the other sources still read folders, and say so
+    res = CliRunner().invoke(cli, ["build", str(export), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2
+    assert "is a file; --source raw reads a folder" in " ".join(res.output.split())
+
+
 def test_cli_exits_2_when_nothing_can_be_built(tmp_path: Path) -> None:
     junk = tmp_path / "junk"
     junk.mkdir()
@@ -310,3 +416,56 @@ def test_same_input_same_bytes(tmp_path: Path) -> None:
     first, second = build(tmp_path / "a"), build(tmp_path / "b")
     assert PROVENANCE_FILE in first and "manifest.json" in first
     assert first == second
+
+
+def test_calls_that_cannot_be_followed_are_counted_per_source_in_the_card(
+    tmp_path: Path, sample_jobs: list[dict[str, Any]], sample_run: dict[str, Any]
+) -> None:
+    # A project history whose post-commit calls four workflows: one there, one missing at that
+    # commit, one that calls back (a cycle), and one of another repository.
+    hist = tmp_path / "project"
+    wf = hist / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "post-commit.yml").write_text(
+        "on: push\njobs:\n"
+        "  ok:\n    uses: ./.github/workflows/ok.yml\n    with: {n: 2}\n"
+        "  gone:\n    uses: ./.github/workflows/gone.yml\n"
+        "  loop:\n    uses: ./.github/workflows/loop.yml\n"
+        "  far:\n    uses: octo/ci/.github/workflows/b.yml@v1\n"
+    )
+    (wf / "ok.yml").write_text(
+        "on: {workflow_call: {inputs: {n: {type: number}}}}\njobs:\n"
+        "  test:\n    runs-on: ubuntu-22.04\n    steps: [{run: 'make -j${{ inputs.n }}'}]\n"
+    )
+    (wf / "loop.yml").write_text(
+        "on: workflow_call\njobs:\n  again:\n    uses: ./.github/workflows/loop.yml\n"
+    )
+    _git_copy(hist, tmp_path / "project.git")
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path / "project.git"), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    run = {**sample_run, "head_sha": head, "path": ".github/workflows/post-commit.yml"}
+    names = ["ok / test", "gone / x", "loop / again / again", "far / build"]
+    jobs = [
+        {**sample_jobs[0], "id": 1000 + i, "name": n, "head_sha": head} for i, n in enumerate(names)
+    ]
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "run.json").write_text(json.dumps(run))
+    (records / "jobs.json").write_text(json.dumps({"total_count": 4, "jobs": jobs}))
+    result = build_from_api_json(
+        [ApiSource(records, "archive")], tmp_path / "ds", yaml_git=[tmp_path / "project.git"]
+    )
+    calls = result.manifest["source"]["reusable_calls"]
+    assert calls == {"archive": {"cycle": 1, "followed": 1, "missing_callee": 1, "remote": 1}}
+    rows = {r["job_name"]: r for r in _all_rows(tmp_path / "ds").iter_rows(named=True)}
+    assert rows["ok / test"]["job_key"] == "ok/test"
+    assert "make -j2" in rows["ok / test"]["job_yaml"]
+    for name, key in (("gone / x", "gone"), ("far / build", "far")):
+        assert rows[name]["job_key"] == key  # the caller's own block, nothing guessed
+        assert rows[name]["job_yaml"].startswith(f"{key}:\n  uses: ")
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "| `archive` | 1 | 1 | 1 | 1 |" in card

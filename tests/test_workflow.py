@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gharuntime.workflow import (
+    MAX_WORKFLOW_LEVELS,
     MatrixTooLarge,
+    Workflow,
     WorkflowError,
     expand_jobs,
     expand_matrix,
+    job_key_of,
+    job_needs,
+    job_yaml_of,
+    local_callee_path,
     parse_workflow,
     render_expression,
     runner_os,
@@ -307,3 +315,165 @@ jobs:
     with pytest.raises(MatrixTooLarge, match="272 jobs, over GitHub's limit of 256"):
         expand_jobs(parse_workflow(text))
     assert len(expand_jobs(parse_workflow(text.replace(" 17]", "]")))) == 256
+
+
+CALLER = """
+on: push
+jobs:
+  build-info:
+    runs-on: ubuntu-latest
+    steps: [{run: echo}]
+  CI:
+    needs: build-info
+    uses: ./.github/workflows/ci.yml
+    with:
+      java: 17
+      ref: ${{ github.sha }}
+  after:
+    needs: CI
+    runs-on: ubuntu-latest
+    steps: [{run: echo done}]
+"""
+
+CALLEE = """
+on:
+  workflow_call:
+    inputs:
+      java: {type: number, default: 8}
+      os: {type: string, default: ubuntu-22.04}
+      ref: {type: string}
+jobs:
+  compile:
+    runs-on: ${{ inputs.os }}
+    steps:
+      - uses: actions/checkout@v4
+        with: {ref: "${{ inputs.ref }}"}
+      - name: Java ${{ inputs.java }}
+        run: mvn -Djava=${{ inputs.java }} compile
+  unit:
+    needs: compile
+    name: unit
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        suite: [grpc, server]
+    steps: [{run: mvn test}]
+"""
+
+
+def _resolver(files: dict[str, str]) -> Any:
+    def resolve(uses: str) -> Workflow | None:
+        path = local_callee_path(uses)
+        try:
+            return parse_workflow(files[path], path) if path in files else None
+        except WorkflowError:  # as the build's and predict's resolvers: unreadable is missing
+            return None
+
+    return resolve
+
+
+def test_a_local_call_becomes_the_callee_jobs_with_their_own_block() -> None:
+    jobs = expand_jobs(
+        parse_workflow(CALLER), _resolver({".github/workflows/ci.yml": CALLEE}), chain=("w.yml",)
+    )
+    by_key = {job_key_of(j): j for j in jobs}
+    assert [j.name for j in jobs] == [
+        "build-info",
+        "CI / compile",
+        "CI / unit (grpc)",
+        "CI / unit (server)",
+        "after",
+    ]
+    compile_ = by_key["CI/compile"]
+    assert compile_.callee is not None and compile_.call_problem is None
+    # plain `with:` values and input defaults filled in; an expression left as written
+    assert compile_.runner_labels == ("ubuntu-22.04",)
+    assert [s.get("name") for s in compile_.callee.steps] == [None, "Java 17"]
+    assert compile_.callee.steps[1]["run"] == "mvn -Djava=17 compile"
+    assert compile_.callee.steps[0]["with"] == {"ref": "${{ inputs.ref }}"}
+    assert compile_.unknown_inputs == ("ref",)
+    # its own needs inside the callee, and the caller's
+    assert job_needs(compile_) == ("build-info",)
+    unit = [j for j in jobs if job_key_of(j) == "CI/unit"]
+    assert [j.matrix for j in unit] == [{"suite": "grpc"}, {"suite": "server"}]
+    assert job_needs(unit[0]) == ("build-info", "CI/compile")
+    # the row's YAML: the callee's block under the caller's, commented
+    text = job_yaml_of(compile_)
+    assert text.startswith("# CI:\n#   needs: build-info\n#   uses: ./.github/workflows/ci.yml")
+    assert "\ncompile:\n  runs-on: ubuntu-22.04\n" in text
+    assert "mvn -Djava=17 compile" in text
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        ({}, "missing_callee"),
+        ({".github/workflows/ci.yml": "jobs: [unclosed"}, "missing_callee"),
+        (
+            {".github/workflows/ci.yml": "on: workflow_call\njobs:\n  x:\n    uses: ./w.yml\n"},
+            "cycle",
+        ),
+    ],
+)
+def test_a_call_that_cannot_be_followed_says_why(files: dict[str, str], problem: str) -> None:
+    jobs = expand_jobs(parse_workflow(CALLER), _resolver(files), chain=("w.yml",))
+    called = [j for j in jobs if j.key == "CI"]
+    assert len(called) == 1 and called[0].call_problem == problem
+    assert called[0].name.startswith("CI / ")
+
+
+def test_remote_calls_are_not_read_and_nesting_stops_at_githubs_depth() -> None:
+    remote = parse_workflow("on: push\njobs:\n  r:\n    uses: octo/ci/.github/workflows/b.yml@v1\n")
+    asked: list[str] = []
+
+    def never(uses: str) -> Workflow | None:
+        asked.append(uses)
+        return None
+
+    (job,) = expand_jobs(remote, never)
+    assert job.call_problem == "remote" and asked == []
+    # a chain of workflows each calling the next: GitHub runs ten levels of workflows
+    files = {
+        f".github/workflows/l{i}.yml": f"on: workflow_call\njobs:\n  j{i}:\n"
+        f"    uses: ./.github/workflows/l{i + 1}.yml\n"
+        for i in range(1, 20)
+    }
+    top = parse_workflow("on: push\njobs:\n  j0:\n    uses: ./.github/workflows/l1.yml\n")
+    (deep,) = expand_jobs(top, _resolver(files))
+    assert deep.call_problem == "too_deep"
+    assert len(deep.callers) == MAX_WORKFLOW_LEVELS
+    assert job_key_of(deep) == "/".join(f"j{i}" for i in range(MAX_WORKFLOW_LEVELS))
+
+
+def test_with_inputs_from_the_callers_matrix_are_known_per_combination() -> None:
+    # ratis's CI: `basic` runs one check per matrix value through a shared check.yaml
+    caller = parse_workflow(
+        "on: push\njobs:\n  basic:\n    strategy: {matrix: {check: [author, rat]}}\n"
+        "    uses: ./.github/workflows/check.yaml\n"
+        "    with: {script: '${{ matrix.check }}', args: '-P${{ matrix.check }}', "
+        "sha: '${{ github.sha }}'}\n"
+    )
+    check = (
+        "on: {workflow_call: {inputs: {script: {type: string}, args: {type: string},"
+        " split: {type: string, default: ''}, runner: {type: string, default: ubuntu-24.04}}}}\n"
+        "jobs:\n  check:\n"
+        "    name: \"${{ (inputs.split && format('{0} ({1})', inputs.script, inputs.split))"
+        ' || inputs.script }}"\n    runs-on: ${{ inputs.runner }}\n'
+        "    steps: [{run: './dev-support/checks/${{ inputs.script }}.sh ${{ inputs.args }}'}]\n"
+    )
+    files = {".github/workflows/check.yaml": check}
+    jobs = expand_jobs(caller, _resolver(files))
+    assert [j.name for j in jobs] == ["basic (author) / author", "basic (rat) / rat"]
+    assert jobs[0].runner_labels == ("ubuntu-24.04",)
+    split = parse_workflow(
+        "on: push\njobs:\n  unit:\n    strategy: {matrix: {profile: [grpc]}}\n"
+        "    uses: ./.github/workflows/check.yaml\n"
+        "    with: {script: unit, split: '${{ matrix.profile }}'}\n"
+    )
+    (unit,) = expand_jobs(split, _resolver(files))
+    assert unit.name == "unit (grpc) / unit (grpc)"  # as GitHub names ratis's jobs
+    assert [j.matrix for j in jobs] == [{"check": "author"}, {"check": "rat"}]
+    assert jobs[1].callee is not None
+    assert jobs[1].callee.steps[0]["run"] == "./dev-support/checks/rat.sh -Prat"
+    assert [j.unknown_inputs for j in jobs] == [("sha",), ("sha",)]
+    assert {job_key_of(j) for j in jobs} == {"basic/check"}

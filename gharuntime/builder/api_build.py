@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
+from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
 from gharuntime.builder.normalize import Texts, to_datetime, with_runner_os
 from gharuntime.builder.pipeline import BuildError, BuildResult, finish_build
 from gharuntime.builder.workflows_at import (
@@ -56,7 +56,26 @@ _RESOLVED_SCHEMA = {
     "workflow_path": pl.String(),
     "workflow_path_how": pl.String(),
     "workflow_sha256": pl.String(),
+    "resolve_unit": pl.String(),
 }
+
+
+def _callees(finder: WorkflowFinder, history: int, sha: str, text: str) -> dict[str, str | None]:
+    """{path: text, or None when missing or not text} of every same-repository workflow the
+    file calls at commit `sha`, nested calls included (a cycle is read once, flagged later)."""
+    files = finder.listing(history, sha)
+    out: dict[str, str | None] = {}
+    todo = local_calls(text)
+    while todo:
+        path = todo.pop(0)
+        if path in out:
+            continue
+        blob = files.get(path)
+        callee = finder.text(history, blob) if blob is not None else None
+        out[path] = callee
+        if callee is not None:
+            todo.extend(p for p in local_calls(callee) if p not in out)
+    return out
 
 
 def _latest_runs(runs: pl.DataFrame, problems: Problems) -> pl.DataFrame:
@@ -77,9 +96,10 @@ def _resolve_workflows(
     finder: WorkflowFinder,
     problems: Problems,
     progress: Progress | None,
-) -> tuple[pl.DataFrame, dict[str, str]]:
-    """Per distinct (head_sha, path, name, workflow id): the history, commit, file and its
-    sha256; and {sha256: YAML text}."""
+) -> tuple[pl.DataFrame, dict[str, str], dict[str, dict[str, str | None]]]:
+    """Per distinct (head_sha, path, name, workflow id): the history, commit, file, its sha256
+    and its resolution unit (the file with the reusable workflows it calls at that commit);
+    {sha256: YAML text}; and {unit: {callee path: text or None}}."""
     keys = runs.select("head_sha", "run_workflow_path", "workflow_name", "workflow_id").unique(
         maintain_order=True
     )
@@ -92,11 +112,12 @@ def _resolve_workflows(
         for i, n in runs.select("workflow_id", "workflow_name").drop_nulls().iter_rows()
     )
     texts: dict[str, str] = {}
+    units: dict[str, dict[str, str | None]] = {}
     rows = []
     for k, (sha, path, name, wid) in enumerate(keys.iter_rows()):
         found = finder.find(sha, path, name, wid, id_paths, id_names)
         label = finder.repos[found.history][0] if found.history is not None else None
-        digest = None
+        digest = unit = None
         if found.blob is not None and found.history is not None:
             text = finder.text(found.history, found.blob)
             if text is None:
@@ -104,6 +125,10 @@ def _resolve_workflows(
             else:
                 digest = yaml_sha256(text)
                 texts.setdefault(digest, text)
+                called = _callees(finder, found.history, sha, text) if sha else {}
+                unit = resolve_unit(digest, called)
+                if called:
+                    units.setdefault(unit, called)
         rows.append(
             (
                 sha,
@@ -115,11 +140,12 @@ def _resolve_workflows(
                 found.path,
                 found.how,
                 digest,
+                unit,
             )
         )
         if progress is not None and (k + 1) % 200 == 0:
             progress("finding workflow files at head_sha", k + 1, keys.height)
-    return pl.DataFrame(rows, schema=_RESOLVED_SCHEMA, orient="row"), texts
+    return pl.DataFrame(rows, schema=_RESOLVED_SCHEMA, orient="row"), texts, units
 
 
 def _yaml_problems(resolved: pl.DataFrame, runs: pl.DataFrame, problems: Problems) -> None:
@@ -227,7 +253,7 @@ def _candidates(
         for old, new, n in renamed.group_by("repo", "repo_latest").len().sort("repo").iter_rows()
     }
 
-    resolved, yaml_by_sha = _resolve_workflows(used_runs, finder, problems, progress)
+    resolved, yaml_by_sha, callees = _resolve_workflows(used_runs, finder, problems, progress)
     _yaml_problems(resolved, used_runs, problems)
     keys = ["head_sha", "run_workflow_path", "workflow_name", "workflow_id"]
     jobs = jobs.join(resolved, on=keys, how="left", nulls_equal=True)
@@ -236,8 +262,11 @@ def _candidates(
         problems.add("workflow_yaml_does_not_parse", f"workflow {sha[:12]}: {message}")
 
     keyed = resolve_job_keys(
-        jobs.filter(pl.col("workflow_sha256").is_not_null()).select("workflow_sha256", "job_name"),
+        jobs.filter(pl.col("workflow_sha256").is_not_null()).select(
+            "resolve_unit", "workflow_sha256", "job_name"
+        ),
         yaml_by_sha,
+        callees=callees,
         on_bad_yaml=bad_yaml,
         workers=workers,
         progress=(lambda done, total: progress("resolving job keys", done, total))
@@ -250,10 +279,12 @@ def _candidates(
             schema={"workflow_sha256": pl.String, "workflow_yaml": pl.String},
         ).sort("workflow_sha256"),
         jobs=keyed.filter(pl.col("job_yaml").is_not_null()).select(
-            "workflow_sha256", "job_name", "job_yaml"
+            "resolve_unit", "job_name", "job_yaml"
         ),
     )
-    jobs = jobs.join(keyed.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
+    jobs = jobs.join(
+        keyed.drop("job_yaml", "workflow_sha256"), on=["resolve_unit", "job_name"], how="left"
+    )
 
     attempt = pl.coalesce("job_run_attempt", "run_attempt")
     # run_started_at belongs to the run record's attempt; the run's created_at to its first.
@@ -338,6 +369,7 @@ def _candidates(
         .then(pl.lit("no_yaml"))
         .otherwise(pl.col("job_key_how"))
         .alias("job_key_how"),
+        "resolve_unit",
     )
     provenance = jobs.select(
         pl.col("job_id").cast(pl.String).alias("id"),
@@ -352,6 +384,7 @@ def _candidates(
         "created_at_from",
         "run_attempt_from",
         "labels_from",
+        "reusable",
     )
     counts = {
         "workflow_path_how (runs)": _count(
@@ -364,6 +397,7 @@ def _candidates(
         "repository renamed (jobs, recorded under the old name)": renames,
         "runs_read": runs.height,
         "distinct_workflow_files": len(yaml_by_sha),
+        "workflow files read with the reusable workflows they call": len(callees),
     }
     return with_runner_os(rows), provenance, texts, counts
 
@@ -401,6 +435,16 @@ def _render_with_provenance(provenance: pl.DataFrame) -> Any:
             )
             .sort("repo", "repo_id")
         )
+        calls = (
+            kept.filter(pl.col("reusable").is_not_null())
+            .group_by("run_source", "reusable")
+            .len()
+            .sort("run_source", "reusable")
+        )
+        reusable: dict[str, dict[str, int]] = {}
+        for src, status, n in calls.iter_rows():
+            reusable.setdefault(str(src), {})[str(status)] = int(n)
+        source["reusable_calls"] = reusable
         source["projects"] = [
             {
                 "repo": r["repo"],

@@ -84,6 +84,25 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
                 ],
             )
         )
+    calls = source.get("reusable_calls") or {}
+    if calls:
+        statuses = sorted({k for v in calls.values() for k in v})
+        parts.append(
+            "Jobs of calls to reusable workflows (rows kept, by the source of their run record): "
+            "`followed` is a job of a workflow of the same repository read at the run's commit "
+            "(its own block, steps, matrix, runner and `needs`; plain `with:` inputs filled in); "
+            "`unknown_inputs` the same with some `with:` inputs given as expressions, left as "
+            "written; `remote` a call to another repository's workflow (not read: the row keeps "
+            "the caller's block); `missing_callee` a called file missing at that commit or not "
+            "parsing; `cycle` and `too_deep` calls GitHub refuses.\n\n"
+            + _table(
+                ("source", *statuses),
+                [
+                    (f"`{src}`", *(f"{v.get(k, 0):,}" for k in statuses))
+                    for src, v in sorted(calls.items())
+                ],
+            )
+        )
     nulls = source.get("null_counts") or {}
     if nulls:
         parts.append(

@@ -17,7 +17,6 @@ from gharuntime.builder.filters import FILTERS, MAX_DURATION_S
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
 from gharuntime.croissant import bibtex, release_licence
 from gharuntime.dataset import card_front_matter
-from gharuntime.splits import assign_splits
 
 __all__ = ["FIGURE", "load_template", "render_card"]
 
@@ -30,7 +29,13 @@ _FILTER_EXTRA = {
 }
 _JOB_KEY_HOW = {
     "exact": "name matched a job key (with its matrix combination) by GitHub's naming rules",
-    "caller": "name `caller / callee` matched a job that calls a reusable workflow",
+    "callee": "name `caller / callee (matrix)` matched a job of a reusable workflow of the same "
+    "repository, read at the run's commit (the row holds the callee job's own block and matrix)",
+    "callee_pattern": "as `callee`, the callee job's name template matched with its expressions "
+    "left open (a matrix given by an expression); matrix unknown",
+    "caller": "name `caller / callee` matched a job that calls a reusable workflow that could "
+    "not be read (another repository, a file missing at that commit, a cycle); the row holds "
+    "the caller's block",
     "pattern": "name matched one job's name template with its expressions left open; "
     "matrix unknown",
     "unresolved": "the workflow YAML has no job that GitHub would give this name; job_key null",
@@ -131,34 +136,74 @@ def _provenance(source: Mapping[str, Any]) -> str:
     )
 
 
-_IDENTITY = ("repo_id", "workflow_path", "job_name")
+_MAX_COMPOSITION_ROWS = 40
+"""Repositories listed per config in the card's composition table (all are in manifest.json)."""
 
 
-def _identity_note(jobs: pl.DataFrame) -> str:
-    """How many test jobs of each config have a job identity (repository, workflow, job name)
-    that the train split already holds: on `temporal` a job's identity is an input, so a
-    per-identity median is a lookup of its own history."""
-    if jobs.height == 0:
-        return "(no rows)"
-    shares = {}
-    for config, assignment in assign_splits(jobs).items():
-        frame = jobs.select(_IDENTITY).with_columns(assignment.alias("split"))
-        train = frame.filter(pl.col("split") == "train").select(_IDENTITY).unique()
-        test = frame.filter(pl.col("split") == "test")
-        seen = test.join(train, on=list(_IDENTITY), how="semi", nulls_equal=True).height
-        shares[config] = (seen, test.height)
-    t_seen, t_all = shares["temporal"]
-    c_seen, c_all = shares["cross_repo"]
+def _identity_note(manifest: Mapping[str, Any]) -> str:
+    """How many test jobs of each config belong to a job group (repository, workflow path, job
+    name) that the train split already holds, as the manifest's `composition` measured: on such
+    rows a per-group median is a lookup of the job's own history."""
+    comp = manifest.get("composition") or {}
+
+    def share(config: str) -> tuple[int, int, int, int]:
+        s = (comp.get(config) or {}).get("test_seen_in_train") or {}
+        return (
+            int(s.get("test_rows_seen", 0)),
+            int(s.get("test_rows", 0)),
+            int(s.get("test_groups_seen", 0)),
+            int(s.get("test_groups", 0)),
+        )
+
+    t_seen, t_all, tg_seen, tg_all = share("temporal")
+    c_seen, c_all, _, _ = share("cross_repo")
     return (
-        f"On `temporal`, {_pct(t_seen, t_all)} of the test jobs ({t_seen:,} of {t_all:,}) have a "
-        "job identity (repository, workflow path, job name) that the train split already holds, "
-        "and that identity is an input: a per-identity median such as the `group-median` "
-        "baseline is then effectively a lookup of the job's own history, not a prediction from "
-        "its configuration. Results on `temporal` measure forecasting known jobs. On "
-        f"`cross_repo` {_pct(c_seen, c_all)} of the test jobs ({c_seen:,} of {c_all:,}) have an "
-        "identity seen in training (every repository sits in one split): the generalization "
-        "tables, to jobs and repositories never seen, are the `cross_repo` ones."
+        f"On `temporal`, {_pct(t_seen, t_all)} of the test jobs ({t_seen:,} of {t_all:,}; "
+        f"{tg_seen:,} of {tg_all:,} job groups) belong to a job group (repository, workflow path, "
+        "job name) that the train split already holds, and that identity is an input: on those "
+        "rows a per-group median such as the `group-median` baseline is effectively a lookup of "
+        "the job's own history, not a prediction from its configuration. Results on `temporal` "
+        "measure forecasting each repository's next runs: known jobs where their group is in "
+        "train, and jobs of a renamed or restructured workflow where it is not. On `cross_repo` "
+        f"{_pct(c_seen, c_all)} of the test jobs "
+        f"({c_seen:,} of {c_all:,}) have a group seen in training (every repository sits in one "
+        "split): the generalization tables, to jobs and repositories never seen, are the "
+        "`cross_repo` ones."
     )
+
+
+def _composition_table(manifest: Mapping[str, Any]) -> str:
+    """Rows, runs and time range of each repository in each split of each config."""
+    comp = manifest.get("composition") or {}
+    rows: list[tuple[Any, ...]] = []
+    left_out = 0
+    for config in CONFIGS:
+        block = comp.get(config) or {}
+        for split in SPLITS:
+            for r in block.get(split) or []:
+                if len(rows) >= _MAX_COMPOSITION_ROWS:
+                    left_out += 1
+                    continue
+                first, last = (str(r.get(k) or "-")[:10] for k in ("first", "last"))
+                rows.append(
+                    (
+                        config,
+                        split,
+                        f"`{r.get('repo') or r.get('repo_id')}`",
+                        f"{int(r.get('rows', 0)):,}",
+                        f"{int(r.get('runs', 0)):,}",
+                        f"{first} to {last}",
+                    )
+                )
+    if not rows:
+        return "(no rows)"
+    text = _table(("config", "split", "repository", "rows", "runs", "created"), rows)
+    if left_out:
+        text += (
+            f"\n\n{left_out:,} more (repository, split) entries are listed in manifest.json under "
+            "`composition`."
+        )
+    return text
 
 
 def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
@@ -293,7 +338,8 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "problems": problem_text,
         "column_table": column_table,
         "limitations": "\n".join(limitations),
-        "identity_note": _identity_note(jobs),
+        "identity_note": _identity_note(manifest),
+        "composition_table": _composition_table(manifest),
         "ghalogs_citation": ghalogs_citation,
         "citation": bibtex(manifest),
         "max_duration_days": f"{MAX_DURATION_S / 86400:.0f}",

@@ -57,14 +57,16 @@ class Texts:
     at the end, so filters and sorts never move millions of long strings."""
 
     workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
-    jobs: pl.DataFrame  # workflow_sha256, job_name, job_yaml
+    jobs: pl.DataFrame  # workflow_sha256 (or resolve_unit), job_name, job_yaml
 
     def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
-        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name."""
+        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name
+        (or, when both carry it, the resolve_unit: the file with the workflows it calls)."""
         rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
+        key = "resolve_unit" if "resolve_unit" in self.jobs.columns else "workflow_sha256"
         return rows.join(
             self.workflows, on="workflow_sha256", how="left", maintain_order="left"
-        ).join(self.jobs, on=["workflow_sha256", "job_name"], how="left", maintain_order="left")
+        ).join(self.jobs, on=[key, "job_name"], how="left", maintain_order="left")
 
 
 def normalize_raw(
@@ -130,7 +132,11 @@ def normalize_raw(
             "workflow_sha256", "job_name", "job_yaml"
         ),
     )
-    jobs = jobs.join(keys.drop("job_yaml"), on=["workflow_sha256", "job_name"], how="left")
+    jobs = jobs.join(
+        keys.drop("job_yaml", "resolve_unit", "reusable"),
+        on=["workflow_sha256", "job_name"],
+        how="left",
+    )
 
     logs = t.logs.unique("job_id", keep="last", maintain_order=True)
     jobs = jobs.join(logs, on="job_id", how="left")

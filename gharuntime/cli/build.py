@@ -82,7 +82,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
 
 
 @click.command("build")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
 @click.option(
     "--raw",
     "raw",
@@ -94,7 +94,7 @@ def _summary(result: BuildResult, seconds: float) -> None:
     "--source",
     type=click.Choice(SOURCES),
     default=None,
-    help="What PATHS are: raw stores (default), a GHALogs dump folder, or folders / git "
+    help="What PATHS are: raw stores (default), a GHALogs dump folder, or files, folders or git "
     "repositories of GitHub jobs and runs API JSON (api-json).",
 )
 @click.option(
@@ -214,8 +214,9 @@ def build_command(
     Sources:
       --raw DIR [DIR ...]         raw stores (crawl shards, `simulate dump`), read together
       --source ghalogs DIR        the published GHALogs dump (runs.json.gz, repositories.json.gz)
-      --source api-json PATH...   folders or git repositories of jobs/runs API JSON (one object
-                                  a file, lists, {"jobs": [...]} or {"workflow_runs": [...]}
+      --source api-json PATH...   files, folders or git repositories of jobs/runs API JSON
+                                  (.json, .jsonl, .ndjson, each also .gz; job and run records
+                                  found by their fields in any shape: one object a file, lists,
                                   pages, JSON Lines), with --yaml-git GITDIR for the YAML
       --source simulated          serve the seeded simulated GitHub on 127.0.0.1, crawl it with
                                   the real crawler, build (a synthetic dataset; says so)
@@ -248,6 +249,14 @@ def build_command(
         raise click.UsageError(
             "--source ghalogs takes exactly one dump folder: --source ghalogs DIR"
         )
+    if kind != "api-json":
+        for path in paths:
+            if not path.is_dir():
+                raise click.BadParameter(
+                    f"{path} is a file; --source {kind} reads a folder (only --source api-json "
+                    "takes files)",
+                    param_hint="PATHS",
+                )
     if logs is not None and kind != "ghalogs":
         raise click.UsageError("--logs is for --source ghalogs only")
     if (yaml_git or cross_repo) and kind != "api-json":

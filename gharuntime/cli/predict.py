@@ -108,6 +108,8 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
 
 _FLAG_WORDS = {
     "remote_reusable": "reusable workflow not read",
+    "reusable_refused": "reusable workflow cycle or too deep",
+    "unknown_inputs": "with: inputs from expressions",
     "expression_matrix": "matrix from an expression",
     "conditional": "if: may skip it",
 }

@@ -44,7 +44,10 @@ RESULT_VERSION: Final = 2
 so two results on the same resamples can be compared pairwise), `bootstrap.repo_ids_sha256` and
 `dataset.record_ids_sha256` (to prove two results share resamples and records),
 `dataset.source_kind` and `dataset.synthetic`, and `plot_data` (a fixed-seed sample of
-(actual, predicted) pairs and the quantiles of |ln(p'/y')|)."""
+(actual, predicted) pairs and the quantiles of |ln(p'/y')|). Optional, without a bump:
+`dataset.rows_group_in_train` (scored rows whose job group, repository + workflow path + job
+name, the train split holds; null where the rows do not say), which the leaderboard captions
+quote."""
 
 PER_RESAMPLE_METRICS: Final = ("rmsle", "mae", "median_ape", "within_2x", "spearman")
 """The metrics whose per-resample values a result stores (the leaderboard's columns)."""
@@ -193,6 +196,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "rows": truth.rows,
             "record_ids_sha256": _sha256_ids(truth),
             "repositories": int(truth.repo_ids.shape[0]),
+            "rows_group_in_train": truth.group_seen,
             "source_kind": truth.source_kind,
             "synthetic": truth.synthetic,
             "duration_decile_edges": [float(e) for e in truth.decile_edges()],

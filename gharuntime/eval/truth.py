@@ -21,6 +21,7 @@ from gharuntime.dataset import (
 )
 from gharuntime.hub import HUB_ID, open_dataset
 from gharuntime.parquet import read_parquet
+from gharuntime.splits import GROUP
 
 __all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
 
@@ -28,7 +29,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-_TRUTH_COLUMNS: Final = ["id", "repo_id", "run_id", "runner_os", *TARGETS]
+_TRUTH_COLUMNS: Final = ["id", "repo_id", "run_id", "runner_os", *GROUP[1:], *TARGETS]
 
 MIN_REPOSITORY_CLUSTERS: Final = 5
 """A split of fewer repositories is resampled by workflow run instead: a bootstrap over one to
@@ -83,6 +84,7 @@ class Truth:
     source_kind: str | None = None  # the manifest's source.kind (simulated, raw, ghalogs, ...)
     synthetic: bool | None = None  # the manifest's source.synthetic; None when it does not say
     cluster_by: str = "repo_id"  # what the bootstrap resamples: repo_id, or run_id (few repos)
+    group_seen: int | None = None  # rows whose job group (GROUP) the train split holds
 
     @property
     def rows(self) -> int:
@@ -123,6 +125,15 @@ class Truth:
         targets = {
             t: split_rows[t].cast(pl.Float64).fill_null(float("nan")).to_numpy() for t in TARGETS
         }
+        group_seen = None
+        if all(c in split_rows.columns and c in train_rows.columns for c in GROUP):
+            group_seen = (
+                split_rows.select(GROUP)
+                .join(
+                    train_rows.select(GROUP).unique(), on=list(GROUP), how="semi", nulls_equal=True
+                )
+                .height
+            )
         medians: dict[str, float] = {}
         for t in TARGETS:
             value: Any = train_rows[t].cast(pl.Float64).drop_nulls().median()
@@ -146,6 +157,7 @@ class Truth:
             content_revision=content_revision,
             source_kind=str(source["kind"]) if source and source.get("kind") else None,
             synthetic=_synthetic(source),
+            group_seen=group_seen,
         )
 
     def decile_edges(self) -> FloatArray:
@@ -191,9 +203,16 @@ def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
     try:
         split_rows = read_parquet(paths[split], columns=_TRUTH_COLUMNS)
         train_rows = (
-            read_parquet(paths["train"], columns=["repo_id", *TARGETS])
+            read_parquet(paths["train"], columns=[*GROUP, *TARGETS])
             if paths["train"]
-            else pl.DataFrame(schema={"repo_id": pl.Int64, **{t: pl.Float64 for t in TARGETS}})
+            else pl.DataFrame(
+                schema={
+                    "repo_id": pl.Int64,
+                    "workflow_path": pl.String,
+                    "job_name": pl.String,
+                    **{t: pl.Float64 for t in TARGETS},
+                }
+            )
         )
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise DatasetError(f"{root}: cannot read the {config}/{split} split: {exc}") from exc

@@ -1,22 +1,27 @@
-"""Read GitHub REST API job and run records as people commit them: in a plain folder tree or
-straight out of a git repository (an archive of `YYYY/MM/DD/N/job.json` files need not be
-checked out), in any of the shapes found in the wild:
+"""Read GitHub REST API job and run records as people commit them: a single file, a plain
+folder tree, or straight out of a git repository (an archive of `YYYY/MM/DD/N/job.json` files
+need not be checked out), in any JSON shape:
 
-- one object per file (a job, or a run);
-- a list of objects;
-- a page: `{"jobs": [...]}` (list jobs for a run) or `{"workflow_runs": [...]}` (list runs);
-- JSON Lines (`.jsonl`, `.ndjson`, or a `.json` file holding one document per line).
+- one object per file (a job, or a run), a list of objects, a page (`{"jobs": [...]}`,
+  `{"workflow_runs": [...]}`), or any other nesting: job and run records are found by their
+  fields wherever they sit (a job has id, run_id, name and steps or started_at; a run has id,
+  head_sha and workflow_id or run_number), and are not searched inside;
+- JSON Lines (`.jsonl`, `.ndjson`, or a `.json` file holding one document per line);
+- each of those gzip-compressed (`.json.gz`, `.jsonl.gz`, `.ndjson.gz`).
 
-Only `.json`, `.jsonl` and `.ndjson` files are read. Every record keeps where it came from
-(source, file path, the source's commit when it is a git repository). Nothing is filled in that
-the record does not say: a field it lacks is null here. A file that is not JSON, or a record of
-another shape, is counted in `Problems` with the file named, and skipped.
+Other files are not read; a source's info counts them by suffix. Every record keeps where it
+came from (source, file path, the source's commit when it is a git repository). Nothing is
+filled in that the record does not say: a field it lacks is null here. A file that is not JSON
+(or not gzip, or over MAX_FILE_BYTES once decompressed), a document that holds no record, or an
+item of a list of records that is not one, is counted in `Problems` with the file named, and
+skipped.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +43,9 @@ from gharuntime.workflow import strip_ref
 
 __all__ = [
     "JOB_SCHEMA",
+    "MAX_FILE_BYTES",
     "RUN_SCHEMA",
+    "SUFFIXES",
     "ApiSource",
     "ApiTables",
     "documents",
@@ -47,7 +54,10 @@ __all__ = [
     "source_label",
 ]
 
-SUFFIXES = (".json", ".jsonl", ".ndjson")
+PLAIN_SUFFIXES = (".json", ".jsonl", ".ndjson")
+SUFFIXES = (*PLAIN_SUFFIXES, *(s + ".gz" for s in PLAIN_SUFFIXES))
+MAX_FILE_BYTES = 1 << 30
+"""A file larger than this (once decompressed) is counted as unreadable, not read."""
 _STRS = pl.List(pl.String)
 _REPO_IN_URL = re.compile(r"/repos/([^/]+/[^/]+)/")
 
@@ -124,9 +134,36 @@ def source_label(path: Path, repo: GitRepo | None) -> str:
     return name.removesuffix(".git")
 
 
-def documents(data: bytes, name: str) -> Iterator[tuple[int, Any]]:
-    """(line number or 0, document) of a JSON or JSON Lines file. Raises ValueError (with the
-    line) when the file is neither; a JSON Lines file with some bad lines raises at the first."""
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """The bytes of a gzip file (every member), refusing more than `limit` once decompressed
+    (a small bomb must not fill the memory). Raises ValueError."""
+    out: list[bytes] = []
+    size = 0
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = d.decompress(data, limit - size + 1)
+        except zlib.error as exc:
+            raise ValueError(f"not gzip ({exc})") from None
+        size += len(chunk)
+        if size > limit or d.unconsumed_tail:
+            raise ValueError(f"over {limit:,} bytes once decompressed")
+        if not d.eof:
+            raise ValueError("truncated gzip file")
+        out.append(chunk)
+        data = d.unused_data.lstrip(b"\0")
+    return b"".join(out)
+
+
+def documents(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> Iterator[tuple[int, Any]]:
+    """(line number or 0, document) of a JSON or JSON Lines file, gzip-compressed when `name`
+    ends in `.gz`. Raises ValueError (with the line) when the file is neither; a JSON Lines file
+    with some bad lines raises at the first."""
+    if name.endswith(".gz"):
+        data = _gunzip(data, limit)
+        name = name.removesuffix(".gz")
+    elif len(data) > limit:
+        raise ValueError(f"over {limit:,} bytes")
     text = data.decode("utf-8-sig")
     if not name.endswith((".jsonl", ".ndjson")):
         try:
@@ -154,36 +191,58 @@ def _is_run(d: dict[str, Any]) -> bool:
 
 
 def records(doc: Any) -> Iterator[tuple[str, Any]]:
-    """('job' | 'run' | 'other', object) for each record of one document, in any shape."""
-    if isinstance(doc, list):
-        for item in doc:
-            if (isinstance(item, dict) and isinstance(item.get("jobs"), list)) or (
-                isinstance(item, dict) and isinstance(item.get("workflow_runs"), list)
-            ):
-                yield from records(item)
-            elif isinstance(item, dict) and _is_job(item):
-                yield "job", item
-            elif isinstance(item, dict) and _is_run(item):
-                yield "run", item
-            else:
-                yield "other", item
-        return
-    if isinstance(doc, dict):
-        if isinstance(doc.get("jobs"), list):
-            for item in doc["jobs"]:
-                yield ("job" if isinstance(item, dict) and _is_job(item) else "other"), item
-            return
-        if isinstance(doc.get("workflow_runs"), list):
-            for item in doc["workflow_runs"]:
-                yield ("run" if isinstance(item, dict) and _is_run(item) else "other"), item
-            return
-        if _is_job(doc):
-            yield "job", doc
-            return
-        if _is_run(doc):
-            yield "run", doc
-            return
-    yield "other", doc
+    """('job' | 'run' | 'other', object) for each record of one document, in any shape: job and
+    run objects wherever they are nested (not searched inside), 'other' for a document holding
+    none (an empty jobs or runs page holds nothing, and is not 'other'), and for each object of
+    a list that holds records but is not one itself."""
+    found = False
+    # Iterative, depth-first in document order: a deeply nested document cannot overflow the
+    # stack.
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, in_record_list = stack.pop()
+        if isinstance(node, dict):
+            if _is_job(node):
+                found = True
+                yield "job", node
+                continue
+            if _is_run(node):
+                found = True
+                yield "run", node
+                continue
+            children = [v for v in node.values() if isinstance(v, (dict, list))]
+            if in_record_list and not any(_holds_record(c) for c in children):
+                yield "other", node
+                continue
+            stack.extend((c, False) for c in reversed(children))
+        elif isinstance(node, list):
+            lists_records = any(isinstance(x, dict) and (_is_job(x) or _is_run(x)) for x in node)
+            stack.extend((x, lists_records) for x in reversed(node) if isinstance(x, (dict, list)))
+            if lists_records:
+                for x in node:
+                    if not isinstance(x, (dict, list)):
+                        yield "other", x
+    if not found and not _empty_page(doc):
+        yield "other", doc
+
+
+def _empty_page(doc: Any) -> bool:
+    """A page of the list-jobs or list-runs API with no item (`{"total_count": 0, "jobs": []}`):
+    a record of nothing, not a record of another shape."""
+    return isinstance(doc, dict) and any(doc.get(k) == [] for k in ("jobs", "workflow_runs"))
+
+
+def _holds_record(node: Any) -> bool:
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if _is_job(x) or _is_run(x):
+                return True
+            stack.extend(v for v in x.values() if isinstance(v, (dict, list)))
+        elif isinstance(x, list):
+            stack.extend(v for v in x if isinstance(v, (dict, list)))
+    return False
 
 
 def _describe(obj: Any) -> str:
@@ -287,19 +346,49 @@ class _Reader:
         return jobs, runs
 
 
-def _folder_files(root: Path) -> Iterator[tuple[str, bytes | None]]:
+def _suffix(name: str) -> str:
+    """`.json`, `.jsonl.gz`, ...: the suffix a file is read (or skipped) by."""
+    base = name.rsplit("/", 1)[-1]
+    gz = base.endswith(".gz")
+    stem = base.removesuffix(".gz")
+    dot = stem.rfind(".")
+    ext = stem[dot:].lower() if dot > 0 else ""
+    return ext + (".gz" if gz else "") if ext or gz else "(none)"
+
+
+def _wanted(name: str, skipped: dict[str, int]) -> bool:
+    if _suffix(name) in SUFFIXES:
+        return True
+    skipped[_suffix(name)] = skipped.get(_suffix(name), 0) + 1
+    return False
+
+
+def _folder_files(root: Path, skipped: dict[str, int]) -> Iterator[tuple[str, bytes | None]]:
+    if root.is_file():
+        yield root.name, _read(root)
+        return
     paths = sorted(
-        p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file() and ".git" not in p.parts
+        p
+        for p in root.rglob("*")
+        if ".git" not in p.relative_to(root).parts
+        and p.is_file()
+        and _wanted(p.relative_to(root).as_posix(), skipped)
     )
     for p in paths:
-        try:
-            yield p.relative_to(root).as_posix(), p.read_bytes()
-        except OSError:
-            yield p.relative_to(root).as_posix(), None
+        yield p.relative_to(root).as_posix(), _read(p)
 
 
-def _git_files(repo: GitRepo) -> Iterator[tuple[str, bytes | None]]:
-    wanted = sorted((path, sha) for path, sha in repo.files(repo.head) if path.endswith(SUFFIXES))
+def _read(p: Path) -> bytes | None:
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return p.read_bytes()
+    except OSError:
+        return None
+
+
+def _git_files(repo: GitRepo, skipped: dict[str, int]) -> Iterator[tuple[str, bytes | None]]:
+    wanted = sorted((path, sha) for path, sha in repo.files(repo.head) if _wanted(path, skipped))
     reads = repo.read_many(sha for _, sha in wanted)
     for (path, _), (_, data) in zip(wanted, reads, strict=True):
         yield path, data
@@ -311,9 +400,9 @@ def read_api_json(
     progress: Progress | None = None,
     every: int = 1_000,
 ) -> ApiTables:
-    """Every job and run record of every source. A source that is neither a folder nor a git
-    repository is counted (`source_not_readable`), not raised; SourceError only when no source
-    could be opened at all."""
+    """Every job and run record of every source (a file, a folder or a git repository). A source
+    that is none of these is counted (`source_not_readable`), not raised; SourceError only when
+    no source could be opened at all."""
     r = _Reader()
     infos: list[dict[str, Any]] = []
     files_done = 0
@@ -327,25 +416,32 @@ def read_api_json(
                 except GitError as exc:
                     r.problems.add("source_not_readable", f"{path}: {exc}")
                     continue
-            elif not path.is_dir():
-                r.problems.add("source_not_readable", f"{path}: not a folder or git repository")
+            elif not path.is_dir() and not path.is_file():
+                r.problems.add(
+                    "source_not_readable", f"{path}: not a file, folder or git repository"
+                )
                 continue
             label = source.label or source_label(path, repo)
+            skipped: dict[str, int] = {}
             info: dict[str, Any] = {
                 "label": label,
-                "kind": "git" if repo is not None else "folder",
+                "kind": "git" if repo is not None else "file" if path.is_file() else "folder",
                 "commit": repo.head if repo is not None else None,
                 "files": 0,
                 "jobs": 0,
                 "runs": 0,
+                "files_not_read": skipped,  # by suffix: not JSON by name
             }
             try:
-                it = _git_files(repo) if repo is not None else _folder_files(path)
+                it = _git_files(repo, skipped) if repo is not None else _folder_files(path, skipped)
                 for file, data in it:
                     info["files"] += 1
                     files_done += 1
                     if data is None:
-                        r.problems.add("unreadable_file", f"{label}:{file}: could not be read")
+                        r.problems.add(
+                            "unreadable_file",
+                            f"{label}:{file}: could not be read (or over {MAX_FILE_BYTES:,} bytes)",
+                        )
                     else:
                         jobs, runs = r.file(data, src, label, file)
                         info["jobs"] += jobs
