@@ -3,6 +3,13 @@
 One model per target, trained on log1p of the target (squared error there is RMSLE), with
 fixed seeds, 2 threads, and early stopping on the validation split. Both libraries see the very
 same dense float32 matrix (NaN = unknown), so their difference is the learner alone.
+
+Quantiles (`intervals`): "conformal" (the default) adds to the point prediction, on the log1p
+scale, the quantiles of the validation split's residuals (split-conformal calibration; the
+training residuals when there is no validation split, which gives narrower ranges);
+"objective" trains one more model per level with the library's quantile loss. Measured on
+gharuntime-sim-small (`python benchmarks/intervals.py`): conformal is better calibrated and
+costs no extra training; see the README's eval section.
 """
 
 from __future__ import annotations
@@ -23,13 +30,14 @@ from gharuntime.baselines.features import (
     feature_inputs,
     fit_spec,
 )
-from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
 
 __all__ = ["GBDT", "LightGBM", "XGBoost"]
 
 THREADS = 2
+INTERVALS = ("conformal", "objective")
 
 Progress = Callable[[str], None]
 
@@ -54,9 +62,17 @@ class GBDT(Method):
                 f"known: {', '.join(sorted(self.defaults))}"
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
+        if self.params["intervals"] not in INTERVALS:
+            raise MethodError(
+                f"{self.name}: intervals={self.params['intervals']!r}; choose one of "
+                f"{', '.join(INTERVALS)}"
+            )
         super().__init__(track, seed=seed)
         self.spec: FeatureSpec | None = None
         self.boosters: dict[str, Any] = {}
+        self.offsets: dict[str, dict[str, float]] = {}  # conformal: target -> level -> offset
+        self.level_boosters: dict[str, dict[str, Any]] = {}  # objective: target -> level -> model
+        self._quantiles: dict[str, dict[str, np.ndarray]] = {}
         self.encoders: dict[str, TargetEncoder] = {}
         self.best_iterations: dict[str, int] = {}
 
@@ -118,16 +134,57 @@ class GBDT(Method):
             booster, best = self._train(x, y[ok], val)
             self.boosters[target] = booster
             self.best_iterations[target] = best
+            self._fit_intervals(target, booster, x, y[ok], val, progress)
+
+    def _fit_intervals(
+        self,
+        target: str,
+        booster: Any,
+        x: np.ndarray,
+        y: np.ndarray,
+        val: tuple[np.ndarray, np.ndarray] | None,
+        progress: Progress | None,
+    ) -> None:
+        """The target's quantiles: residual quantiles (conformal) or one model per level."""
+        if self.params["intervals"] == "objective":
+            if progress:
+                progress(f"training {len(QUANTILE_LEVELS)} quantile models for {target}")
+            self.level_boosters[target] = {
+                q: self._train(x, y, val, quantile=f)[0] for q, f in QUANTILE_LEVELS.items()
+            }
+            return
+        xs, ys = val if val is not None else (x, y)
+        residual = ys - np.asarray(self._predict(booster, xs), dtype=np.float64)
+        self.offsets[target] = {
+            q: float(np.quantile(residual, f)) for q, f in QUANTILE_LEVELS.items()
+        }
 
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
         if self.spec is None:
             raise MethodError(f"{self.name}: predict before fit")
         x = self._features(inputs)
         out = {}
+        levels: dict[str, dict[str, np.ndarray]] = {q: {} for q in QUANTILE_LEVELS}
         for target in self.targets:
-            raw = self._predict(self.boosters[target], self._with_encoding(target, x, inputs))
-            out[target] = np.clip(np.expm1(np.asarray(raw, dtype=np.float64)), 0.0, None)
+            xt = self._with_encoding(target, x, inputs)
+            raw = np.asarray(self._predict(self.boosters[target], xt), dtype=np.float64)
+            out[target] = np.clip(np.expm1(raw), 0.0, None)
+            if target in self.level_boosters:
+                logs = [self._predict(self.level_boosters[target][q], xt) for q in QUANTILE_LEVELS]
+            elif target in self.offsets:
+                logs = [raw + self.offsets[target][q] for q in QUANTILE_LEVELS]
+            else:  # a model saved before quantiles
+                levels = {}
+                continue
+            ordered = np.sort(np.asarray(logs, dtype=np.float64), axis=0)  # never crossing
+            for q, row in zip(QUANTILE_LEVELS, ordered, strict=True):
+                if levels:
+                    levels[q][target] = np.clip(np.expm1(row), 0.0, None)
+        self._quantiles = levels
         return out
+
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        return self._quantiles
 
     def importances(self) -> dict[str, list[tuple[str, float]]]:
         names = self.feature_names()
@@ -145,7 +202,16 @@ class GBDT(Method):
             name = f"{target}{self.model_suffix}"
             self._save(booster, folder / name)
             files[target] = name
+        level_files: dict[str, dict[str, str]] = {}
+        for target, by_level in self.level_boosters.items():
+            level_files[target] = {}
+            for q, booster in by_level.items():
+                name = f"{target}.{q}{self.model_suffix}"
+                self._save(booster, folder / name)
+                level_files[target][q] = name
         return {
+            "quantile_offsets": self.offsets,
+            "quantile_model_files": level_files,
             "features": self.spec.to_json(),
             "feature_names": self.feature_names(),
             "encodings": {t: enc.save(folder, t) for t, enc in self.encoders.items()},
@@ -162,20 +228,28 @@ class GBDT(Method):
         if m.feature_names() != state["feature_names"]:
             raise MethodError(f"{folder}: feature names do not match this version's extractor")
         for target, name in state["model_files"].items():
-            path = contained(folder, name) if isinstance(name, str) else None
-            if path is None or not path.is_file():
-                raise MethodError(
-                    f"{folder}: model file {ascii(str(name))[:100]} of {target!r} is not a file "
-                    "inside the model folder"
-                )
-            m.boosters[target] = cls._load(path)
+            m.boosters[target] = cls._load(_model_file(folder, name, target))
+        m.offsets = {
+            t: {q: float(v) for q, v in by.items()}
+            for t, by in (state.get("quantile_offsets") or {}).items()
+        }
+        m.level_boosters = {
+            t: {q: cls._load(_model_file(folder, name, f"{t} {q}")) for q, name in by.items()}
+            for t, by in (state.get("quantile_model_files") or {}).items()
+        }
         m.best_iterations = {k: int(v) for k, v in state["best_iterations"].items()}
         return m
 
     # library specifics
     def _train(
-        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        val: tuple[np.ndarray, np.ndarray] | None,
+        quantile: float | None = None,
     ) -> tuple[Any, int]:
+        """A booster on (x, y) with early stopping on `val`; the quantile loss of level
+        `quantile` when given, else squared error."""
         raise NotImplementedError
 
     def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
@@ -190,6 +264,16 @@ class GBDT(Method):
     @classmethod
     def _load(cls, path: Path) -> Any:
         raise NotImplementedError
+
+
+def _model_file(folder: Path, name: Any, what: str) -> Path:
+    path = contained(folder, name) if isinstance(name, str) else None
+    if path is None or not path.is_file():
+        raise MethodError(
+            f"{folder}: model file {ascii(str(name))[:100]} of {what!r} is not a file "
+            "inside the model folder"
+        )
+    return path
 
 
 class LightGBM(GBDT):
@@ -208,12 +292,18 @@ class LightGBM(GBDT):
         "bagging_fraction": 0.8,
         "lambda_l2": 1.0,
         "target_encoding": False,
+        "intervals": "conformal",
     }
 
     def _train(
-        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        val: tuple[np.ndarray, np.ndarray] | None,
+        quantile: float | None = None,
     ) -> tuple[Any, int]:
         p = self.params
+        objective = {"objective": "quantile", "alpha": quantile} if quantile else {}
         params = {
             "objective": "regression",
             "learning_rate": p["learning_rate"],
@@ -228,6 +318,7 @@ class LightGBM(GBDT):
             "deterministic": True,
             "force_row_wise": True,
             "verbose": -1,
+            **objective,
         }
         import lightgbm as lgb  # on first use: importing it costs half a second
 
@@ -283,12 +374,20 @@ class XGBoost(GBDT):
         "colsample_bytree": 0.8,
         "reg_lambda": 1.0,
         "target_encoding": False,
+        "intervals": "conformal",
     }
 
     def _train(
-        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray] | None
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        val: tuple[np.ndarray, np.ndarray] | None,
+        quantile: float | None = None,
     ) -> tuple[Any, int]:
         p = self.params
+        objective = (
+            {"objective": "reg:quantileerror", "quantile_alpha": quantile} if quantile else {}
+        )
         params = {
             "objective": "reg:squarederror",
             "eta": p["learning_rate"],
@@ -300,6 +399,7 @@ class XGBoost(GBDT):
             "tree_method": "hist",
             "nthread": THREADS,
             "seed": self.seed,
+            **objective,
         }
         import xgboost as xgb  # on first use, like lightgbm
 

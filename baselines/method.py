@@ -19,12 +19,18 @@ import polars as pl
 from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
 
 __all__ = [
+    "QUANTILE_LEVELS",
     "ForbiddenInputError",
     "Method",
     "MethodError",
     "inputs_for",
     "restrict",
 ]
+
+
+QUANTILE_LEVELS: dict[str, float] = {"p10": 0.1, "p50": 0.5, "p90": 0.9, "p99": 0.99}
+"""The levels every reference method writes to its quantile sidecar (gharuntime.eval.quantiles);
+p99 is what `predict` bases its recommended timeout on."""
 
 
 class MethodError(Exception):
@@ -111,8 +117,9 @@ class Method(ABC):
         return {}
 
     def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
-        """For methods that sample: {"p10": {target: values}, "p90": ...} of the last predict,
-        written beside the submission as OUT.quantiles.jsonl; empty for the others."""
+        """{"p10": {target: values}, "p50": ..., "p90": ...} of the last predict, ascending in
+        the level, written beside the submission as OUT.quantiles.jsonl; empty when the method
+        gives no range (a model saved before it did)."""
         return {}
 
     def importances(self) -> dict[str, list[tuple[str, float]]]:

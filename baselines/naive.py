@@ -5,6 +5,11 @@
   to the repository's median, then to the global median.
 - `last-run` (history track only): the job's most recent earlier duration
   (`history_duration_s[0]`), falling back to `group-median` when the job has no history.
+
+Each writes quantiles (QUANTILE_LEVELS): the training quantiles of its group. Group-median
+takes them from the most specific group with at least QUANTILE_MIN_ROWS rows (a job seen
+twice has no spread to speak of), last-run scales its group's quantiles by the ratio of the
+last duration to the group's median.
 """
 
 from __future__ import annotations
@@ -15,15 +20,25 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import HISTORY_COLUMN, PRIMARY_TARGET
 from gharuntime.parquet import read_parquet
 
-__all__ = ["GROUP_LEVELS", "GroupMedian", "LastRun", "Median"]
+__all__ = ["GROUP_LEVELS", "QUANTILE_MIN_ROWS", "GroupMedian", "LastRun", "Median"]
+
+QUANTILE_MIN_ROWS = 10
+"""Training rows a group needs before its own quantiles are used (else the next group's)."""
 
 GROUP_LEVELS: tuple[tuple[str, ...], ...] = (("repo_id", "workflow_path", "job_name"), ("repo_id",))
 """Group-median's fallback chain, most specific first; the global median comes last."""
 _GROUP_COLUMNS = tuple(dict.fromkeys(c for level in GROUP_LEVELS for c in level))
+
+
+def _quantiles(values: pl.Series) -> dict[str, float]:
+    v = values.drop_nulls().drop_nans() if values.dtype.is_float() else values.drop_nulls()
+    if not v.len():
+        return {q: float("nan") for q in QUANTILE_LEVELS}
+    return {q: float(v.quantile(f, "linear")) for q, f in QUANTILE_LEVELS.items()}  # type: ignore[arg-type]
 
 
 def _median(values: pl.Series) -> float:
@@ -36,6 +51,7 @@ class Median(Method):
 
     name = "median"
     version = "1.0"
+    levels: dict[str, dict[str, float]]
 
     def reads(self, track: str) -> tuple[str, ...]:
         return ()
@@ -45,17 +61,31 @@ class Median(Method):
     ) -> None:
         train, _ = self._fit_frames(train, validation)
         self.medians = {t: _median(train[t].cast(pl.Float64)) for t in self.targets}
+        self.levels = {t: _quantiles(train[t].cast(pl.Float64)) for t in self.targets}
+        self._last = 0
 
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        self._last = inputs.height
         return {t: np.full(inputs.height, self.medians[t], dtype=np.float64) for t in self.targets}
 
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        if not getattr(self, "levels", None):
+            return {}
+        return {
+            q: {t: np.full(self._last, self.levels[t][q]) for t in self.targets}
+            for q in QUANTILE_LEVELS
+        }
+
     def save_state(self, folder: Path) -> dict[str, Any]:
-        return {"medians": self.medians}
+        return {"medians": self.medians, "quantiles": self.levels}
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> Median:
         m = cls(meta["track"], seed=meta.get("seed", 0))
         m.medians = {k: float(v) for k, v in meta["state"]["medians"].items()}
+        saved = meta["state"].get("quantiles") or {}  # absent in models saved before 1.1
+        m.levels = {t: {q: float(x) for q, x in v.items()} for t, v in saved.items()}
+        m._last = 0
         return m
 
 
@@ -73,7 +103,9 @@ class GroupMedian(Method):
     ) -> None:
         train, _ = self._fit_frames(train, validation)
         self.global_medians = {t: _median(train[t].cast(pl.Float64)) for t in self.targets}
+        self.global_quantiles = {t: _quantiles(train[t].cast(pl.Float64)) for t in self.targets}
         self.tables: list[pl.DataFrame] = []
+        self.quantile_tables: list[pl.DataFrame] = []
         for level in GROUP_LEVELS:
             self.tables.append(
                 train.group_by(list(level)).agg(
@@ -83,6 +115,16 @@ class GroupMedian(Method):
                     ]
                 )
             )
+            aggs = []
+            for t in self.targets:
+                col = pl.col(t).cast(pl.Float64).drop_nulls()
+                enough = col.len() >= QUANTILE_MIN_ROWS
+                aggs += [
+                    pl.when(enough).then(col.quantile(f, "linear")).alias(f"{t}:{q}")
+                    for q, f in QUANTILE_LEVELS.items()
+                ]
+            self.quantile_tables.append(train.group_by(list(level)).agg(aggs))
+        self._quantiles: dict[str, dict[str, np.ndarray]] = {}
 
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -95,12 +137,44 @@ class GroupMedian(Method):
             chain = [pl.col(f"__{t}_{i}") for i in range(len(GROUP_LEVELS))]
             chain.append(pl.lit(self.global_medians[t]))
             out[t] = as_float(frame.select(pl.coalesce(chain).alias(t))[t])
+        self._quantiles = self._predict_quantiles(inputs) if self.quantile_tables else {}
         return out
+
+    def _predict_quantiles(self, inputs: pl.DataFrame) -> dict[str, dict[str, np.ndarray]]:
+        """Every level from the most specific group with enough rows (all levels from one
+        group, so they stay ordered), else the global quantiles."""
+        frame = inputs.with_row_index("__row")
+        for i, (level, table) in enumerate(zip(GROUP_LEVELS, self.quantile_tables, strict=True)):
+            renamed = table.rename({c: f"{c}@{i}" for c in table.columns if c not in level})
+            frame = frame.join(renamed, on=list(level), how="left", nulls_equal=False)
+        frame = frame.sort("__row")
+        out: dict[str, dict[str, np.ndarray]] = {q: {} for q in QUANTILE_LEVELS}
+        for t in self.targets:
+            first = next(iter(QUANTILE_LEVELS))
+            use = np.full(frame.height, len(GROUP_LEVELS))  # the global quantiles
+            for i in reversed(range(len(GROUP_LEVELS))):
+                has = ~np.isnan(as_float(frame[f"{t}:{first}@{i}"]))
+                use = np.where(has, i, use)
+            for q in QUANTILE_LEVELS:
+                values = np.full(frame.height, self.global_quantiles[t][q])
+                for i in range(len(GROUP_LEVELS)):
+                    values = np.where(use == i, as_float(frame[f"{t}:{q}@{i}"]), values)
+                out[q][t] = values
+        return out
+
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        return self._quantiles
 
     def save_state(self, folder: Path) -> dict[str, Any]:
         for i, table in enumerate(self.tables):
             table.write_parquet(folder / f"groups-{i}.parquet")
-        return {"global_medians": self.global_medians, "levels": [list(x) for x in GROUP_LEVELS]}
+        for i, table in enumerate(self.quantile_tables):
+            table.write_parquet(folder / f"quantiles-{i}.parquet")
+        return {
+            "global_medians": self.global_medians,
+            "global_quantiles": self.global_quantiles,
+            "levels": [list(x) for x in GROUP_LEVELS],
+        }
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> GroupMedian:
@@ -110,6 +184,14 @@ class GroupMedian(Method):
             raise MethodError(f"{folder}: saved with other group levels {state['levels']}")
         m.global_medians = {k: float(v) for k, v in state["global_medians"].items()}
         m.tables = [read_parquet(folder / f"groups-{i}.parquet") for i in range(len(GROUP_LEVELS))]
+        saved = state.get("global_quantiles")  # absent in models saved before quantiles
+        files = [folder / f"quantiles-{i}.parquet" for i in range(len(GROUP_LEVELS))]
+        if saved and all(f.is_file() for f in files):
+            m.global_quantiles = {t: {q: float(x) for q, x in v.items()} for t, v in saved.items()}
+            m.quantile_tables = [read_parquet(f) for f in files]
+        else:
+            m.quantile_tables = []
+        m._quantiles = {}
         return m
 
 
@@ -135,9 +217,19 @@ class LastRun(Method):
         out = self.fallback.predict(inputs.select(self.fallback.inputs))
         last = as_float(inputs[HISTORY_COLUMN].list.first())
         has = ~np.isnan(last)
+        self._quantiles = {q: dict(v) for q, v in self.fallback.quantiles().items()}
         if PRIMARY_TARGET in out:
             out[PRIMARY_TARGET] = np.where(has, last, out[PRIMARY_TARGET])
+            if self._quantiles:  # the group's spread, around the last run instead of its P50
+                mid = self._quantiles["p50"][PRIMARY_TARGET]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    scale = np.where(has & (mid > 0), last / mid, 1.0)
+                for values in self._quantiles.values():
+                    values[PRIMARY_TARGET] = values[PRIMARY_TARGET] * scale
         return out
+
+    def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
+        return getattr(self, "_quantiles", {})
 
     def save_state(self, folder: Path) -> dict[str, Any]:
         return {"fallback": self.fallback.save_state(folder)}

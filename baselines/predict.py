@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.method import Method
+from gharuntime.baselines.timeout import Timeout, recommend_timeout
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
 from gharuntime.readfile import InputFileError, read_text
 from gharuntime.workflow import (
@@ -314,6 +315,8 @@ class JobPrediction:
     needs: tuple[str, ...]
     predicted: dict[str, float]
     flags: tuple[str, ...] = ()
+    quantiles: dict[str, float] = field(default_factory=dict)  # duration_s by level
+    timeout: Timeout | None = None
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,7 @@ class WorkflowPrediction:
     model: dict[str, Any] = field(default_factory=dict)
     unconditional_job_s: float = 0.0  # the sum without jobs gated by `if:`
     unconditional_path_s: float = 0.0  # the critical path without jobs gated by `if:`
+    path_quantiles: dict[str, float] = field(default_factory=dict)  # critical path of each level
 
     @property
     def flagged(self) -> dict[str, int]:
@@ -348,6 +352,7 @@ class WorkflowPrediction:
                     "needs": list(j.needs),
                     "flags": list(j.flags),
                     **{k: round(v, 1) for k, v in j.predicted.items()},
+                    **_range_json(j.quantiles, j.timeout),
                 }
                 for j in self.jobs
             ],
@@ -355,15 +360,36 @@ class WorkflowPrediction:
             "critical_path_s": round(self.critical_path_s, 1),
             "total_job_s_without_conditional": round(self.unconditional_job_s, 1),
             "critical_path_s_without_conditional": round(self.unconditional_path_s, 1),
+            "critical_path_p10_s": _round(self.path_quantiles.get("p10")),
+            "critical_path_p90_s": _round(self.path_quantiles.get("p90")),
             "flags": {f: {"jobs": n, "meaning": FLAGS[f]} for f, n in self.flagged.items()},
         }
 
 
-def critical_path(jobs: list[JobPrediction]) -> float:
-    """Wall time if every job started as soon as its `needs` finished (queueing ignored)."""
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _range_json(quantiles: dict[str, float], timeout: Timeout | None) -> dict[str, Any]:
+    """A job's `p10`, `p90` (duration, s), `timeout_minutes` and what the timeout rests on;
+    null where the model gives no range."""
+    return {
+        "p10": _round(quantiles.get("p10")),
+        "p90": _round(quantiles.get("p90")),
+        "p99": _round(quantiles.get("p99")),
+        "timeout_minutes": timeout.minutes if timeout else None,
+        "timeout_basis": timeout.basis if timeout else None,
+    }
+
+
+def critical_path(jobs: list[JobPrediction], level: str | None = None) -> float:
+    """Wall time if every job started as soon as its `needs` finished (queueing ignored); with
+    `level`, the path of each job's quantile of that level (the P90s' path: not the P90 of the
+    path, which no model gives)."""
     longest: dict[str, float] = {}
     for j in jobs:
-        longest[j.key] = max(longest.get(j.key, 0.0), j.predicted.get("duration_s", 0.0))
+        value = j.quantiles.get(level, 0.0) if level else j.predicted.get("duration_s", 0.0)
+        longest[j.key] = max(longest.get(j.key, 0.0), value)
     needs = {j.key: j.needs for j in jobs}
     # `needs: caller` waits for every job of the workflow the caller calls (`caller/...`).
     members: dict[str, list[str]] = {}
@@ -409,9 +435,15 @@ def predict_workflow(
         local_file=local_file,
     )
     predictions = method.predict_rows(frame) if frame.height else {}
+    levels = {
+        q: np.asarray(by_target["duration_s"])
+        for q, by_target in (method.quantiles() if frame.height else {}).items()
+        if "duration_s" in by_target
+    }
     out = []
     for i, job in enumerate(jobs):
         labels = tuple(job.runner_labels)
+        quantiles = {q: float(v[i]) for q, v in levels.items()}
         out.append(
             JobPrediction(
                 key=job_key_of(job),
@@ -422,6 +454,8 @@ def predict_workflow(
                 needs=job_needs(job),
                 predicted={t: float(np.asarray(v)[i]) for t, v in predictions.items()},
                 flags=job_flags(job),
+                quantiles=quantiles,
+                timeout=recommend_timeout(quantiles),
             )
         )
     sure = [j for j in out if "conditional" not in j.flags]
@@ -433,6 +467,7 @@ def predict_workflow(
         dict(model_info or {}),
         unconditional_job_s=_duration_sum(sure),
         unconditional_path_s=critical_path(sure),
+        path_quantiles={q: critical_path(out, q) for q in levels},
     )
 
 

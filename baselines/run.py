@@ -23,6 +23,7 @@ from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import save_model
 from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import dataset_revision, load, read_manifest
+from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
 
@@ -56,27 +57,30 @@ def meta_path(submission: Path) -> Path:
     return submission.with_name(submission.name + ".meta.json")
 
 
-def quantiles_path(submission: Path) -> Path:
-    """The quantile sidecar of a sampling method: `preds.jsonl` → `preds.quantiles.jsonl`."""
-    stem = submission.stem if submission.suffix == ".jsonl" else submission.name
-    return submission.with_name(stem + ".quantiles.jsonl")
-
-
 def write_quantiles(
     path: Path, ids: list[str], quantiles: dict[str, dict[str, np.ndarray]]
 ) -> None:
-    """One `{"id": ..., "<target>_p10": ..., "<target>_p90": ...}` line per record."""
-    columns = [
-        (f"{target}_{q}", values[target].tolist())
-        for target in next(iter(quantiles.values()))
-        for q, values in quantiles.items()
-    ]
+    """One `{"id": ..., "<target>_p10": ..., "<target>_p50": ..., ...}` line per record (the
+    format of gharuntime.eval.quantiles), rounded like the submission; each record's values
+    are made non-decreasing in the level (a running maximum) so rounding never inverts them."""
+    levels = list(quantiles)
+    targets = list(next(iter(quantiles.values())))
+    columns = []
+    for target in targets:
+        stacked = np.stack([np.asarray(quantiles[q][target], dtype=np.float64) for q in levels])
+        bad = ~np.isfinite(stacked) | (stacked < 0)
+        if bad.any():
+            raise MethodError(f"{target}: {int(bad.sum())} quantiles are negative or not finite")
+        stacked = np.maximum.accumulate(stacked, axis=0)
+        digits = 0 if target == "log_bytes" else 1
+        for q, row in zip(levels, stacked, strict=True):
+            columns.append((f"{target}_{q}", np.round(row, digits).tolist()))
 
     def lines(f: Any) -> None:
         for i, record_id in enumerate(ids):
             row: dict[str, Any] = {"id": record_id}
             for name, values in columns:
-                row[name] = round(values[i], 1)
+                row[name] = values[i]
             f.write(json.dumps(row, separators=(",", ":")) + "\n")
 
     _atomic_write(path, lines)
@@ -198,6 +202,8 @@ def run_baseline(
     write_submission(out, ids, predictions, meta)
     if method.quantiles():
         write_quantiles(quantiles_path(out), ids, method.quantiles())
+    else:  # never leave an earlier run's range beside these predictions
+        quantiles_path(out).unlink(missing_ok=True)
     if model_dir is not None:
         say(f"saving the model to {model_dir}")
         save_model(

@@ -8,7 +8,13 @@ import re
 from typing import Any
 
 from gharuntime.leaderboard.rank import GROUP_MEANING
-from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_count, fmt_metric
+from gharuntime.leaderboard.view import (
+    INTERVAL_COLUMNS,
+    METRIC_COLUMNS,
+    TableView,
+    fmt_count,
+    fmt_metric,
+)
 
 __all__ = ["md", "render_markdown"]
 
@@ -30,6 +36,9 @@ def md(text: object) -> str:
 def _code(text: object) -> str:
     """`text` in a code span: a backtick or line break could end or split it, so none stays."""
     return "`" + _BREAKS.sub(" ", str(text)).replace("`", "'") + "`"
+
+
+_ARROW = {True: "↑", False: "↓", None: "(≈ 80%)"}
 
 
 def _cell(text: str) -> str:
@@ -79,6 +88,7 @@ def _table(view: TableView) -> list[str]:
         "version",
         "track",
         *(f"{label} {'↑' if up else '↓'}" for _, label, up in METRIC_COLUMNS),
+        *(f"{label} {_ARROW[up]}" for _, label, up in INTERVAL_COLUMNS),
         "n records",
         "repos",
         "fit s / 1k jobs",
@@ -96,6 +106,7 @@ def _table(view: TableView) -> list[str]:
             md(row["version"]),
             row["track"],
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
+            *(_with_ci(row, m) for m, _, _ in INTERVAL_COLUMNS),
             f"{row['records']:,}",
             f"{row['repositories']:,}",
             _seconds(row["fit_s_per_1k"]),
@@ -122,7 +133,10 @@ def render_markdown(views: list[TableView], results_label: str) -> str:
         "",
         f"{GROUP_MEANING} Arrows: ↓ lower is better, ↑ higher is better; brackets hold 95% "
         "intervals. Fit and predict seconds per 1,000 jobs come from the method's own "
-        "metadata (— when it does not say).",
+        "metadata (— when it does not say). The p10-p90 columns score the method's quantile "
+        "sidecar: the share of jobs inside its P10–P90 range (80% when calibrated) and the "
+        "range's mean width as a log ratio (narrower is better at the same coverage); — for a "
+        "method without one.",
         "",
     ]
     for view in views:

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from gharuntime.leaderboard.plots import table_plots
 from gharuntime.leaderboard.rank import GROUP_MEANING
-from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_metric
+from gharuntime.leaderboard.view import INTERVAL_COLUMNS, METRIC_COLUMNS, TableView, fmt_metric
 
 __all__ = ["CSV_COLUMNS", "render_page"]
 
@@ -25,6 +25,7 @@ CSV_COLUMNS: Final = (
     "method",
     "version",
     *(f"{m}{s}" for m, _, _ in METRIC_COLUMNS for s in ("", "_low", "_high")),
+    *(f"{m}{s}" for m, _, _ in INTERVAL_COLUMNS for s in ("", "_low", "_high")),
     "records",
     "repositories",
     "missing",
@@ -45,6 +46,10 @@ _HEAD: Final = (
     ("method", "method", "text"),
     ("version", "version", "text"),
     *((m, f"{label} {'↑' if up else '↓'}", "number") for m, label, up in METRIC_COLUMNS),
+    *(
+        (m, f"{label} {({True: '↑', False: '↓', None: '≈ 80%'})[up]}", "number")
+        for m, label, up in INTERVAL_COLUMNS
+    ),
     ("records", "n records", "number"),
     ("repositories", "repos", "number"),
     ("fit_s_per_1k", "fit s / 1k jobs", "number"),
@@ -71,7 +76,7 @@ def _sort_value(value: Any) -> str:
 def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     value = row[key]
     css = "text" if kind == "text" else "num"
-    if key in {m for m, _, _ in METRIC_COLUMNS}:
+    if key in {m for m, _, _ in (*METRIC_COLUMNS, *INTERVAL_COLUMNS)}:
         text = escape(fmt_metric(key, value))
         if row[f"{key}_low"] is not None:
             low = fmt_metric(key, row[f"{key}_low"])

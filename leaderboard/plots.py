@@ -10,7 +10,15 @@ from typing import Final
 
 from gharuntime.leaderboard.view import METRIC_COLUMNS, TableView, fmt_metric
 
-__all__ = ["PALETTE", "cdf_plot", "decile_plot", "forest_plot", "scatter_plots", "table_plots"]
+__all__ = [
+    "PALETTE",
+    "calibration_plot",
+    "cdf_plot",
+    "decile_plot",
+    "forest_plot",
+    "scatter_plots",
+    "table_plots",
+]
 
 PALETTE: Final = (
     "#4e79a7",
@@ -230,6 +238,54 @@ def cdf_plot(view: TableView) -> str:
     return _svg("cdf", right + 130, bottom + 36, "Error CDF: |ln(predicted / actual)|", body)
 
 
+def calibration_plot(view: TableView) -> str:
+    """Observed share of jobs at or below each predicted quantile against its nominal level,
+    one line per method with a quantile sidecar; calibrated methods lie on the diagonal."""
+    left, right, top, bottom = 44, 250, 26, 232
+    x = _Scale(0.0, 1.0, left, right)
+    y = _Scale(0.0, 1.0, bottom, top)
+    body = [_frame(left, top, right, bottom)]
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        body.append(
+            f'<line x1="{left}" y1="{_f(y(t))}" x2="{right}" y2="{_f(y(t))}" stroke="#eee"/>'
+            f'<text x="{left - 4}" y="{_f(y(t) + 4)}" text-anchor="end">{int(100 * t)}%</text>'
+            f'<text x="{_f(x(t))}" y="{bottom + 14}" text-anchor="middle">{int(100 * t)}%</text>'
+        )
+    body.append(
+        f'<line x1="{_f(x(0))}" y1="{_f(y(0))}" x2="{_f(x(1))}" y2="{_f(y(1))}" '
+        'stroke="#888" stroke-dasharray="3,3"/>'
+        f'<text x="{(left + right) / 2}" y="{bottom + 28}" text-anchor="middle">'
+        "nominal level of the quantile</text>"
+    )
+    names = []
+    for i, r in enumerate(view.rows):
+        points = sorted(r["calibration"])
+        if not points:
+            continue
+        names.append((i, r["method"]))
+        path = " ".join(f"{_f(x(a))},{_f(y(b))}" for a, b in points)
+        body.append(
+            f'<polyline class="mark line" points="{path}" fill="none" stroke="{_color(i)}" '
+            f'stroke-width="1.5"><title>{escape(r["method"])}</title></polyline>'
+        )
+        for a, b in points:
+            body.append(
+                f'<circle class="mark point" cx="{_f(x(a))}" cy="{_f(y(b))}" r="2.5" '
+                f'fill="{_color(i)}"><title>{escape(r["method"])} p{100 * a:g}: '
+                f"{100 * b:.1f}% at or below</title></circle>"
+            )
+    if not names:
+        body.append(f'<text x="{left + 8}" y="{top + 18}">no method here gave quantiles</text>')
+    for k, (i, name) in enumerate(names):
+        yy = top + 8 + 14 * k
+        body.append(
+            f'<rect x="{right + 12}" y="{_f(yy - 8)}" width="10" height="10" fill="{_color(i)}"/>'
+            f'<text x="{right + 26}" y="{_f(yy + 1)}">{escape(name)}</text>'
+        )
+    title = "Calibration: share of jobs at or below each quantile"
+    return _svg("calibration", right + 130, bottom + 36, title, body)
+
+
 def scatter_plots(view: TableView) -> str:
     """Predicted against actual duration on log axes, one panel per method, for the same
     fixed-seed sample of records."""
@@ -300,5 +356,6 @@ def table_plots(view: TableView) -> list[str]:
         forest_plot(view, "within_2x"),
         decile_plot(view),
         cdf_plot(view),
+        calibration_plot(view),
         scatter_plots(view),
     ]

@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gharuntime.eval.metrics import HEADLINE_METRICS, INTERVAL_METRIC_BY_NAME, METRIC_BY_NAME
+from gharuntime.eval.report import HEADLINE_INTERVAL
 from gharuntime.leaderboard.rank import RANK_TARGET, Ranked, rank_table
 from gharuntime.leaderboard.registry import Table
 
 __all__ = [
     "COLUMNS",
+    "INTERVAL_COLUMNS",
     "METRIC_COLUMNS",
     "TableView",
     "fmt_count",
@@ -19,14 +22,19 @@ __all__ = [
     "table_views",
 ]
 
-METRIC_COLUMNS: Final = (
-    ("rmsle", "RMSLE", False),
-    ("mae", "MAE (s)", False),
-    ("median_ape", "median APE", False),
-    ("within_2x", "within 2×", True),
-    ("spearman", "Spearman ρ", True),
+METRIC_COLUMNS: Final = tuple(
+    (m.name, f"{m.label} (s)" if m.kind == "target" else m.label, m.higher_is_better)
+    for m in HEADLINE_METRICS
 )
-"""(metric, label, higher is better) in column order."""
+"""(metric, label, higher is better) in column order: the registry's headline metrics, on
+duration_s (so a target-unit metric is in seconds)."""
+
+INTERVAL_COLUMNS: Final = tuple(
+    (m.name, f"{HEADLINE_INTERVAL} {m.label}", m.higher_is_better)
+    for m in (INTERVAL_METRIC_BY_NAME["coverage"], INTERVAL_METRIC_BY_NAME["log_width"])
+)
+"""(metric, label, higher is better) of the quantile sidecar's columns: coverage (nominal 80%)
+and mean log width of the P10–P90 interval, on duration_s; — for a method without one."""
 
 COLUMNS: Final = (
     "group",
@@ -35,6 +43,7 @@ COLUMNS: Final = (
     "track",
     "trained_on",
     *(m for m, _, _ in METRIC_COLUMNS),
+    *(m for m, _, _ in INTERVAL_COLUMNS),
     "records",
     "repositories",
     "fit_s_per_1k",
@@ -116,13 +125,8 @@ def _group_seen(dataset: dict[str, Any]) -> str:
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
-    if value is None:
-        return "—"
-    if metric == "mae":
-        return f"{value:,.1f}"
-    if metric in ("median_ape", "within_2x"):
-        return f"{100 * value:.1f}%"
-    return f"{value:.3f}"
+    spec = METRIC_BY_NAME.get(metric) or INTERVAL_METRIC_BY_NAME[metric]
+    return spec.format(value)
 
 
 def _timing(extra: dict[str, Any], key: str) -> float | None:
@@ -141,6 +145,25 @@ def _provenance(result: dict[str, Any]) -> str:
             dirty = "+dirty" if prov.get("git_dirty") else ""
             return f"{version} @ {commit[:10]}{dirty}"
     return version
+
+
+def _headline_interval(result: dict[str, Any]) -> dict[str, Any]:
+    """The P10–P90 block of the result's quantile sidecar on duration_s ({} without one)."""
+    intervals = result.get("intervals") or {}
+    block = (intervals.get("metrics") or {}).get(RANK_TARGET) or {}
+    return dict((block.get("central") or {}).get(HEADLINE_INTERVAL) or {})
+
+
+def _calibration(result: dict[str, Any]) -> list[tuple[float, float]]:
+    """(nominal, observed) share at or below each level of the sidecar, on duration_s."""
+    intervals = result.get("intervals") or {}
+    block = (intervals.get("metrics") or {}).get(RANK_TARGET) or {}
+    out = []
+    for level in (block.get("levels") or {}).values():
+        observed = (level.get("calibration") or {}).get("value")
+        if observed is not None:
+            out.append((float(level["nominal"]), float(observed)))
+    return out
 
 
 def _row(r: Ranked) -> dict[str, Any]:
@@ -170,6 +193,13 @@ def _row(r: Ranked) -> dict[str, Any]:
         row[metric] = block["value"]
         row[f"{metric}_low"] = block["ci_low"]
         row[f"{metric}_high"] = block["ci_high"]
+    central = _headline_interval(res)
+    for metric, _, _ in INTERVAL_COLUMNS:
+        block = central.get(metric) or {}
+        row[metric] = block.get("value")
+        row[f"{metric}_low"] = block.get("ci_low")
+        row[f"{metric}_high"] = block.get("ci_high")
+    row["calibration"] = _calibration(res)
     return row
 
 

@@ -56,11 +56,30 @@ def write_submission(path: Path, dataset: Path, config: str, pattern: str, drop:
     return path
 
 
+QUANTILE_SPREAD: dict[str, float] = {"exact-ish": 0.3, "double": 0.3}
+"""Methods that also write a quantile sidecar: P10/P90 at the prediction × exp(∓spread). The
+exact-ish predictions sit within 5% of the truth, so their P10–P90 covers every job; `double`
+predicts 2.5× the truth, so its P10 is above every job (coverage 0)."""
+
+
+def write_quantiles(sub: Path, spread: float) -> None:
+    lines = []
+    for line in sub.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        p = float(rec["duration_s"])
+        q = {"p10": p * np.exp(-spread), "p50": p, "p90": p * np.exp(spread)}
+        row = {"id": rec["id"], **{f"duration_s_{k}": round(float(v), 2) for k, v in q.items()}}
+        lines.append(json.dumps(row))
+    sub.with_name(sub.stem + ".quantiles.jsonl").write_text("\n".join(lines) + "\n")
+
+
 def score(
     tmp: Path, dataset: Path, method: str, config: str, track: str, pattern: str, **kw: Any
 ) -> Path:
     """Score a submission of `pattern` as `method`, with timing in its sidecar; the result's path."""
     sub = write_submission(tmp / f"{method}.jsonl", dataset, config, pattern, kw.pop("drop", 0))
+    if method in QUANTILE_SPREAD:
+        write_quantiles(sub, QUANTILE_SPREAD[method])
     (tmp / f"{method}.jsonl.meta.json").write_text(
         json.dumps(
             {

@@ -78,3 +78,53 @@ def test_importances_rank_the_features_that_drive_the_fixture(splits: dict, tmp_
     top = [f for f, _ in m.importances()["duration_s"][:4]]
     assert any(f.startswith(("os=", "label#", "matrix#")) for f in top), top
     assert "repo_size_log" in top, top
+
+
+@pytest.mark.parametrize("name", ["lightgbm", "xgboost"])
+def test_conformal_quantiles_cover_the_validation_split_as_nominal(
+    name: str, splits: dict, tmp_path: Path
+) -> None:
+    """Split-conformal: the validation residuals' quantiles, added on the log1p scale, put
+    the share of validation jobs at or below each level at that level (up to ties)."""
+    model = make_method(name, "config", params=SMALL)
+    model.fit(splits["train"], splits["validation"])
+    val = splits["validation"]
+    model.predict_rows(val)
+    q = model.quantiles()
+    assert list(q) == ["p10", "p50", "p90", "p99"]
+    y = val["duration_s"].to_numpy()
+    n = y.shape[0]
+    for level, tau in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9)):
+        share = float(np.mean(y <= q[level]["duration_s"] * (1 + 1e-6) + 1e-6))
+        assert abs(share - tau) <= 2.0 / n + 0.02, (level, share)
+    assert np.all(np.diff(np.stack([q[k]["duration_s"] for k in q]), axis=0) >= 0)
+    save_model(model, tmp_path / "m", {})
+    loaded, _ = load_model(tmp_path / "m")
+    loaded.predict_rows(val)
+    for level in q:
+        np.testing.assert_allclose(
+            loaded.quantiles()[level]["duration_s"], q[level]["duration_s"], rtol=1e-5
+        )
+
+
+def test_quantile_objective_models_are_ordered_and_saved(splits: dict, tmp_path: Path) -> None:
+    model = make_method("lightgbm", "config", params={**SMALL, "intervals": "objective"})
+    model.fit(splits["train"], splits["validation"])
+    test = splits["test"]
+    model.predict_rows(test)
+    q = model.quantiles()
+    stacked = np.stack([q[k]["duration_s"] for k in ("p10", "p50", "p90", "p99")])
+    assert np.all(np.diff(stacked, axis=0) >= 0) and np.ptp(stacked[2] - stacked[0]) > 0
+    save_model(model, tmp_path / "m", {})
+    loaded, _ = load_model(tmp_path / "m")
+    loaded.predict_rows(test)
+    np.testing.assert_allclose(
+        loaded.quantiles()["p90"]["duration_s"], q["p90"]["duration_s"], rtol=1e-5
+    )
+
+
+def test_an_unknown_interval_method_is_refused() -> None:
+    from gharuntime.baselines.method import MethodError
+
+    with pytest.raises(MethodError, match="intervals='bootstrap'; choose one of conformal"):
+        make_method("lightgbm", "config", params={"intervals": "bootstrap"})

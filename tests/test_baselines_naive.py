@@ -81,3 +81,63 @@ def test_a_target_without_any_training_value_is_a_clear_error() -> None:
     )
     with pytest.raises(MethodError, match="no training row has a value for log_bytes"):
         Median("multi").fit(jobs)
+
+
+def _spread_rows() -> pl.DataFrame:
+    """Job (1, ci.yml, test) run 11 times (1..11 s), (1, ci.yml, lint) twice (100, 200 s)."""
+    return _rows(
+        [(1, "ci.yml", "test", float(s), []) for s in range(1, 12)]
+        + [(1, "ci.yml", "lint", 100.0, []), (1, "ci.yml", "lint", 200.0, [])]
+    )
+
+
+def test_median_writes_the_training_quantiles() -> None:
+    train = _spread_rows()
+    m = Median("config")
+    m.fit(train)
+    m.predict_rows(train.head(2))
+    q = m.quantiles()
+    y = train["duration_s"].to_numpy()
+    for level, tau in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        assert q[level]["duration_s"].tolist() == [pytest.approx(np.quantile(y, tau))] * 2
+
+
+def test_group_median_quantiles_come_from_a_group_with_enough_rows() -> None:
+    train = _spread_rows()
+    m = GroupMedian("config")
+    m.fit(train)
+    query = _rows([(1, "ci.yml", "test", 0.0, []), (1, "ci.yml", "lint", 0.0, [])])
+    point = m.predict_rows(query)["duration_s"].tolist()
+    q = m.quantiles()
+    job = np.arange(1.0, 12.0)  # 11 rows: its own quantiles
+    repo = train["duration_s"].to_numpy()  # lint has 2 rows (< 10): the repository's
+    assert point == [6.0, 150.0]  # the point prediction is still the group's median
+    for level, tau in (("p10", 0.1), ("p90", 0.9)):
+        got = q[level]["duration_s"].tolist()
+        assert got == [pytest.approx(np.quantile(job, tau)), pytest.approx(np.quantile(repo, tau))]
+
+
+def test_group_median_quantiles_survive_save_and_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    train = _spread_rows()
+    m = GroupMedian("config")
+    m.fit(train)
+    m.predict_rows(train)
+    state = m.save_state(tmp_path)
+    again = GroupMedian.load_state(tmp_path, {"track": "config", "state": state})
+    again.predict_rows(train)
+    for level in ("p10", "p50", "p90", "p99"):
+        np.testing.assert_array_equal(
+            again.quantiles()[level]["duration_s"], m.quantiles()[level]["duration_s"]
+        )
+
+
+def test_last_run_centres_its_groups_spread_on_the_last_run() -> None:
+    train = _spread_rows()
+    m = LastRun("history")
+    m.fit(train)
+    m.predict_rows(_rows([(1, "ci.yml", "test", 0.0, [12.0])]))
+    q = m.quantiles()
+    job = np.arange(1.0, 12.0)
+    scale = 12.0 / np.quantile(job, 0.5)
+    assert q["p50"]["duration_s"].tolist() == [pytest.approx(12.0)]
+    assert q["p90"]["duration_s"].tolist() == [pytest.approx(np.quantile(job, 0.9) * scale)]

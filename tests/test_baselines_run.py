@@ -169,7 +169,9 @@ def test_of_several_launched_processes_only_the_primary_writes(
     assert out.is_file() is written and model.is_dir() is written
     assert ("wrote" in result.output) is written
     assert sorted(p.name for p in runs.iterdir()) == (
-        ["median.jsonl", "median.jsonl.meta.json", "median.model"] if written else []
+        ["median.jsonl", "median.jsonl.meta.json", "median.model", "median.quantiles.jsonl"]
+        if written
+        else []
     )
     if written:
         assert json.loads((runs / "median.jsonl.meta.json").read_text())["timing"]["processes"] == 2

@@ -121,3 +121,32 @@ def test_subset_terms_equal_terms_computed_on_the_subset_alone(
         metrics_from_sums(alone.stats.sum(axis=1))["r2_log"]
     )
     assert np.array_equal(sub.ape[sub.ape_order], np.sort(alone.ape))
+
+
+def test_the_registry_defines_how_each_metric_is_computed_and_shown() -> None:
+    from gharuntime.eval.metrics import (
+        HEADLINE_METRICS,
+        INTERVAL_METRICS,
+        MEDIAN_METRIC,
+        METRIC_BY_NAME,
+    )
+
+    sums = metrics_from_sums(np.ones(11))
+    for m in METRICS:
+        # every metric is either a function of the sums or the one weighted median
+        assert (m.name in sums) == (m.resampled != "median"), m.name
+    assert MEDIAN_METRIC.name == "median_ape"
+    assert [m.name for m in HEADLINE_METRICS] == [
+        "rmsle",
+        "mae",
+        "median_ape",
+        "within_2x",
+        "spearman",
+    ]
+    assert METRIC_BY_NAME["mae"].format(1234.56, "s") == "1,234.6 s"
+    assert METRIC_BY_NAME["within_2x"].format(0.4567) == "45.7%"
+    assert METRIC_BY_NAME["rmsle"].format(None) == "—"
+    assert METRIC_BY_NAME["mae"].heading("s") == "MAE (s) ↓"
+    assert {m.per for m in INTERVAL_METRICS} == {"interval", "level", "set"}
+    coverage = next(m for m in INTERVAL_METRICS if m.name == "coverage")
+    assert coverage.higher_is_better is None and coverage.heading() == "coverage ≈ nominal"

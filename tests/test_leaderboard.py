@@ -283,7 +283,8 @@ def test_markdown_has_one_table_per_dataset_config_track(
     assert "Rank group:" in text
     rows = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert any("| exact-ish | 1.0 | config |" in line for line in rows)
-    assert all(line.count("|") == 14 for line in text.splitlines() if line.startswith("| "))
+    # 15 columns: 9 before the interval ones, p10-p90 coverage and log width, then 4
+    assert all(line.count("|") == 16 for line in text.splitlines() if line.startswith("| "))
     assert "| 1.5 | 0.02 |" in text  # fit and predict seconds per 1,000 jobs from the sidecar
 
 

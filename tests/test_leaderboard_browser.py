@@ -177,3 +177,32 @@ def test_screenshot_is_not_blank(loaded: Loaded, tmp_path: Path) -> None:
     keep = Path(__file__).resolve().parents[1] / "out" / "leaderboard-test-screenshot.png"
     if keep.parent.is_dir():  # for a person to look at, when a checkout has out/
         shutil.copy(shot, keep)
+
+
+def test_calibration_plot_and_interval_columns(loaded: Loaded) -> None:
+    """Methods with a quantile sidecar get a calibration line and coverage / width cells; the
+    others show — (leaderboard_support.QUANTILE_SPREAD: exact-ish covers every job, double
+    none)."""
+    from leaderboard_support import QUANTILE_SPREAD
+
+    page = loaded.page
+    config = 'section.plots[data-track="config"] '
+    plot = page.locator(config + 'svg[data-plot="calibration"]')
+    assert plot.locator("polyline.mark").count() == len(QUANTILE_SPREAD)
+    assert plot.locator("circle.mark").count() == 3 * len(QUANTILE_SPREAD)  # p10, p50, p90
+    box = plot.bounding_box()
+    assert box is not None and box["width"] > 100 and box["height"] > 100
+    history = 'section.plots[data-track="history"] svg[data-plot="calibration"]'
+    assert "no method here gave quantiles" in (page.text_content(history) or "")
+
+    def cell(method: str, key: str) -> str:
+        row = page.locator(f'#board tbody tr:has(td.method[data-v="{method}"])')
+        return row.locator(f"td.{key}").inner_text()
+
+    assert cell("exact-ish", "coverage").startswith("100.0%")
+    assert cell("double", "coverage").startswith("0.0%")
+    assert cell("alternating", "coverage") == "—"
+    assert cell("exact-ish", "log_width").startswith("0.5")  # log1p width of e^±0.3 ≈ 0.6
+    page.click('#board th[data-key="coverage"]')
+    order = _visible_methods(page)
+    assert order.index("double") < order.index("exact-ish")

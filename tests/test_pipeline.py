@@ -61,6 +61,10 @@ def test_pipeline_ends_with_the_leaderboard(tmp_path: Path) -> None:
         assert any("test split is empty" in line for line in result.skipped)
     doc = json.loads((result.results / result.dataset.name / filed[0]).read_text())
     assert doc["dataset"]["synthetic"] is True and doc["meta"]["extra"]["timing"]
+    for name in filed:  # every method wrote its quantiles, and eval scored them
+        scored_doc = json.loads((result.results / result.dataset.name / name).read_text())
+        coverage = scored_doc["intervals"]["metrics"]["duration_s"]["central"]["p10-p90"]
+        assert 0.0 <= coverage["coverage"]["value"] <= 1.0, name
     text = result.leaderboard.markdown.read_text()
     assert "## gharuntime-sim-tiny-seed1 · temporal / history" in text
     assert result.leaderboard.page.stat().st_size > 10_000

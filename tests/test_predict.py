@@ -141,7 +141,10 @@ def test_repo_meta_file_is_used_by_the_command(
     assert via_file["jobs"] == via_option["jobs"]
 
 
-def test_table_lists_every_job_and_the_totals(workflow_file: Path, lightgbm_model: Path) -> None:
+def test_table_lists_every_job_and_the_totals(
+    workflow_file: Path, lightgbm_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")  # a terminal wide enough for the job names unbroken
     code, out = _predict(str(workflow_file), "--model", str(lightgbm_model))
     assert code == 0, out
     assert "unit (windows-latest, 3.11)" in out
@@ -356,7 +359,12 @@ def test_each_job_is_billed_whole_minutes_at_its_runners_rate(
         minutes = -(-j["duration_s"] // 60)  # rounded up, from the seconds the JSON shows
         assert j["billed_minutes"] == pytest.approx(minutes, abs=1)
         assert j["cost_usd"] == pytest.approx(j["billed_minutes"] * RATES[j["runner_kind"]])
-        assert j["billed_minutes_range"] is None and j["cost_usd_range"] is None
+        # the model gives a P10–P90, so the bill has a range around its point
+        low, high = j["billed_minutes_range"]
+        assert low <= j["billed_minutes"] <= high
+        assert j["cost_usd_range"] == pytest.approx(
+            [low * RATES[j["runner_kind"]], high * RATES[j["runner_kind"]]]
+        )
     farm = jobs["farm"]
     assert farm["billed_minutes"] is None and "`build-farm`" in farm["unpriced"]
     priced = [j for j in jobs.values() if j["runner_kind"]]
@@ -463,14 +471,13 @@ def test_jobs_whose_runner_cannot_be_known_are_not_priced_and_say_why(
     )
 
 
-def test_the_table_shows_a_jobs_range_once_its_prediction_has_one() -> None:
+def test_the_table_shows_a_jobs_cost_and_the_run_line_its_range() -> None:
     from gharuntime.billing import Bill, JobCost
-    from gharuntime.cli.predict import _cost_cells
+    from gharuntime.cli.predict import _cost_cell
 
     ranged = JobCost("linux", Bill(3, 0.018), Bill(2, 0.012), Bill(5, 0.03))
-    assert _cost_cells(ranged) == ["3 min (2–5)", "$0.018 ($0.012–$0.030)"]
-    assert _cost_cells(JobCost("linux", Bill(3, 0.018))) == ["3 min", "$0.018"]
-    assert _cost_cells(JobCost(None, None, unpriced="why")) == ["-", "not priced"]
+    assert _cost_cell(ranged) == _cost_cell(JobCost("linux", Bill(3, 0.018))) == "$0.018"
+    assert _cost_cell(JobCost(None, None, unpriced="why")) == "not priced"
 
 
 CALLING = """on: push
@@ -543,3 +550,35 @@ def test_a_missing_or_cyclic_callee_is_flagged_not_guessed(
     jobs = {j["key"]: j for j in _json(wf / "main.yml", lightgbm_model)["jobs"]}
     assert [k for k in jobs if k.startswith("CI")] == ["CI/again"]
     assert jobs["CI/again"]["flags"] == ["reusable_refused", "unknown_inputs"]
+
+
+def test_json_gives_each_job_a_range_and_a_timeout(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES
+
+    data = _json(workflow_file, lightgbm_model)
+    for job in data["jobs"]:
+        assert job["p10"] <= job["duration_s"] <= job["p90"] <= job["p99"]
+        assert job["p99"] / 60 <= job["timeout_minutes"] <= JOB_LIMIT_MINUTES
+        assert job["timeout_basis"] == "p99"
+    assert data["critical_path_p10_s"] <= data["critical_path_s"] <= data["critical_path_p90_s"]
+
+
+def test_the_table_shows_the_range_and_the_timeout(
+    workflow_file: Path, lightgbm_model: Path
+) -> None:
+    code, out = _predict(str(workflow_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
+    assert code == 0, out
+    assert "P10–P90" in out and "timeout-minutes" in out and "critical path P10–P90" in out
+
+
+def test_critical_path_of_a_level_follows_needs() -> None:
+    def job(key: str, p10: float, p90: float, needs: tuple[str, ...] = ()) -> JobPrediction:
+        return JobPrediction(
+            key, key, (), None, None, needs, {"duration_s": p10}, quantiles={"p10": p10, "p90": p90}
+        )
+
+    jobs = [job("lint", 5, 20), job("test", 50, 400, ("lint",)), job("docs", 30, 600)]
+    assert critical_path(jobs, "p10") == 55
+    assert critical_path(jobs, "p90") == 600

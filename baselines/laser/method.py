@@ -347,9 +347,20 @@ class Laser(Method):
             stats = median_and_quantiles([self.codec.decode(x) for x in drawn])
             for t in self.targets:
                 out[t][i], p10[t][i], p90[t][i] = stats[t]
-        self._quantiles = {"p10": p10, "p90": p90} if samples > 1 else {}
         for t in self.targets:
             out[t] = np.clip(np.nan_to_num(out[t], nan=0.0, posinf=0.0), 0.0, None)
+            p10[t] = np.clip(np.nan_to_num(p10[t], nan=0.0, posinf=0.0), 0.0, None)
+            p90[t] = np.clip(np.nan_to_num(p90[t], nan=0.0, posinf=0.0), 0.0, None)
+        # P10/P50/P90 of the draws (P50 is the prediction); no P99: 16 draws cannot give it
+        self._quantiles = (
+            {
+                "p10": {t: np.minimum(p10[t], out[t]) for t in self.targets},
+                "p50": {t: out[t].copy() for t in self.targets},
+                "p90": {t: np.maximum(p90[t], out[t]) for t in self.targets},
+            }
+            if samples > 1
+            else {}
+        )
         return out
 
     def quantiles(self) -> dict[str, dict[str, np.ndarray]]:

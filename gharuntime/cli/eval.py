@@ -19,6 +19,7 @@ from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
 from gharuntime.eval.evaluate import InvalidSubmission
+from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
@@ -82,16 +83,14 @@ def _command() -> list[str]:
 
 def _gold_problems(result: dict[str, Any]) -> list[str]:
     """Ways the ground truth failed to score perfectly (empty when the self-check passes)."""
-    perfect = {"mae": 0.0, "median_ape": 0.0, "rmsle": 0.0, "within_2x": 1.0}
-    perfect_if_defined = {"spearman": 1.0, "r2_log": 1.0}
     out = []
     for target, metrics in result["metrics"].items():
-        for name, want in {**perfect, **perfect_if_defined}.items():
-            got = metrics[name]["value"]
-            if got is None and name in perfect_if_defined:
+        for m in METRICS:
+            got, want = metrics[m.name]["value"], m.perfect
+            if got is None and m.undefined_when_constant:
                 continue
             if got is None or not math.isclose(got, want, abs_tol=1e-9):
-                out.append(f"{target} {name}: {got} (a perfect prediction gives {want})")
+                out.append(f"{target} {m.name}: {got} (a perfect prediction gives {want})")
     return out
 
 
@@ -148,6 +147,12 @@ def _gold_problems(result: dict[str, Any]) -> list[str]:
     help="Metadata file [default: SUBMISSION with .meta.json in place of .jsonl].",
 )
 @click.option(
+    "--quantiles",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The submission's quantile sidecar [default: SUBMISSION with .quantiles.jsonl in "
+    "place of .jsonl, scored when it exists; --vs's is always the one beside it].",
+)
+@click.option(
     "--vs",
     type=click.Path(path_type=Path, dir_okay=False),
     help="A second submission to compare with, on the same resamples (A − B).",
@@ -202,6 +207,7 @@ def eval_command(
     dataset_revision: str | None,
     method_seed: int | None,
     meta_path: Path | None,
+    quantiles: Path | None,
     vs: Path | None,
     gold: bool,
     allow_partial: bool,
@@ -223,6 +229,14 @@ def eval_command(
     by runner OS, duration decile and whether training saw the repository.
 
     \b
+    Ranges: a quantile sidecar preds.quantiles.jsonl beside preds.jsonl, one line per record,
+      {"id": "123", "duration_s_p10": 40.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}
+    (any levels pNN, the same on every line and for every target, at least p10, p50, p90;
+    non-decreasing in the level), is checked like the submission and scored: coverage and mean
+    log width of each central interval (p10-p90: nominal 80%), pinball loss and the observed
+    share at or below each level, with the same intervals; with --vs, A − B of each.
+
+    \b
     A sidecar preds.meta.json, for example:
       {"method": "lgbm", "method_version": "1.0", "track": "config",
        "inputs": ["repo", "job_name", "matrix"], "seed": 0}
@@ -241,6 +255,8 @@ def eval_command(
         )
     if gold and vs is not None:
         raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    if gold and quantiles is not None:
+        raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
     pinned = dataset is None
     dataset = dataset or default_dataset()
     if out is not None:
@@ -249,7 +265,7 @@ def eval_command(
             p.with_name(name)
             for p in (submission, vs)
             if p is not None
-            for name in (p.name + ".meta.json", p.stem + ".meta.json")
+            for name in (p.name + ".meta.json", p.stem + ".meta.json", p.stem + ".quantiles.jsonl")
         ]
         problem = output_file_problem(
             out,
@@ -257,6 +273,7 @@ def eval_command(
                 submission,
                 vs,
                 meta_path,
+                quantiles,
                 *sidecars,
                 given / "manifest.json" if given.is_dir() else None,
             ],
@@ -301,6 +318,7 @@ def eval_command(
                     resamples=resamples,
                     progress=progress,
                     command=_command(),
+                    quantiles=quantiles,
                 )
     except DatasetError as exc:
         err_console.print(styled(("dataset", "red"), f": {exc}"))

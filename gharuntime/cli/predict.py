@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from rich import box
 from rich.table import Table
 
 from gharuntime.baselines.method import MethodError
@@ -20,6 +21,7 @@ from gharuntime.baselines.predict import (
     predict_workflow,
     repo_meta_from_json,
 )
+from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.billing import (
     JobCost,
     JobTime,
@@ -64,34 +66,42 @@ def _usd(value: float) -> str:
     return f"${value:.3f}" if value < 100 else f"${value:,.2f}"
 
 
-def _cost_cells(j: JobCost) -> list[str]:
-    if j.point is None:
-        return ["-", "not priced"]
-    if j.low is None or j.high is None:
-        return [f"{j.point.billed_minutes} min", _usd(j.point.cost_usd)]
-    return [
-        f"{j.point.billed_minutes} min ({j.low.billed_minutes}–{j.high.billed_minutes})",
-        f"{_usd(j.point.cost_usd)} ({_usd(j.low.cost_usd)}–{_usd(j.high.cost_usd)})",
-    ]
+def _cost_cell(j: JobCost) -> str:
+    """The job's cost at its point prediction; its billed minutes and their range (from the
+    P10–P90) are in --json and summed in the run's line below the table, so the table fits
+    an 80-column terminal."""
+    return "not priced" if j.point is None else _usd(j.point.cost_usd)
 
 
 def _job_times(result: WorkflowPrediction) -> list[JobTime]:
-    """What billing sees of each job: its runner labels and predicted run time. Once predict
-    has a per-job P10–P90 (duration), pass it as low_s/high_s and the ranges fill in."""
-    return [JobTime(j.runner_labels, j.predicted.get("duration_s", 0.0)) for j in result.jobs]
+    """What billing sees of each job: its runner labels, predicted run time and, where the
+    model gives one, its P10–P90 (the billed ranges)."""
+    return [
+        JobTime(
+            j.runner_labels,
+            j.predicted.get("duration_s", 0.0),
+            j.quantiles.get("p10"),
+            j.quantiles.get("p90"),
+        )
+        for j in result.jobs
+    ]
 
 
 def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
     targets = list(result.jobs[0].predicted) if result.jobs else ["duration_s"]
     title = f"{result.path} — {result.model.get('method')} ({result.model.get('track')} track)"
-    table = Table(title=title, title_justify="left")
+    # light rules, no outer padding: six columns in 80 characters, job names unbroken
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("job")
     table.add_column("runs on")
     labels = {"duration_s": "duration", "queue_s": "queue", "log_bytes": "log size"}
     for t in targets:
-        table.add_column(labels.get(t, t), justify="right")
-    table.add_column("billed", justify="right")
-    table.add_column("cost", justify="right")
+        table.add_column(labels.get(t, t), justify="right", no_wrap=True)
+    ranged = any(j.timeout for j in result.jobs)
+    if ranged:
+        table.add_column("P10–P90", justify="right", no_wrap=True)
+        table.add_column("timeout", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
     flagged = any(j.flags for j in result.jobs)
     if flagged:
         table.add_column("cannot know")
@@ -99,7 +109,11 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
         cells = [
             _bytes(j.predicted[t]) if t == "log_bytes" else _human(j.predicted[t]) for t in targets
         ]
-        cells.extend(_cost_cells(c))
+        if ranged:
+            q = j.quantiles
+            span = f"{_human(q['p10'])}–{_human(q['p90'])}".replace(" ", "") if "p10" in q else "-"
+            cells.extend([span, f"{j.timeout.minutes} min" if j.timeout else "-"])
+        cells.append(_cost_cell(c))
         if flagged:
             cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
@@ -184,7 +198,10 @@ def predict_command(
     Expands the workflow's jobs and matrix as GitHub would (include/exclude, job names such as
     `test (ubuntu-latest, 3.11)`, local reusable workflows), builds the same features the model
     was trained on, and prints the predicted duration per job, the sum over jobs and the
-    critical path through `needs`. The workflow need never have run. Unknown repository
+    critical path through `needs`. A model that gives a range (every reference method saved by
+    this version) adds each job's P10–P90 and a recommended `timeout-minutes`: 1.5 × its P99
+    (a model without one: its highest level), rounded up, never above 360 (GitHub-hosted
+    runners' job limit). The workflow need never have run. Unknown repository
     metadata is treated as missing by the model; give it with --repo-meta or the options.
 
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
@@ -272,6 +289,23 @@ def predict_command(
         f"critical path through needs {_human(result.critical_path_s)}",
         highlight=False,
     )
+    if result.path_quantiles.keys() >= {"p10", "p90"}:
+        basis = sorted({j.timeout.basis for j in result.jobs if j.timeout})
+        out_console.print(
+            f"critical path P10–P90 {_human(result.path_quantiles['p10'])}–"
+            f"{_human(result.path_quantiles['p90'])} (each job's quantile along the path); "
+            f"timeout-minutes: {MARGIN:g} × each job's {'/'.join(basis).upper()}, rounded up, "
+            f"at most {JOB_LIMIT_MINUTES} (GitHub-hosted runners' job limit)",
+            highlight=False,
+        )
+        for j in result.jobs:
+            if j.timeout and j.timeout.capped:
+                out_console.print(
+                    f"{j.name}: its {j.timeout.basis.upper()} {_human(j.timeout.basis_s)} × "
+                    f"{MARGIN:g} is over {JOB_LIMIT_MINUTES} minutes; GitHub-hosted runners "
+                    "would cancel it: split the job or use a self-hosted runner",
+                    highlight=False,
+                )
     flagged = result.flagged
     if "conditional" in flagged:
         out_console.print(

@@ -46,8 +46,12 @@ def evaluate_file(
     resamples: int = 1000,
     progress: Progress | None = None,
     command: Sequence[str] | None = None,
+    quantiles: Path | str | None = None,
 ) -> dict[str, Any]:
     """Check and score `submission` (and `vs`, on the same resamples) against `dataset`.
+
+    A quantile sidecar (`quantiles`, else SUBMISSION.quantiles.jsonl beside it; for `vs`
+    always the one beside it) is checked and scored too: the result's `intervals`.
 
     `options` are metadata fields (method, track, config, split, inputs, ...) that fill in or
     override the sidecar; `command` (an argv list) is recorded in the result's provenance.
@@ -68,11 +72,18 @@ def evaluate_file(
         agree = {"track": meta.track, "config": config, "split": split}
         metas.append(resolve_meta(paths[1], agree, logs[1]))
     methods: list[Method] = []
-    for path, m, log in zip(paths, metas, logs, strict=True):
+    sidecars = [Path(quantiles) if quantiles is not None else None, None]
+    for path, m, log, sidecar in zip(paths, metas, logs, sidecars[: len(paths)], strict=True):
         with contextlib.suppress(InvalidSubmission):  # its problems are in `log`
             methods.append(
                 prepare_submission(
-                    path, m, truth, log, allow_partial=allow_partial, progress=progress
+                    path,
+                    m,
+                    truth,
+                    log,
+                    allow_partial=allow_partial,
+                    progress=progress,
+                    quantiles=sidecar,
                 )
             )
     if any(logs):

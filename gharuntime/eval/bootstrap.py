@@ -25,7 +25,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gharuntime.eval.metrics import METRICS, RowTerms, metrics_from_sums
+from gharuntime.eval.metrics import MEDIAN_METRIC, METRICS, RowTerms, metrics_from_sums
 from gharuntime.eval.spearman import (
     EXACT_SPEARMAN_MAX_WORK,
     SPEARMAN_APPROXIMATE,
@@ -40,6 +40,7 @@ __all__ = [
     "Bootstrap",
     "Cell",
     "CellResult",
+    "MeanCell",
     "interval",
     "run_cells",
 ]
@@ -161,7 +162,7 @@ class Cell:
     def _point(self, terms: RowTerms) -> dict[str, float]:
         total = terms.stats.sum(axis=1)
         out = {k: float(v) for k, v in metrics_from_sums(total).items()}
-        out["median_ape"] = float(np.median(terms.ape)) if self.rows else float("nan")
+        out[MEDIAN_METRIC.name] = float(np.median(terms.ape)) if self.rows else float("nan")
         return out
 
     def columns(self) -> FloatArray:
@@ -183,9 +184,13 @@ class Cell:
             weighted = weights @ self.columns()
         sums = weighted[:, : self.sums.shape[1]]
         out = metrics_from_sums(sums)
-        out["median_ape"] = self._weighted_median(weights, sums[:, 0], weighted[:, -1], compact)
+        out[MEDIAN_METRIC.name] = self._weighted_median(
+            weights, sums[:, 0], weighted[:, -1], compact
+        )
         if exact_spearman:
-            out["spearman"] = self.exact_spearman(weights)
+            for m in METRICS:
+                if m.resampled == "ranks":
+                    out[m.name] = self.exact_spearman(weights)
         return out
 
     def exact_spearman(self, weights: FloatArray) -> FloatArray:
@@ -333,6 +338,58 @@ class Cell:
         return out
 
 
+class MeanCell:
+    """Means of named per-row terms (the interval metrics), resampled like every sum-based
+    metric: per-repository sums, `weights @ sums` per resample, divided by the resampled
+    row count."""
+
+    version = 0
+    tuned = True
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        values: FloatArray,
+        cluster: IntArray,
+        clusters: int,
+        repositories: int,
+    ) -> None:
+        self.names = tuple(names)
+        self.rows = int(values.shape[1])
+        self.repositories = repositories
+        self.sums = np.empty((clusters, len(self.names) + 1), dtype=np.float64)
+        self.sums[:, 0] = np.bincount(cluster, minlength=clusters)
+        for j, column in enumerate(values):
+            self.sums[:, j + 1] = np.bincount(cluster, weights=column, minlength=clusters)
+        total = self.sums.sum(axis=0)
+        self.point = {
+            n: float(total[j + 1] / total[0]) if total[0] > 0 else float("nan")
+            for j, n in enumerate(self.names)
+        }
+
+    def columns(self) -> FloatArray:
+        return self.sums
+
+    def tune(self, weights: FloatArray) -> None:
+        """Nothing to place: every term is a mean."""
+
+    def resample(
+        self,
+        weights: FloatArray,
+        weighted: FloatArray | None = None,
+        compact: npt.NDArray[np.uint8] | None = None,
+        exact_spearman: bool = False,
+    ) -> dict[str, FloatArray]:
+        if weighted is None:
+            weighted = weights @ self.sums
+        n = weighted[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {
+                name: np.where(n > 0, weighted[:, j + 1] / n, np.nan)
+                for j, name in enumerate(self.names)
+            }
+
+
 def _queries(total: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Resamples with rows, and (resample, position) queries for their two middle values."""
     ok = np.flatnonzero(total > 0)
@@ -354,7 +411,7 @@ class CellResult:
 
 def run_cells(
     boot: Bootstrap,
-    cells: Sequence[Cell],
+    cells: Sequence[Cell | MeanCell],
     progress: Callable[[int, int], None] | None = None,
     exact_spearman_max: int | None = None,
 ) -> list[CellResult]:
@@ -363,8 +420,12 @@ def run_cells(
     Spearman is re-ranked exactly per resample when the total rows × resamples is at most
     `exact_spearman_max` (default EXACT_SPEARMAN_MAX_WORK)."""
     limit = EXACT_SPEARMAN_MAX_WORK if exact_spearman_max is None else exact_spearman_max
-    exact = sum(c.rows for c in cells) * boot.resamples <= limit
-    parts: list[dict[str, list[FloatArray]]] = [{m.name: [] for m in METRICS} for _ in cells]
+    # interval terms (MeanCell) are means: they never decide how Spearman is resampled
+    exact = sum(c.rows for c in cells if isinstance(c, Cell)) * boot.resamples <= limit
+    parts: list[dict[str, list[FloatArray]]] = [
+        {m.name: [] for m in METRICS} if isinstance(c, Cell) else {n: [] for n in c.names}
+        for c in cells
+    ]
     with ThreadPoolExecutor(max_workers=_workers(len(cells))) as pool:
         _resample_all(boot, cells, parts, pool, exact, progress)
     return [
@@ -383,7 +444,7 @@ def run_cells(
 
 
 def _resample_cell(
-    cell: Cell,
+    cell: Cell | MeanCell,
     weighted: FloatArray,
     weights: FloatArray,
     compact: npt.NDArray[np.uint8] | None,
@@ -399,7 +460,7 @@ def _workers(cells: int) -> int:
 
 def _resample_all(
     boot: Bootstrap,
-    cells: Sequence[Cell],
+    cells: Sequence[Cell | MeanCell],
     parts: list[dict[str, list[FloatArray]]],
     pool: ThreadPoolExecutor,
     exact: bool,
@@ -414,9 +475,10 @@ def _resample_all(
             for cell in cells:
                 cell.tune(weights[:_PILOT])
         if stacked is None or versions != [c.version for c in cells]:
-            stacked = np.hstack([c.columns() for c in cells]) if cells else None
+            blocks = [c.columns() for c in cells]
+            stacked = np.hstack(blocks) if cells else None
             versions = [c.version for c in cells]
-            widths = np.cumsum([0] + [c.sums.shape[1] + 1 for c in cells])
+            widths = np.cumsum([0] + [b.shape[1] for b in blocks])
         # one product for every cell: the weights are read once per chunk
         weighted = weights @ stacked if stacked is not None else weights[:, :0]
         compact = weights.astype(np.uint8) if weights.max(initial=0.0) <= 255 else None

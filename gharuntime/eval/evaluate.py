@@ -15,10 +15,16 @@ import numpy as np
 import numpy.typing as npt
 
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
-from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, run_cells
+from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
 from gharuntime.eval.metrics import RowTerms, TargetTerms
 from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.quantiles import (
+    ParsedQuantiles,
+    interval_terms,
+    quantiles_path,
+    read_quantiles,
+)
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
 
@@ -60,6 +66,7 @@ class Method:
     predictions: dict[str, FloatArray]  # target -> per row; NaN where missing
     present: BoolArray
     source: dict[str, Any] = field(default_factory=dict)
+    quantiles: ParsedQuantiles | None = None  # its quantile sidecar, when it has one
 
 
 def resolve_meta(
@@ -85,9 +92,11 @@ def prepare_submission(
     *,
     allow_partial: bool = False,
     progress: Progress | None = None,
+    quantiles: Path | None = None,
 ) -> Method:
-    """Read and check `submission` against `truth`; raises InvalidSubmission with every
-    problem (including any already in `log`)."""
+    """Read and check `submission` against `truth`, and its quantile sidecar (`quantiles`, else
+    `quantiles_path(submission)` when that file exists); raises InvalidSubmission with every
+    problem of both (including any already in `log`)."""
     where = str(submission)
     if meta.config is not None and meta.config != truth.config:
         log.add("metadata", where, f"made for config {meta.config!r}, scored on {truth.config!r}")
@@ -123,6 +132,15 @@ def prepare_submission(
     except OSError as exc:
         log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
         raise InvalidSubmission(log) from exc
+    sidecar = quantiles if quantiles is not None else quantiles_path(submission)
+    parsed_q = None
+    if quantiles is not None and not sidecar.is_file():
+        log.add("unreadable", str(sidecar), "no such quantile sidecar")
+    elif sidecar.is_file():
+        try:
+            parsed_q = read_quantiles(sidecar, truth.ids, targets, meta.track, parsed.present, log)
+        except OSError as exc:
+            log.add("unreadable", str(sidecar), f"cannot read: {exc.strerror or exc}")
     if log:
         raise InvalidSubmission(log)
     return Method(
@@ -138,6 +156,7 @@ def prepare_submission(
             "missing": parsed.missing,
             "allow_partial": allow_partial,
         },
+        quantiles=parsed_q,
     )
 
 
@@ -195,6 +214,7 @@ class TargetScores:
     overall: CellResult
     breakdowns: dict[str, dict[str, CellResult]]
     without_truth: int  # rows whose truth is null (not scored on this target)
+    intervals: CellResult | None = None  # the quantile sidecar's metrics, when there is one
 
 
 @dataclass(frozen=True)
@@ -232,11 +252,11 @@ def score(
     boot = Bootstrap.for_repositories(seed, resamples, truth.cluster_ids)
     masks = groups(truth)
     targets = TRACKS[track].targets
-    cells: list[Cell] = []
-    layout: list[dict[str, tuple[int, dict[str, dict[str, int]], int]]] = []
+    cells: list[Cell | MeanCell] = []
+    layout: list[dict[str, tuple[int, dict[str, dict[str, int]], int, int | None]]] = []
     for method in methods:
         failed = ~method.present
-        per_target: dict[str, tuple[int, dict[str, dict[str, int]], int]] = {}
+        per_target: dict[str, tuple[int, dict[str, dict[str, int]], int, int | None]] = {}
         for t in targets:
             y = truth.targets[t]
             p = method.predictions[t]
@@ -263,11 +283,38 @@ def score(
                     g: add(part, m & has_truth)
                     for (g, m), part in zip(gs.items(), parts, strict=True)
                 }
-            per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)))
+            interval_cell = None
+            if method.quantiles is not None:
+                rows = np.flatnonzero(has_truth)
+                it = interval_terms(
+                    y[rows],
+                    method.quantiles.values[t][:, rows],
+                    failed[rows],
+                    method.quantiles.levels,
+                )
+                repos = int(np.unique(truth.repo_id[rows]).shape[0])
+                cells.append(
+                    MeanCell(it.names, it.values, truth.cluster[rows], boot.clusters, repos)
+                )
+                interval_cell = len(cells) - 1
+            per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)), interval_cell)
         layout.append(per_target)
-    results = run_cells(
-        boot, cells, progress=(lambda d, t: progress("bootstrap", d, t)) if progress else None
-    )
+    # the interval cells run on their own: stacked with the point cells they would change the
+    # matrix product's width, and so the last bits of the point metrics
+    point = [i for i, c in enumerate(cells) if isinstance(c, Cell)]
+    means = [i for i, c in enumerate(cells) if not isinstance(c, Cell)]
+    results: list[CellResult] = [None] * len(cells)  # type: ignore[list-item]
+    for indices, stage in ((point, "bootstrap"), (means, "bootstrap: intervals")):
+        if not indices and stage != "bootstrap":
+            continue
+
+        def report(done: int, total: int, stage: str = stage) -> None:
+            if progress:
+                progress(stage, done, total)
+
+        finished = run_cells(boot, [cells[i] for i in indices], progress=report)
+        for i, r in zip(indices, finished, strict=True):
+            results[i] = r
     scored = [
         {
             t: TargetScores(
@@ -276,8 +323,9 @@ def score(
                     name: {g: results[i] for g, i in gs.items()} for name, gs in by_group.items()
                 },
                 without_truth=without,
+                intervals=results[iv] if iv is not None else None,
             )
-            for t, (overall, by_group, without) in per_target.items()
+            for t, (overall, by_group, without, iv) in per_target.items()
         }
         for per_target in layout
     ]

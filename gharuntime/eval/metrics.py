@@ -24,6 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "HEADLINE_METRICS",
+    "INTERVAL_METRICS",
+    "INTERVAL_METRIC_BY_NAME",
+    "MEDIAN_METRIC",
     "METRICS",
     "METRIC_BY_NAME",
     "STAT_COLUMNS",
@@ -42,23 +46,86 @@ IntArray = npt.NDArray[np.intp]
 
 @dataclass(frozen=True)
 class Metric:
-    """One reported metric."""
+    """One reported metric, defined once: what eval computes and resamples, how a result,
+    the report, the leaderboard and the --gold self-check read it.
+
+    `resampled` says how a bootstrap resample gets its value: "sums" from the per-repository
+    sums of STAT_COLUMNS (`from_sums`), "median" as the exact median of the resampled multiset
+    of per-row values, "ranks" from the sums or, where affordable, the multiset re-ranked.
+    `kind` decides the format: "target" (the target's unit), "fraction" (shown as a percent)
+    or "number".
+    """
 
     name: str
     label: str
     unit: str  # "target" = the target's own unit (s or bytes)
-    higher_is_better: bool
+    higher_is_better: bool | None  # None: the closer to its nominal level, the better
     meaning: str
+    perfect: float  # what a perfect prediction scores (the --gold self-check); NaN: none
+    resampled: str = "sums"
+    from_sums: Callable[[dict[str, FloatArray]], FloatArray] | None = None
+    kind: str = "number"
+    undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
+    headline: bool = False  # a leaderboard column, stored per resample in every result
+    per: str = "record"  # interval metrics: one value per "interval", per "level" or per "set"
+
+    def format(self, value: float | None, unit: str = "") -> str:
+        """The value as the terminal and the leaderboard show it ("—" when undefined)."""
+        if value is None:
+            return "—"
+        if self.kind == "target":
+            text = f"{value:,.1f}" if abs(value) < 1e6 else f"{value:.3g}"
+            return f"{text} {unit}" if unit else text
+        if self.kind == "fraction":
+            return f"{100 * value:.1f}%"
+        return f"{value:.3f}"
+
+    def heading(self, unit: str = "") -> str:
+        """The column heading: label, the unit of a target-unit metric, and the direction."""
+        shown = f"{self.label} ({unit})" if unit and self.kind == "target" else self.label
+        arrow = {True: "↑", False: "↓", None: "≈ nominal"}[self.higher_is_better]
+        return f"{shown} {arrow}"
+
+
+def _spearman(s: dict[str, FloatArray]) -> FloatArray:
+    n = s["n"]
+    cov = n * s["rank_py"] - s["rank_p"] * s["rank_y"]
+    var_p = n * s["rank_p2"] - s["rank_p"] ** 2
+    var_y = n * s["rank_y2"] - s["rank_y"] ** 2
+    tiny = 1e-9 * np.maximum(n * n * n, 1.0)  # ranks are whole or half numbers
+    defined = (var_p > tiny) & (var_y > tiny)
+    rho = np.where(defined, cov / np.sqrt(np.where(defined, var_p * var_y, 1.0)), np.nan)
+    return np.asarray(np.clip(rho, -1.0, 1.0), dtype=np.float64)
+
+
+def _r2_log(s: dict[str, FloatArray]) -> FloatArray:
+    n = s["n"]
+    ss_tot = s["log_y2"] - s["log_y"] ** 2 / n
+    return np.where(ss_tot > 1e-12 * np.maximum(n, 1.0), 1.0 - s["sq_log_err"] / ss_tot, np.nan)
 
 
 METRICS: Final[tuple[Metric, ...]] = (
-    Metric("mae", "MAE", "target", False, "Mean absolute error, in the target's unit."),
+    Metric(
+        "mae",
+        "MAE",
+        "target",
+        False,
+        "Mean absolute error, in the target's unit.",
+        perfect=0.0,
+        from_sums=lambda s: s["abs_err"] / s["n"],
+        kind="target",
+        headline=True,
+    ),
     Metric(
         "median_ape",
         "median APE",
         "fraction",
         False,
         "Median absolute percentage error |p - y| / max(y, 1), as a fraction (0.25 = 25%).",
+        perfect=0.0,
+        resampled="median",
+        kind="fraction",
+        headline=True,
     ),
     Metric(
         "rmsle",
@@ -66,6 +133,9 @@ METRICS: Final[tuple[Metric, ...]] = (
         "log",
         False,
         "Root mean squared error of log1p(p) - log1p(y).",
+        perfect=0.0,
+        from_sums=lambda s: np.sqrt(s["sq_log_err"] / s["n"]),
+        headline=True,
     ),
     Metric(
         "spearman",
@@ -74,6 +144,11 @@ METRICS: Final[tuple[Metric, ...]] = (
         True,
         "Rank correlation of predictions and truth (average ranks for ties); undefined (null) "
         "when either side is constant.",
+        perfect=1.0,
+        resampled="ranks",
+        from_sums=_spearman,
+        undefined_when_constant=True,
+        headline=True,
     ),
     Metric(
         "r2_log",
@@ -81,6 +156,9 @@ METRICS: Final[tuple[Metric, ...]] = (
         "fraction",
         True,
         "1 - SS_res / SS_tot on the log1p scale; undefined (null) when the truth is constant.",
+        perfect=1.0,
+        from_sums=_r2_log,
+        undefined_when_constant=True,
     ),
     Metric(
         "within_2x",
@@ -89,9 +167,88 @@ METRICS: Final[tuple[Metric, ...]] = (
         True,
         "Share of records with max(p', y') / min(p', y') <= 2, p' = max(p, 1), y' = max(y, 1); "
         "failures never count.",
+        perfect=1.0,
+        from_sums=lambda s: s["within"] / s["n"],
+        kind="fraction",
+        headline=True,
     ),
 )
 METRIC_BY_NAME: Final = {m.name: m for m in METRICS}
+HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
+    METRIC_BY_NAME[n] for n in ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+)
+"""The leaderboard's columns in their order, and the metrics every result stores per resample
+(so two results on the same resamples compare pairwise)."""
+assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
+MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
+"""The one metric resampled as a weighted median (of the per-row APE)."""
+
+INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
+    Metric(
+        "coverage",
+        "coverage",
+        "fraction",
+        None,
+        "Share of records whose truth lies in the central interval [q_a, q_(1-a)] (p10-p90: "
+        "nominal 80%); a failure's interval is [0, 0].",
+        perfect=float("nan"),
+        kind="fraction",
+        per="interval",
+    ),
+    Metric(
+        "coverage_error",
+        "|coverage − nominal|",
+        "fraction",
+        False,
+        "How far the coverage of a central interval is from its nominal level.",
+        perfect=0.0,
+        kind="fraction",
+        per="interval",
+    ),
+    Metric(
+        "log_width",
+        "mean log width",
+        "log",
+        False,
+        "Mean of log1p(q_(1-a)) - log1p(q_a): the interval's width as a log ratio (0.69 = "
+        "the high end twice the low end, for jobs well over 1 s).",
+        perfect=0.0,
+        per="interval",
+    ),
+    Metric(
+        "calibration",
+        "share at or below",
+        "fraction",
+        None,
+        "Share of records with y <= q_tau: nominal tau for a calibrated quantile.",
+        perfect=float("nan"),
+        kind="fraction",
+        per="level",
+    ),
+    Metric(
+        "pinball",
+        "pinball loss",
+        "log",
+        False,
+        "Mean quantile (pinball) loss of level tau on the log1p scale: max(tau d, (tau - 1) d), "
+        "d = log1p(y) - log1p(q_tau); a proper score for a quantile.",
+        perfect=0.0,
+        per="level",
+    ),
+    Metric(
+        "mean_pinball",
+        "mean pinball loss",
+        "log",
+        False,
+        "The pinball loss averaged over the sidecar's levels.",
+        perfect=0.0,
+        per="set",
+    ),
+)
+"""The metrics of a quantile sidecar (gharuntime.eval.quantiles), each the mean of a per-row
+term (coverage_error: |coverage - nominal| of each resample), resampled from per-repository
+sums like the sum-based metrics."""
+INTERVAL_METRIC_BY_NAME: Final = {m.name: m for m in INTERVAL_METRICS}
 
 STAT_COLUMNS: Final = (
     "n",
@@ -107,6 +264,7 @@ STAT_COLUMNS: Final = (
     "log_y2",
 )
 """Per-row terms whose (weighted) sums give every metric but the median APE."""
+_STAT: Final = {name: i for i, name in enumerate(STAT_COLUMNS)}
 
 
 def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
@@ -166,7 +324,8 @@ class TargetTerms:
     not depend on the centre).
     """
 
-    _BASE: Final = (1, 2, 3, 9, 10)  # STAT_COLUMNS computed per row, independent of the subset
+    _BASE: Final = ("abs_err", "sq_log_err", "within", "log_y", "log_y2")
+    """STAT_COLUMNS computed per row, independent of the subset (the rest are ranks)."""
 
     def __init__(self, y: FloatArray, p: FloatArray, failed: BoolArray) -> None:
         p = np.where(failed, 0.0, p)
@@ -233,20 +392,21 @@ class TargetTerms:
 
         stats = np.empty((len(STAT_COLUMNS), member), dtype=np.float64)
         stats[0] = 1.0
-        for i, j in enumerate(self._BASE):
-            np.take(self.base[i], by_label, out=stats[j])
+        for i, name in enumerate(self._BASE):
+            np.take(self.base[i], by_label, out=stats[_STAT[name]])
         centre = ((counts + 1) / 2.0)[group_of]
         by_row = np.empty(self.total, dtype=np.float64)
         grouped: list[IntArray] = []
-        for row, values, order in ((4, self.p, self.order_p), (5, self.y, self.order_y)):
+        rank_p, rank_y = _STAT["rank_p"], _STAT["rank_y"]
+        for row, values, order in ((rank_p, self.p, self.order_p), (rank_y, self.y, self.order_y)):
             go = regroup(order)
             grouped.append(go)
             by_row[go] = _grouped_ranks(values[go], off, group_of)
             np.take(by_row, by_label, out=stats[row])
             stats[row] -= centre
-        np.multiply(stats[4], stats[4], out=stats[6])
-        np.multiply(stats[5], stats[5], out=stats[7])
-        np.multiply(stats[4], stats[5], out=stats[8])
+        np.multiply(stats[rank_p], stats[rank_p], out=stats[_STAT["rank_p2"]])
+        np.multiply(stats[rank_y], stats[rank_y], out=stats[_STAT["rank_y2"]])
+        np.multiply(stats[rank_p], stats[rank_y], out=stats[_STAT["rank_py"]])
         local = np.empty(self.total, dtype=np.intp)  # each row's index within its group
         local[by_label] = np.arange(member, dtype=np.intp) - off[group_of]
         ape = self.ape[by_label]
@@ -300,22 +460,7 @@ def row_terms(y: FloatArray, p: FloatArray, failed: BoolArray) -> RowTerms:
 def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:
     """Every sum-based metric from (..., len(STAT_COLUMNS)) sums; NaN where undefined."""
     s = {name: sums[..., i] for i, name in enumerate(STAT_COLUMNS)}
-    n = s["n"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        cov = n * s["rank_py"] - s["rank_p"] * s["rank_y"]
-        var_p = n * s["rank_p2"] - s["rank_p"] ** 2
-        var_y = n * s["rank_y2"] - s["rank_y"] ** 2
-        tiny = 1e-9 * np.maximum(n * n * n, 1.0)  # ranks are whole or half numbers
-        defined = (var_p > tiny) & (var_y > tiny)
-        spearman = np.where(defined, cov / np.sqrt(np.where(defined, var_p * var_y, 1.0)), np.nan)
-        ss_tot = s["log_y2"] - s["log_y"] ** 2 / n
-        r2 = np.where(ss_tot > 1e-12 * np.maximum(n, 1.0), 1.0 - s["sq_log_err"] / ss_tot, np.nan)
-        out = {
-            "mae": s["abs_err"] / n,
-            "rmsle": np.sqrt(s["sq_log_err"] / n),
-            "spearman": np.clip(spearman, -1.0, 1.0),
-            "r2_log": r2,
-            "within_2x": s["within"] / n,
-        }
-    empty = n <= 0
+        out = {m.name: m.from_sums(s) for m in METRICS if m.from_sums is not None}
+    empty = s["n"] <= 0
     return {k: np.where(empty, np.nan, v) for k, v in out.items()}

@@ -22,7 +22,14 @@ from gharuntime.eval.bootstrap import (
     interval,
 )
 from gharuntime.eval.evaluate import Method, Scores, TargetScores
-from gharuntime.eval.metrics import METRICS
+from gharuntime.eval.metrics import (
+    HEADLINE_METRICS,
+    INTERVAL_METRIC_BY_NAME,
+    INTERVAL_METRICS,
+    METRIC_BY_NAME,
+    METRICS,
+)
+from gharuntime.eval.quantiles import QuantileLevels
 from gharuntime.eval.truth import Truth
 from gharuntime.paths import make_temp_file
 from gharuntime.version import __version__
@@ -49,7 +56,7 @@ so two results on the same resamples can be compared pairwise), `bootstrap.repo_
 name, the train split holds; null where the rows do not say), which the leaderboard captions
 quote."""
 
-PER_RESAMPLE_METRICS: Final = ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+PER_RESAMPLE_METRICS: Final = tuple(m.name for m in HEADLINE_METRICS)
 """The metrics whose per-resample values a result stores (the leaderboard's columns)."""
 SAMPLE_SEED: Final = 0
 SAMPLE_SIZE: Final = 500
@@ -154,6 +161,95 @@ def _difference(a: CellResult, b: CellResult) -> dict[str, Any]:
     return out
 
 
+HEADLINE_INTERVAL: Final = "p10-p90"
+"""The central interval the leaderboard shows and every result stores per resample."""
+
+Series = dict[str, tuple[float, Any]]  # term -> (point, per-resample values)
+
+
+def _interval_series(cell: CellResult, levels: QuantileLevels) -> Series:
+    """Every interval term's point and resamples, with |coverage - nominal| added."""
+    out: Series = {n: (cell.point[n], cell.resamples[n]) for n in cell.point}
+    for pair in levels.central:
+        name = levels.interval_name(pair)
+        nominal = levels.nominal(pair)
+        point, values = out[f"coverage:{name}"]
+        out[f"coverage_error:{name}"] = (abs(point - nominal), np.abs(values - nominal))
+    return out
+
+
+def _estimate(point: float, values: Any, metric: str) -> dict[str, Any]:
+    ci = interval(values)
+    return {
+        "value": _num(point),
+        "ci_low": ci[0] if ci else None,
+        "ci_high": ci[1] if ci else None,
+        "higher_is_better": INTERVAL_METRIC_BY_NAME[metric].higher_is_better,
+    }
+
+
+def _interval_block(series: Series, levels: QuantileLevels) -> dict[str, Any]:
+    """Coverage, its error and the log width of each central interval; the share at or
+    below and the pinball loss of each level; the mean pinball loss."""
+
+    def est(metric: str, suffix: str = "") -> dict[str, Any]:
+        key = f"{metric}:{suffix}" if suffix else metric
+        return _estimate(*series[key], metric)
+
+    return {
+        "central": {
+            levels.interval_name(pair): {
+                "nominal": levels.nominal(pair),
+                **{
+                    m: est(m, levels.interval_name(pair))
+                    for m in ("coverage", "coverage_error", "log_width")
+                },
+            }
+            for pair in levels.central
+        },
+        "levels": {
+            name: {
+                "nominal": frac,
+                "calibration": est("calibration", name),
+                "pinball": est("pinball", name),
+            }
+            for name, frac in zip(levels.names, levels.fractions, strict=True)
+        },
+        "mean_pinball": est("mean_pinball"),
+    }
+
+
+def _interval_difference(a: Series, b: Series) -> dict[str, Any]:
+    """A − B of every interval term both sidecars have (same resamples, so paired)."""
+    return {
+        key: _estimate(a[key][0] - b[key][0], a[key][1] - b[key][1], key.split(":")[0])
+        for key in a
+        if key in b
+    }
+
+
+def _intervals_json(method: Method, targets: dict[str, TargetScores]) -> dict[str, Any] | None:
+    q = method.quantiles
+    if q is None:
+        return None
+    series = {
+        t: _interval_series(s.intervals, q.levels)
+        for t, s in targets.items()
+        if s.intervals is not None
+    }
+    stored = [f"coverage:{HEADLINE_INTERVAL}", f"log_width:{HEADLINE_INTERVAL}", "mean_pinball"]
+    return {
+        "sidecar": q.to_json(),
+        "levels": list(q.levels.names),
+        "headline": HEADLINE_INTERVAL,
+        "metrics": {t: _interval_block(ser, q.levels) for t, ser in series.items()},
+        "per_resample": {
+            t: {k: [_sig(v) for v in ser[k][1].tolist()] for k in stored if k in ser}
+            for t, ser in series.items()
+        },
+    }
+
+
 def _group(cell: CellResult) -> dict[str, Any]:
     return {"rows": cell.rows, "repositories": cell.repositories, "metrics": _metric_block(cell)}
 
@@ -173,6 +269,7 @@ def _method_json(method: Method, targets: dict[str, TargetScores]) -> dict[str, 
             t: {name: {g: _group(c) for g, c in gs.items()} for name, gs in s.breakdowns.items()}
             for t, s in targets.items()
         },
+        "intervals": _intervals_json(method, targets),
     }
 
 
@@ -228,6 +325,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
         },
         "failure": _FAILURE,
         **{k: first[k] for k in ("name", "meta", "submission", "counts", "metrics", "breakdowns")},
+        "intervals": first["intervals"],
         "plot_data": _plot_data(truth, scores.methods[0]),
         "comparison": None,
     }
@@ -237,7 +335,28 @@ def result_json(scores: Scores) -> dict[str, Any]:
             t: _difference(scores.targets[0][t].overall, scores.targets[1][t].overall)
             for t in scores.targets[0]
         }
+        a, b = scores.methods[0].quantiles, scores.methods[1].quantiles
+        if a is not None and b is not None:
+            second["intervals_difference"] = {
+                t: _interval_difference(
+                    _interval_series(sa.intervals, a.levels),
+                    _interval_series(sb.intervals, b.levels),
+                )
+                for t, sa in scores.targets[0].items()
+                if (sb := scores.targets[1][t]).intervals is not None and sa.intervals is not None
+            }
         result["comparison"] = second
+    if any(m.quantiles is not None for m in scores.methods):
+        result["interval_metric_definitions"] = {
+            m.name: {
+                "label": m.label,
+                "unit": m.unit,
+                "higher_is_better": m.higher_is_better,
+                "per": m.per,
+                "meaning": m.meaning,
+            }
+            for m in INTERVAL_METRICS
+        }
     return result
 
 
@@ -259,13 +378,7 @@ def write_result(result: dict[str, Any], out: Path) -> None:
 
 
 def _fmt(metric: str, value: float | None, unit: str = "s") -> str:
-    if value is None:
-        return "—"
-    if metric == "mae":
-        return f"{value:,.1f} {unit}" if abs(value) < 1e6 else f"{value:.3g} {unit}"
-    if metric in ("median_ape", "within_2x"):
-        return f"{100 * value:.1f}%"
-    return f"{value:.3f}"
+    return METRIC_BY_NAME[metric].format(value, unit)
 
 
 def _with_ci(metric: str, block: dict[str, Any], unit: str) -> str:
@@ -282,6 +395,91 @@ _BREAKDOWN_LABELS: Final = {
     "duration_decile": "decile",
     "repo_seen_in_training": "repo in train",
 }
+
+
+def _interval_tables(result: dict[str, Any], intervals: dict[str, Any], pct: int) -> list[Any]:
+    """Per target: coverage and log width of each central interval, then the calibration
+    table (nominal share at or below each level against the observed one) and pinball loss;
+    with a comparison, B's values and A − B."""
+    from rich.table import Table
+
+    comparison = result.get("comparison") or {}
+    other = (comparison.get("intervals") or {}).get("metrics", {})
+    diff = comparison.get("intervals_difference") or {}
+    m = INTERVAL_METRIC_BY_NAME
+    tables = []
+    for target, block in intervals["metrics"].items():
+        table = Table(
+            title=f"{target} intervals · {result['name']} · levels "
+            f"{', '.join(intervals['levels'])} · {pct}% intervals",
+            title_justify="left",
+        )
+        table.add_column("metric")
+        table.add_column("nominal", justify="right")
+        table.add_column(f"A: {result['name']}" if other else "observed", justify="right")
+        if other:
+            table.add_column(f"B: {comparison['name']}", justify="right")
+            table.add_column("A − B", justify="right")
+        rows: list[
+            tuple[str, str, str, dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
+        ] = []
+        for name, c in block["central"].items():
+            o = other.get(target, {}).get("central", {}).get(name)
+            for metric in ("coverage", "coverage_error", "log_width"):
+                nominal = f"{100 * c['nominal']:.0f}%" if metric == "coverage" else ""
+                rows.append(
+                    (
+                        f"{name} {m[metric].label}",
+                        metric,
+                        nominal,
+                        c[metric],
+                        o[metric] if o else None,
+                        diff.get(target, {}).get(f"{metric}:{name}"),
+                    )
+                )
+        for name, lv in block["levels"].items():
+            o = other.get(target, {}).get("levels", {}).get(name)
+            for metric in ("calibration", "pinball"):
+                nominal = f"{100 * lv['nominal']:g}%" if metric == "calibration" else ""
+                rows.append(
+                    (
+                        f"{name} {m[metric].label}",
+                        metric,
+                        nominal,
+                        lv[metric],
+                        o[metric] if o else None,
+                        diff.get(target, {}).get(f"{metric}:{name}"),
+                    )
+                )
+        o_mean = other.get(target, {}).get("mean_pinball")
+        rows.append(
+            (
+                m["mean_pinball"].label,
+                "mean_pinball",
+                "",
+                block["mean_pinball"],
+                o_mean,
+                diff.get(target, {}).get("mean_pinball"),
+            )
+        )
+        for label, metric, nominal, a, b, d in rows:
+            row = [label, nominal, _interval_with_ci(metric, a)]
+            if other:
+                row += [
+                    m[metric].format(b["value"]) if b else "—",
+                    _interval_with_ci(metric, d) if d else "—",
+                ]
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def _interval_with_ci(metric: str, block: dict[str, Any]) -> str:
+    spec = INTERVAL_METRIC_BY_NAME[metric]
+    value = spec.format(block["value"])
+    if block["ci_low"] is None:
+        return value
+    return f"{value} [dim]\\[{spec.format(block['ci_low'])}, {spec.format(block['ci_high'])}][/dim]"
 
 
 def render_tables(result: dict[str, Any]) -> list[Any]:
@@ -320,6 +518,9 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
                 ]
             table.add_row(*row)
         tables.append(table)
+    intervals = result.get("intervals")
+    if intervals:
+        tables += _interval_tables(result, intervals, pct)
     breakdowns = result["breakdowns"].get(PRIMARY_TARGET)
     if breakdowns:
         table = Table(title=f"{PRIMARY_TARGET} by group · {result['name']}", title_justify="left")
@@ -328,7 +529,7 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
         table.add_column("records", justify="right")
         table.add_column("repos", justify="right")
         for name in shown:
-            table.add_column(next(m.label for m in METRICS if m.name == name), justify="right")
+            table.add_column(METRIC_BY_NAME[name].label, justify="right")
         for breakdown, groups in breakdowns.items():
             label = _BREAKDOWN_LABELS.get(breakdown, breakdown)
             for i, (group, entry) in enumerate(groups.items()):

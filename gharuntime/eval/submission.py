@@ -143,6 +143,7 @@ class ParsedSubmission:
     records: int  # lines that named a known id
     predictions: dict[str, FloatArray]
     present: BoolArray
+    row_lines: IntArray  # per row of the split, the line its record came from (0: none)
 
     @property
     def missing(self) -> int:
@@ -213,10 +214,12 @@ def read_submission(
                 reader.line_by_line(numbers, objs)
             if progress:
                 progress(done_bytes, total_bytes)
-    rows, values = reader.resolve(ids)
+    rows, values, row_line = reader.resolve(ids)
     n = ids.len()
     present = np.zeros(n, dtype=bool)
     present[rows] = True
+    row_lines = np.zeros(n, dtype=np.int64)
+    row_lines[rows] = row_line
     predictions = {t: np.full(n, np.nan) for t in targets}
     for t in targets:
         predictions[t][rows] = values[t]
@@ -238,6 +241,7 @@ def read_submission(
         records=records,
         predictions=predictions,
         present=present,
+        row_lines=row_lines,
     )
 
 
@@ -372,9 +376,9 @@ class _Reader:
                     ln,
                 )
 
-    def resolve(self, split_ids: pl.Series) -> tuple[IntArray, dict[str, FloatArray]]:
+    def resolve(self, split_ids: pl.Series) -> tuple[IntArray, dict[str, FloatArray], IntArray]:
         """Match every id read to its row of the split (one join), reporting unknown and
-        repeated ids with their lines; the rows and values of each first occurrence."""
+        repeated ids with their lines; the rows, values and lines of each first occurrence."""
         ids = pl.concat(self.id_chunks) if self.id_chunks else pl.Series("id", [], dtype=pl.String)
         lines = np.concatenate(self.line_chunks) if self.line_chunks else np.empty(0, np.int64)
         table = pl.DataFrame({"id": split_ids}).with_row_index("row")
@@ -420,4 +424,4 @@ class _Reader:
             t: (np.concatenate(chunks) if chunks else np.empty(0))[firsts]
             for t, chunks in self.value_chunks.items()
         }
-        return row[firsts], values
+        return row[firsts], values, lines[firsts]

@@ -1,7 +1,8 @@
 """Write the golden scores that tests/test_eval_equivalence.py compares the eval code against.
 
 Run with the eval code as it was before issue #31's speed-ups (commit e3b17ec), from that
-checkout: `PYTHONPATH=CHECKOUT python tests/data/eval-before-perf/make.py OUT.json`. The
+checkout, from a folder outside the project (else the project on the current folder shadows it):
+`PYTHONPATH=CHECKOUT python /path/to/tests/data/eval-before-perf/make.py OUT.json`. The
 scenarios are built by tests/eval_scenarios.py, so the test rebuilds the very same inputs.
 """
 

@@ -1,0 +1,253 @@
+"""The quantile sidecar: a range for every prediction, from any method, checked like the
+submission and scored by eval.
+
+`preds.jsonl` → `preds.quantiles.jsonl`, one line per record of the submission:
+`{"id": "1000001", "duration_s_p10": 41.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}`.
+A level is `p` and a percentage strictly between 0 and 100 (`p10`, `p99`, `p2.5`); every line
+holds the same levels for every target of the track, at least p10, p50 and p90. Values are
+seconds (bytes for `log_bytes`): finite, non-negative, and non-decreasing in the level.
+
+Eval scores it (gharuntime.eval.metrics.INTERVAL_METRICS): coverage of each central interval
+(p10–p90: nominal 80%), its mean width in log1p space, the pinball loss of each level on the
+log1p scale, and the observed share of records at or below each level (the calibration table).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.submission import read_submission
+
+__all__ = [
+    "REQUIRED_LEVELS",
+    "IntervalTerms",
+    "ParsedQuantiles",
+    "QuantileLevels",
+    "interval_terms",
+    "level_name",
+    "quantiles_path",
+    "read_quantiles",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+REQUIRED_LEVELS: Final = ("p10", "p50", "p90")
+_LEVEL: Final = re.compile(r"p(\d{1,2}(?:\.\d{1,3})?)")
+_SHOW: Final = 20  # non-monotone lines reported with their text per target, then counted
+
+
+def quantiles_path(submission: Path) -> Path:
+    """The quantile sidecar of a submission: `preds.jsonl` → `preds.quantiles.jsonl`."""
+    stem = submission.stem if submission.suffix == ".jsonl" else submission.name
+    return submission.with_name(stem + ".quantiles.jsonl")
+
+
+def level_name(percent: float) -> str:
+    """`p10` for 10.0, `p2.5` for 2.5."""
+    return f"p{percent:g}"
+
+
+def _percent(name: str) -> float | None:
+    m = _LEVEL.fullmatch(name)
+    if m is None:
+        return None
+    value = float(m[1])
+    return value if 0.0 < value < 100.0 else None
+
+
+@dataclass(frozen=True)
+class QuantileLevels:
+    """The levels of a sidecar, ascending, and the central intervals they form."""
+
+    percents: tuple[float, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(level_name(p) for p in self.percents)
+
+    @property
+    def fractions(self) -> tuple[float, ...]:
+        return tuple(p / 100.0 for p in self.percents)
+
+    @property
+    def central(self) -> tuple[tuple[int, int], ...]:
+        """(low, high) level indices of each central interval (p10 with p90), widest first."""
+        out = []
+        for i, a in enumerate(self.percents):
+            for j in range(len(self.percents) - 1, i, -1):
+                if abs(a + self.percents[j] - 100.0) < 1e-9:
+                    out.append((i, j))
+        return tuple(out)
+
+    def interval_name(self, pair: tuple[int, int]) -> str:
+        return f"{self.names[pair[0]]}-{self.names[pair[1]]}"
+
+    def nominal(self, pair: tuple[int, int]) -> float:
+        return (self.percents[pair[1]] - self.percents[pair[0]]) / 100.0
+
+
+@dataclass(frozen=True)
+class ParsedQuantiles:
+    """A checked sidecar aligned with the truth's rows: values[target] is (levels, rows)."""
+
+    path: Path
+    sha256: str
+    lines: int
+    levels: QuantileLevels
+    values: dict[str, FloatArray]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "sha256": self.sha256,
+            "lines": self.lines,
+            "levels": list(self.levels.names),
+        }
+
+
+def _first_object(path: Path) -> dict[str, Any] | None:
+    """The first non-blank line as an object, or None (the full read reports why)."""
+    with open(path, "rb") as f:
+        for raw in f:
+            if raw.strip():
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    return None
+                return obj if isinstance(obj, dict) else None
+    return None
+
+
+def _levels(
+    first: dict[str, Any] | None, targets: Sequence[str], log: ProblemLog, where: str
+) -> QuantileLevels:
+    """The levels the first line declares; problems (missing or uneven levels) go to `log`."""
+    if first is None:
+        return QuantileLevels(tuple(float(n[1:]) for n in REQUIRED_LEVELS))
+    per_target: dict[str, set[float]] = {t: set() for t in targets}
+    for key in first:
+        for t in targets:
+            if key.startswith(t + "_"):
+                pct = _percent(key[len(t) + 1 :])
+                if pct is not None:
+                    per_target[t].add(pct)
+    union = sorted(set().union(*per_target.values()))
+    for t, got in per_target.items():
+        lacking = [level_name(p) for p in union if p not in got]
+        lacking += [n for n in REQUIRED_LEVELS if float(n[1:]) not in got and n not in lacking]
+        if lacking:
+            log.add(
+                "quantile_levels",
+                where,
+                f"line 1 has no {', '.join(f'{t}_{n}' for n in lacking)}; every line gives "
+                f"the same levels for every target ({', '.join(targets)}), at least "
+                f"{', '.join(REQUIRED_LEVELS)}",
+                1,
+            )
+    required = {float(n[1:]) for n in REQUIRED_LEVELS}
+    return QuantileLevels(tuple(sorted(set(union) | required)))
+
+
+def read_quantiles(
+    path: Path,
+    ids: pl.Series,
+    targets: Sequence[str],
+    track: str,
+    present: BoolArray,
+    log: ProblemLog,
+) -> ParsedQuantiles:
+    """Read and check the sidecar `path` against the split's `ids` and the submission's rows
+    (`present`): the same ids, every value finite and non-negative, non-decreasing in the level.
+    Every problem goes to `log` with its line; the values are meaningful only without any."""
+    where = str(path)
+    levels = _levels(_first_object(path), targets, log, where)
+    fields = tuple(f"{t}_{n}" for t in targets for n in levels.names)
+    parsed = read_submission(path, ids, fields, track, log, allow_partial=True)
+    has = parsed.present
+    lacking = np.flatnonzero(present & ~has)
+    if lacking.shape[0]:
+        examples = ", ".join(ids.gather(lacking[:5]).to_list())
+        log.add(
+            "missing_quantiles",
+            where,
+            f"{lacking.shape[0]} record(s) of the submission have no quantiles (e.g. ids "
+            f"{examples}); give a line for every line of the submission",
+        )
+    extra = np.flatnonzero(has & ~present)
+    for i in extra[:_SHOW].tolist():
+        log.add(
+            "quantiles_without_prediction",
+            where,
+            f"id {ids[i]!r} has quantiles but no prediction in the submission",
+            int(parsed.row_lines[i]),
+        )
+    if extra.shape[0] > _SHOW:
+        log.add_count("quantiles_without_prediction", extra.shape[0] - _SHOW)
+    values: dict[str, FloatArray] = {}
+    for t in targets:
+        v = np.stack([parsed.predictions[f"{t}_{n}"] for n in levels.names])
+        values[t] = v
+        with np.errstate(invalid="ignore"):
+            down = np.flatnonzero(has & np.any(v[1:] < v[:-1], axis=0))
+        for k, i in enumerate(down.tolist()):
+            if k == _SHOW:
+                log.add_count("not_monotone", down.shape[0] - k)
+                break
+            j = int(np.argmax(v[1:, i] < v[:-1, i]))
+            a, b = levels.names[j], levels.names[j + 1]
+            log.add(
+                "not_monotone",
+                where,
+                f"{t}_{a} = {v[j, i]:g} is above {t}_{b} = {v[j + 1, i]:g}; a quantile never "
+                "decreases as its level rises",
+                int(parsed.row_lines[i]),
+            )
+    return ParsedQuantiles(path, parsed.sha256, parsed.lines, levels, values)
+
+
+@dataclass(frozen=True)
+class IntervalTerms:
+    """Per-row terms of one target whose means are the interval metrics, by term name:
+    `coverage:p10-p90`, `log_width:p10-p90`, `calibration:p10`, `pinball:p10`,
+    `mean_pinball`."""
+
+    names: tuple[str, ...]
+    values: FloatArray  # (len(names), rows)
+
+
+def interval_terms(
+    y: FloatArray, q: FloatArray, failed: BoolArray, levels: QuantileLevels
+) -> IntervalTerms:
+    """The terms for truth `y` (rows), quantiles `q` (levels, rows) and failures (scored as
+    every quantile 0, as eval scores a failure's prediction 0)."""
+    q = np.where(failed[None, :], 0.0, q)
+    ly = np.log1p(y)
+    lq = np.log1p(q)
+    names: list[str] = []
+    rows: list[FloatArray] = []
+    for pair in levels.central:
+        lo, hi = q[pair[0]], q[pair[1]]
+        name = levels.interval_name(pair)
+        names += [f"coverage:{name}", f"log_width:{name}"]
+        rows += [((lo <= y) & (y <= hi)).astype(np.float64), lq[pair[1]] - lq[pair[0]]]
+    pinballs = []
+    for k, (name, tau) in enumerate(zip(levels.names, levels.fractions, strict=True)):
+        diff = ly - lq[k]
+        pinball = np.maximum(tau * diff, (tau - 1.0) * diff)
+        pinballs.append(pinball)
+        names += [f"calibration:{name}", f"pinball:{name}"]
+        rows += [(y <= q[k]).astype(np.float64), pinball]
+    names.append("mean_pinball")
+    rows.append(np.mean(pinballs, axis=0))
+    return IntervalTerms(tuple(names), np.stack(rows).astype(np.float64))
