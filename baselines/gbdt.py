@@ -1,8 +1,12 @@
-"""LightGBM and XGBoost on the shared configuration features (`gharuntime.baselines.features`).
+"""LightGBM and XGBoost on the shared configuration features (`gharuntime.baselines.features`)
+and the job's identity (`gharuntime.baselines.identity`).
 
 One model per target, trained on log1p of the target (squared error there is RMSLE), with
 fixed seeds, 2 threads, and early stopping on the validation split. Both libraries see the very
-same dense float32 matrix (NaN = unknown), so their difference is the learner alone.
+same dense float32 matrix (NaN = unknown) with the same columns marked categorical, so their
+difference is the learner alone. Version 2.0 reads the job's identity (repository, workflow,
+job, matrix values, runner labels, name words) and out-of-fold group target encodings, both hidden
+on the share of training rows that the validation split says the test will not know.
 
 Quantiles (`intervals`): "conformal" (the default) adds to the point prediction, on the log1p
 scale, the quantiles of the validation split's residuals (split-conformal calibration; the
@@ -29,6 +33,15 @@ from gharuntime.baselines.features import (
     extract,
     feature_inputs,
     fit_spec,
+)
+from gharuntime.baselines.identity import (
+    IDENTITY_INPUTS,
+    QUALIFIED,
+    IdentitySpec,
+    fit_identity,
+    identity_masks,
+    identity_matrix,
+    unseen_shares,
 )
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import TRACKS
@@ -69,6 +82,9 @@ class GBDT(Method):
             )
         super().__init__(track, seed=seed)
         self.spec: FeatureSpec | None = None
+        self.identity: IdentitySpec | None = None
+        self.categorical: list[int] = []
+        self.shares: dict[str, float] = {}
         self.boosters: dict[str, Any] = {}
         self.offsets: dict[str, dict[str, float]] = {}  # conformal: target -> level -> offset
         self.level_boosters: dict[str, dict[str, Any]] = {}  # objective: target -> level -> model
@@ -78,14 +94,18 @@ class GBDT(Method):
 
     def reads(self, track: str) -> tuple[str, ...]:
         base = feature_inputs(TRACKS[track].uses_history)
+        extra = [*(IDENTITY_INPUTS if self.params["identity"] else ())]
         if self.params["target_encoding"]:
-            return (*base, *(c for c in ENCODING_INPUTS if c not in base))
-        return base
+            extra.extend(ENCODING_INPUTS)
+        return (*base, *dict.fromkeys(c for c in extra if c not in base))
 
     def feature_names(self) -> list[str]:
         assert self.spec is not None
+        names = [self.spec.readable(n) for n in self.spec.names()]
+        if self.identity is not None:
+            names += [self.identity.readable(n) for n in self.identity.names()]
         extra = TargetEncoder.names() if self.params["target_encoding"] else []
-        return [self.spec.readable(n) for n in self.spec.names()] + extra
+        return names + extra
 
     def _with_encoding(self, target: str, x: np.ndarray, frame: pl.DataFrame) -> np.ndarray:
         enc = self.encoders.get(target)
@@ -100,7 +120,26 @@ class GBDT(Method):
         assert self.spec is not None
         columns = feature_inputs(self.spec.uses_history)
         feats = extract(frame.select(columns), self.spec, progress=progress)
-        return np.asarray(feats.matrix.toarray(), dtype=np.float32)
+        x = np.asarray(feats.matrix.toarray(), dtype=np.float32)
+        if self.identity is None:
+            return x
+        return np.hstack([x, identity_matrix(frame.select(IDENTITY_INPUTS), self.identity)])
+
+    def _mask_identity(self, x: np.ndarray, masks: dict[str, np.ndarray]) -> None:
+        """Hide the repository-qualified identity columns of the rows that play new ones."""
+        assert self.spec is not None and self.identity is not None
+        start = len(self.spec.names())
+        for j, name in enumerate(self.identity.categorical_names()):
+            level = QUALIFIED.get(name)
+            if level is not None:
+                x[masks[level], start + j] = np.nan
+
+    @staticmethod
+    def _mask_encoding(enc: np.ndarray, masks: dict[str, np.ndarray]) -> None:
+        """Encodings of the rows that play a new job (job level) or repository (the others)."""
+        for i, level in enumerate(("job", "repo", "repo")):  # ENCODING_LEVELS' order
+            enc[masks[level], 2 * i] = np.nan
+            enc[masks[level], 2 * i + 1] = 0.0
 
     def fit(
         self,
@@ -111,9 +150,19 @@ class GBDT(Method):
         train, validation = self._fit_frames(train, validation)
         uses_history = TRACKS[self.track].uses_history
         self.spec = fit_spec(train.select(feature_inputs(uses_history)), uses_history)
+        if self.params["identity"]:
+            self.identity = fit_identity(train.select(IDENTITY_INPUTS))
+            n_base = len(self.spec.names())
+            self.categorical = [n_base + j for j in range(len(self.identity.categorical_names()))]
         x_train = self._features(train, progress)
         has_val = validation is not None and validation.height > 0
         x_val = self._features(validation, progress) if has_val and validation is not None else None
+        uses_identity = self.params["identity"] or self.params["target_encoding"]
+        if self.params["masking"] and uses_identity:
+            self.shares = unseen_shares(train, validation)
+        masks = identity_masks(train.height, self.shares or {"repo": 0.0, "job": 0.0}, self.seed)
+        if self.identity is not None:
+            self._mask_identity(x_train, masks)
         for target in self.targets:
             y, ok = _log_target(train[target])
             if not ok.any():
@@ -121,7 +170,9 @@ class GBDT(Method):
             x = x_train[ok]
             if self.params["target_encoding"]:
                 enc = TargetEncoder(seed=self.seed)
-                x = np.hstack([x, enc.fit_transform(train.filter(pl.Series(ok)), y[ok])])
+                encoded = enc.fit_transform(train.filter(pl.Series(ok)), y[ok])
+                self._mask_encoding(encoded, {k: v[ok] for k, v in masks.items()})
+                x = np.hstack([x, encoded])
                 self.encoders[target] = enc
             val = None
             if x_val is not None and validation is not None:
@@ -213,6 +264,9 @@ class GBDT(Method):
             "quantile_offsets": self.offsets,
             "quantile_model_files": level_files,
             "features": self.spec.to_json(),
+            "identity": self.identity.to_json() if self.identity is not None else None,
+            "categorical": self.categorical,
+            "unseen_shares": self.shares,
             "feature_names": self.feature_names(),
             "encodings": {t: enc.save(folder, t) for t, enc in self.encoders.items()},
             "model_files": files,
@@ -221,20 +275,26 @@ class GBDT(Method):
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> GBDT:
-        m = cls(meta["track"], seed=meta.get("seed", 0), **meta.get("config", {}))
+        # a model saved before identity features (1.0) names neither option
+        config = {"identity": False, "masking": False, **meta.get("config", {})}
+        m = cls(meta["track"], seed=meta.get("seed", 0), **config)
         state = meta["state"]
         m.spec = FeatureSpec.from_json(state["features"])
+        ident = state.get("identity")
+        m.identity = IdentitySpec.from_json(ident) if ident else None
+        m.categorical = [int(i) for i in state.get("categorical", [])]
+        m.shares = dict(state.get("unseen_shares", {}))
         m.encoders = {t: TargetEncoder.load(folder, f) for t, f in state["encodings"].items()}
         if m.feature_names() != state["feature_names"]:
             raise MethodError(f"{folder}: feature names do not match this version's extractor")
         for target, name in state["model_files"].items():
-            m.boosters[target] = cls._load(_model_file(folder, name, target))
+            m.boosters[target] = m._load(_model_file(folder, name, target))
         m.offsets = {
             t: {q: float(v) for q, v in by.items()}
             for t, by in (state.get("quantile_offsets") or {}).items()
         }
         m.level_boosters = {
-            t: {q: cls._load(_model_file(folder, name, f"{t} {q}")) for q, name in by.items()}
+            t: {q: m._load(_model_file(folder, name, f"{t} {q}")) for q, name in by.items()}
             for t, by in (state.get("quantile_model_files") or {}).items()
         }
         m.best_iterations = {k: int(v) for k, v in state["best_iterations"].items()}
@@ -261,8 +321,7 @@ class GBDT(Method):
     def _save(self, booster: Any, path: Path) -> None:
         raise NotImplementedError
 
-    @classmethod
-    def _load(cls, path: Path) -> Any:
+    def _load(self, path: Path) -> Any:
         raise NotImplementedError
 
 
@@ -280,7 +339,7 @@ class LightGBM(GBDT):
     """LightGBM (native API, L2 on log1p, deterministic, row-wise histograms)."""
 
     name = "lightgbm"
-    version = "1.0"
+    version = "2.0"
     model_suffix = ".lgb.txt"
     defaults: ClassVar[dict[str, Any]] = {
         "n_estimators": 2000,
@@ -291,7 +350,9 @@ class LightGBM(GBDT):
         "feature_fraction": 0.8,
         "bagging_fraction": 0.8,
         "lambda_l2": 1.0,
-        "target_encoding": False,
+        "identity": True,
+        "target_encoding": True,
+        "masking": True,
         "intervals": "conformal",
     }
 
@@ -323,7 +384,13 @@ class LightGBM(GBDT):
         import lightgbm as lgb  # on first use: importing it costs half a second
 
         names = [f"f{i}" for i in range(x.shape[1])]
-        dtrain = lgb.Dataset(x, label=y, feature_name=names, free_raw_data=True)
+        dtrain = lgb.Dataset(
+            x,
+            label=y,
+            feature_name=names,
+            categorical_feature=self.categorical or "auto",
+            free_raw_data=True,
+        )
         callbacks: list[Callable[..., Any]] = []
         valid_sets: list[Any] = []
         if val is not None:
@@ -351,8 +418,7 @@ class LightGBM(GBDT):
         best = getattr(booster, "best_iteration", 0) or -1
         booster.save_model(str(path), num_iteration=best)
 
-    @classmethod
-    def _load(cls, path: Path) -> Any:
+    def _load(self, path: Path) -> Any:
         import lightgbm as lgb
 
         return lgb.Booster(model_file=str(path))
@@ -362,7 +428,7 @@ class XGBoost(GBDT):
     """XGBoost (hist trees, squared error on log1p)."""
 
     name = "xgboost"
-    version = "1.0"
+    version = "2.0"
     model_suffix = ".xgb.json"
     defaults: ClassVar[dict[str, Any]] = {
         "n_estimators": 2000,
@@ -373,7 +439,9 @@ class XGBoost(GBDT):
         "subsample": 0.8,
         "colsample_bytree": 0.8,
         "reg_lambda": 1.0,
-        "target_encoding": False,
+        "identity": True,
+        "target_encoding": True,
+        "masking": True,
         "intervals": "conformal",
     }
 
@@ -403,10 +471,10 @@ class XGBoost(GBDT):
         }
         import xgboost as xgb  # on first use, like lightgbm
 
-        dtrain = xgb.DMatrix(x, label=y, missing=math.nan, nthread=THREADS)
+        dtrain = self._dmatrix(x, y)
         kwargs: dict[str, Any] = {}
         if val is not None:
-            dval = xgb.DMatrix(val[0], label=val[1], missing=math.nan, nthread=THREADS)
+            dval = self._dmatrix(val[0], val[1])
             kwargs = {
                 "evals": [(dval, "validation")],
                 "early_stopping_rounds": p["early_stopping_rounds"],
@@ -421,10 +489,26 @@ class XGBoost(GBDT):
             best = int(booster.num_boosted_rounds())
         return booster, best
 
-    def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+    def _dmatrix(self, x: np.ndarray, y: np.ndarray | None = None) -> Any:
+        """A DMatrix with the identity categoricals marked `c` (XGBoost's native categoricals)."""
         import xgboost as xgb
 
-        return np.asarray(booster.predict(xgb.DMatrix(x, missing=math.nan, nthread=THREADS)))
+        if not self.categorical:
+            return xgb.DMatrix(x, label=y, missing=math.nan, nthread=THREADS)
+        types = ["q"] * x.shape[1]
+        for i in self.categorical:
+            types[i] = "c"
+        return xgb.DMatrix(
+            x,
+            label=y,
+            missing=math.nan,
+            nthread=THREADS,
+            feature_types=types,
+            enable_categorical=True,
+        )
+
+    def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
+        return np.asarray(booster.predict(self._dmatrix(x)))
 
     def _gains(self, booster: Any, n: int) -> np.ndarray:
         scores = booster.get_score(importance_type="total_gain")
@@ -433,8 +517,7 @@ class XGBoost(GBDT):
     def _save(self, booster: Any, path: Path) -> None:
         booster.save_model(str(path))
 
-    @classmethod
-    def _load(cls, path: Path) -> Any:
+    def _load(self, path: Path) -> Any:
         import xgboost as xgb
 
         booster = xgb.Booster(model_file=str(path))

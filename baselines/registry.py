@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from gharuntime.baselines.catboost_method import CatBoost
 from gharuntime.baselines.gbdt import LightGBM, XGBoost
 from gharuntime.baselines.laser.method import Laser
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.naive import GroupMedian, LastRun, Median
+from gharuntime.baselines.tuned import LightGBMTuned, XGBoostTuned
 
 __all__ = ["METHODS", "make_method"]
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (Median, GroupMedian, LastRun, LightGBM, XGBoost, Laser)
+    m.name: m
+    for m in (
+        Median,
+        GroupMedian,
+        LastRun,
+        LightGBM,
+        XGBoost,
+        LightGBMTuned,
+        XGBoostTuned,
+        CatBoost,
+        Laser,
+    )
 }
 
 

@@ -52,12 +52,20 @@ LASER_PIPELINE_PARAMS: Final[dict[str, Any]] = {
     "budget": 256,
 }
 
+TUNED_PIPELINE_TRIALS: Final = 10
+"""Optuna trials of each tuned tree in the pipeline (`gharuntime baseline` defaults to 20)."""
+
 PIPELINE_METHODS: Final[tuple[MethodPlan, ...]] = (
     MethodPlan("median"),
     MethodPlan("group-median"),
     MethodPlan("last-run"),
     MethodPlan("lightgbm"),
     MethodPlan("xgboost"),
+    MethodPlan("catboost"),
+    # tuned trees: a fixed budget of seeded Optuna trials on the validation split, the config
+    # track here (where the identity of a job is all the trees have); each trial is one fit
+    MethodPlan("lightgbm-tuned", {"trials": TUNED_PIPELINE_TRIALS}, tracks=("config",)),
+    MethodPlan("xgboost-tuned", {"trials": TUNED_PIPELINE_TRIALS}, tracks=("config",)),
     # LASER at a size that fits the 10-minute budget on 2 CPU cores: the tiny model, a few hundred
     # training steps, the config track only (its headline claim). Far too little training to
     # beat the trees; `gharuntime baseline laser` trains as long as it is asked to.

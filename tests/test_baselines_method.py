@@ -98,9 +98,12 @@ def test_naive_method_takes_no_hyperparameters() -> None:
         make_method("median", "config", params={"n_estimators": 3})
 
 
-def test_gbdt_reads_no_identity_columns_by_default() -> None:
-    inputs = make_method("lightgbm", "config").inputs
-    assert not {"repo_id", "workflow_path", "job_name"} & set(inputs)
+def test_gbdt_reads_the_job_identity_by_default_and_not_when_told() -> None:
+    assert {"repo_id", "workflow_path", "job_name"} <= set(make_method("lightgbm", "config").inputs)
+    plain = make_method(
+        "lightgbm", "config", params={"identity": False, "target_encoding": False}
+    ).inputs
+    assert not {"repo_id", "workflow_path", "job_name"} & set(plain)
 
 
 def test_gbdt_with_target_encoding_reads_the_group_columns() -> None:

@@ -130,8 +130,15 @@ def baseline_command(
       median        the training median of each target
       group-median  median of the same repo + workflow + job name, then of the repo, then global
       last-run      the job's most recent earlier duration (history track), else group-median
-      lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository
+      lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository,
+                    its identity (repository, workflow, job, matrix values, name words) and
+                    out-of-fold group target encodings (--param identity=false
+                    target_encoding=false: the configuration alone)
       xgboost       XGBoost on the same features
+      lightgbm-tuned, xgboost-tuned
+                    the same, hyperparameters searched on the validation split: --param
+                    trials=20 (default) seeded Optuna trials, the first one the defaults
+      catboost      CatBoost on the same features, the identity columns as its own categoricals
       laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
                     --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
                     samples=16 (default) predicts the median of 16 draws and writes P10/P90 to

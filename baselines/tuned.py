@@ -1,0 +1,181 @@
+"""`lightgbm-tuned` and `xgboost-tuned`: the same models with hyperparameters searched on the
+validation split, reported beside the defaults as TabArena reports tuned and default
+configurations.
+
+The budget is fixed and stated: `trials` (20 by default) Optuna trials per target, TPE seeded with
+the method's seed, the first trial being the library's defaults (so the tuned model is never
+worse than the default one on validation). Each trial trains on the training split with early
+stopping on the validation split, and is scored by its validation RMSLE (RMSE on log1p); the best
+trial's booster is the model, so nothing is refitted. Features are extracted once; only the
+learner's hyperparameters are searched. The test split is never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
+from gharuntime.baselines.method import MethodError
+
+__all__ = ["SEARCH_SPACES", "LightGBMTuned", "XGBoostTuned"]
+
+Space = Callable[[Any], dict[str, Any]]
+
+
+def _lightgbm_space(trial: Any) -> dict[str, Any]:
+    return {
+        "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.2, log=True),
+        "num_leaves": trial.suggest_int("num_leaves", 7, 255, log=True),
+        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 2, 200, log=True),
+        "feature_fraction": trial.suggest_float("feature_fraction", 0.3, 1.0),
+        "bagging_fraction": trial.suggest_float("bagging_fraction", 0.5, 1.0),
+        "lambda_l2": trial.suggest_float("lambda_l2", 1e-3, 30.0, log=True),
+    }
+
+
+def _xgboost_space(trial: Any) -> dict[str, Any]:
+    return {
+        "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.2, log=True),
+        "max_depth": trial.suggest_int("max_depth", 3, 12),
+        "min_child_weight": trial.suggest_float("min_child_weight", 0.5, 50.0, log=True),
+        "subsample": trial.suggest_float("subsample", 0.5, 1.0),
+        "colsample_bytree": trial.suggest_float("colsample_bytree", 0.3, 1.0),
+        "reg_lambda": trial.suggest_float("reg_lambda", 1e-3, 30.0, log=True),
+    }
+
+
+SEARCH_SPACES: dict[str, Space] = {"lightgbm": _lightgbm_space, "xgboost": _xgboost_space}
+"""Each library's search space (ranges in the functions above)."""
+
+
+class _Tuned(GBDT):
+    """Optuna over the learner's hyperparameters, scored on the validation split."""
+
+    base: ClassVar[str] = ""
+    tuning_defaults: ClassVar[dict[str, Any]] = {"trials": 20}
+
+    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
+        super().__init__(track, seed=seed, **params)
+        trials = self.params["trials"]
+        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+            raise MethodError(f"{self.name}: trials must be an integer ≥ 1, not {trials!r}")
+        self.tuning: dict[str, dict[str, Any]] = {}
+        self._progress: Callable[[str], None] | None = None
+
+    def config(self) -> dict[str, Any]:
+        out = dict(self.params)
+        if self.tuning:
+            out["tuning"] = self.tuning
+        return out
+
+    def fit(self, train: Any, validation: Any = None, progress: Any = None) -> None:
+        if validation is None or validation.height == 0:
+            raise MethodError(f"{self.name}: tuning needs a non-empty validation split")
+        self._progress = progress
+        self.tuning = {}
+        super().fit(train, validation, progress)
+
+    def _train(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        val: tuple[np.ndarray, np.ndarray] | None,
+        quantile: float | None = None,
+    ) -> tuple[Any, int]:
+        if quantile is not None:  # intervals=objective: a level's model, at the given params
+            return super()._train(x, y, val, quantile)
+        if val is None:
+            raise MethodError(f"{self.name}: tuning needs validation rows with this target")
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)  # library code never prints
+        space = SEARCH_SPACES[self.base]
+        defaults = dict(self.params)
+        best_so_far: dict[str, Any] = {}  # the best trial's booster: the model, never refitted
+
+        def objective(trial: Any) -> float:
+            self.params = {**defaults, **space(trial)}
+            try:
+                booster, best = super(_Tuned, self)._train(x, y, val)
+            finally:
+                self.params = defaults
+            pred = np.asarray(self._predict(booster, val[0]), dtype=np.float64)
+            score = float(np.sqrt(np.mean((pred - val[1]) ** 2)))
+            if not best_so_far or score < best_so_far["score"]:
+                best_so_far.update(score=score, number=trial.number, model=(booster, best))
+            if self._progress:
+                self._progress(
+                    f"trial {trial.number + 1}/{defaults['trials']}: validation RMSLE "
+                    f"{score:.4f} (best {best_so_far['score']:.4f})"
+                )
+            return score
+
+        sampler = optuna.samplers.TPESampler(seed=self.seed)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        study.enqueue_trial({k: defaults[k] for k in space(_Defaults(defaults))})
+        study.optimize(objective, n_trials=int(defaults["trials"]))
+        best_trial = study.trials[best_so_far["number"]]
+        booster, best = best_so_far["model"]
+        values = [float(t.value) for t in study.trials if t.value is not None]
+        self.tuning[self._next_target()] = {
+            "trials": len(values),
+            "sampler": f"TPESampler(seed={self.seed})",
+            "validation_rmsle_default": round(values[0], 5),
+            "validation_rmsle_best": round(float(best_so_far["score"]), 5),
+            "best_trial": best_trial.number,
+            "best_params": {**best_trial.params, "best_iteration": best},
+            "validation_rmsle_per_trial": [round(v, 5) for v in values],
+        }
+        return booster, best
+
+    def _next_target(self) -> str:
+        """GBDT.fit trains the targets in order, one `_train` call each."""
+        done = set(self.tuning)
+        return next(t for t in self.targets if t not in done)
+
+    def save_state(self, folder: Path) -> dict[str, Any]:
+        return {**super().save_state(folder), "tuning": self.tuning}
+
+    @classmethod
+    def load_state(cls, folder: Path, meta: dict[str, Any]) -> GBDT:
+        config = {k: v for k, v in meta.get("config", {}).items() if k != "tuning"}
+        m = super().load_state(folder, {**meta, "config": config})
+        assert isinstance(m, _Tuned)
+        m.tuning = dict(meta["state"].get("tuning", {}))
+        return m
+
+
+class _Defaults:
+    """A stand-in trial that answers each suggestion with the library's default value, so the
+    search space function also names the parameters to enqueue."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def suggest_float(self, name: str, *args: Any, **kwargs: Any) -> float:
+        return float(self.values[name])
+
+    def suggest_int(self, name: str, *args: Any, **kwargs: Any) -> int:
+        return int(self.values[name])
+
+
+class LightGBMTuned(_Tuned, LightGBM):
+    """LightGBM with its hyperparameters searched on validation (`trials` Optuna trials)."""
+
+    name = "lightgbm-tuned"
+    version = "2.0"
+    base = "lightgbm"
+    defaults: ClassVar[dict[str, Any]] = {**LightGBM.defaults, **_Tuned.tuning_defaults}
+
+
+class XGBoostTuned(_Tuned, XGBoost):
+    """XGBoost with its hyperparameters searched on validation (`trials` Optuna trials)."""
+
+    name = "xgboost-tuned"
+    version = "2.0"
+    base = "xgboost"
+    defaults: ClassVar[dict[str, Any]] = {**XGBoost.defaults, **_Tuned.tuning_defaults}
