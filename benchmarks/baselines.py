@@ -61,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--param", action="append", default=[], help="KEY=VALUE for lightgbm and xgboost"
     )
+    parser.add_argument(
+        "--tuned-trials",
+        type=int,
+        help="Optuna trials of the *-tuned methods [their default, 20]",
+    )
     args = parser.parse_args(argv)
     command = ["python", "benchmarks/baselines.py", *(argv if argv is not None else sys.argv[1:])]
     params = {k: json.loads(v) for k, _, v in (p.partition("=") for p in args.param)}
@@ -85,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                     out=out,
                     model_dir=work / args.config / track / f"{name}.model",
                     seed=args.seed,
-                    params=params if name in GBDT else None,
+                    params=params
+                    if name in GBDT
+                    else {"trials": args.tuned_trials}
+                    if name.endswith("-tuned") and args.tuned_trials
+                    else None,
                 )
                 wall = time.perf_counter() - t0
             except ForbiddenInputError as exc:

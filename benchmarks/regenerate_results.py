@@ -142,7 +142,8 @@ def regenerate_real(work: Path) -> dict[str, Any]:
 
 def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
     """The real tables from a built gharuntime-real-apache folder: every baseline on both
-    configs and the transfer tables (trained on gharuntime-sim-small, built here first)."""
+    configs and the transfer tables (trained on gharuntime-sim-small, built here first if this
+    run has not built it: `--only gharuntime-real-apache` runs beside the simulated folders)."""
     t0 = time.perf_counter()
     if not (dataset / "manifest.json").is_file():
         raise SystemExit(f"--real-dataset {dataset}: not a dataset folder (no manifest.json)")
@@ -154,6 +155,8 @@ def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
     staged = work / "results" / REAL_APACHE
     shutil.rmtree(staged, ignore_errors=True)
     staged.mkdir(parents=True)
+    if not (work / REAL_MODELS_FROM / "manifest.json").is_file():  # the transfer's training set
+        build_dataset(REAL_MODELS_FROM, work)
     run(
         [
             *(sys.executable, "benchmarks/real_apache.py", "--out", str(out), "--skip-build"),
@@ -211,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = args.only or [*COMMITTED, *([REAL_APACHE] if args.real_dataset else [])]
     if REAL_APACHE in wanted and args.real_dataset is None:
         parser.error(f"{REAL_APACHE} needs --real-dataset (built by benchmarks/real_apache.py)")
-    if (REAL in wanted or REAL_APACHE in wanted) and REAL_MODELS_FROM not in wanted:
+    if REAL in wanted and REAL_MODELS_FROM not in wanted:  # scores that folder's models
         wanted.insert(0, REAL_MODELS_FROM)
     work = args.work or Path(tempfile.mkdtemp(prefix="gharuntime-regen-"))
     done = []
