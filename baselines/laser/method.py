@@ -32,6 +32,7 @@ from gharuntime.baselines.laser.processes import Group
 from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, serialize_batch
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.contract import PRIMARY_TARGET
 
 __all__ = ["Laser"]
 
@@ -71,6 +72,10 @@ class Laser(Method):
         "checkpoint_dir": None,
         "checkpoint_every": 50,
         "stop_after": None,  # stop after this many steps, as a kill would (tests)
+        # every K steps, RMSLE of greedy decodes on a seeded sample of the validation split;
+        # the model keeps the best step's weights (0: off, train max_steps and keep the last)
+        "validate_every": 0,
+        "validation_rows": 256,
         **dict.fromkeys(CODEC_PARAMS),
     }
 
@@ -221,7 +226,8 @@ class Laser(Method):
 
         require_laser_extra()
         say = progress or (lambda _m: None)
-        train, _ = self._fit_frames(train, None)
+        every = self._int("validate_every")
+        train, validation = self._fit_frames(train, validation if every else None)
         self._check_job_yaml(train)
         rows = self._training_rows(train)
         self._threads()
@@ -270,8 +276,13 @@ class Laser(Method):
             f"serialized and tokenized {len(examples)} jobs in {serialize_s:.1f} s; training "
             f"{options.model} for {config.max_steps} steps"
         )
+        evaluate, checked = (
+            self._validation(validation, tokenizer, counter, say) if every else (None, 0)
+        )
         started = time.perf_counter()
-        result = run_training(model, examples, tokenizer.pad_token_id, config, say)
+        result = run_training(
+            model, examples, tokenizer.pad_token_id, config, say, evaluate, every if evaluate else 0
+        )
         train_s = time.perf_counter() - started
         if result.stopped_early:
             raise MethodError(
@@ -290,7 +301,51 @@ class Laser(Method):
             "mean_prompt_tokens": round(
                 float(np.mean([len(e.input_ids) - e.target_len for e in examples])), 1
             ),
+            **({"validation_rows": checked, "validation_metric": "rmsle"} if checked else {}),
         }
+
+    def _validation(
+        self, validation: pl.DataFrame | None, tokenizer: Any, counter: Any, say: Progress
+    ) -> tuple[Any, int]:
+        """A scorer of the model on a seeded sample of the validation split (the primary
+        target's RMSLE of one greedy decode per job), and the rows it reads; (None, 0) when
+        the split has no row with the target."""
+        from gharuntime.baselines.laser.decoding import DecodingError, constrained_generate
+
+        target = PRIMARY_TARGET if PRIMARY_TARGET in self.targets else self.targets[0]
+        if validation is None or validation.height == 0:
+            say("no validation rows: training max_steps and keeping the last step")
+            return None, 0
+        rows = validation.filter(pl.Series(np.isfinite(as_float(validation[target]))))
+        keep = min(rows.height, self._int("validation_rows", 1))
+        if keep == 0:
+            say(f"no validation row has {target}: training max_steps and keeping the last step")
+            return None, 0
+        order = np.random.default_rng(self.seed + 17).permutation(rows.height)[:keep]
+        rows = rows[np.sort(order).tolist()]
+        prompts = self._prompts(rows, tokenizer, counter)
+        truth = np.log1p(np.clip(as_float(rows[target]), 0.0, None))
+        batch = self._int("decode_batch_size", 1)
+
+        def evaluate(model: Any) -> float:
+            try:
+                texts = constrained_generate(
+                    model,
+                    tokenizer,
+                    prompts,
+                    self.codec,
+                    samples=1,
+                    seed=self.seed,
+                    batch_size=batch,
+                )
+            except DecodingError as exc:
+                raise MethodError(f"laser: validation decoding failed: {exc}") from exc
+            pred = np.array([self.codec.decode(drawn[0]).get(target, np.nan) for drawn in texts])
+            pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=0.0), 0.0, None)
+            return float(np.sqrt(np.mean((np.log1p(pred) - truth) ** 2)))
+
+        say(f"validating every {self._int('validate_every')} steps on {keep} validation jobs")
+        return evaluate, keep
 
     def _tiny_tokenizer(
         self, rows: pl.DataFrame, texts: list[str], vocab: int, config: Any, say: Progress

@@ -80,6 +80,8 @@ SPECS: Final[dict[str, Spec]] = {
     "checkpoint_dir": Spec("text", optional=True),
     "checkpoint_every": Spec("int", 1, _BIG),
     "stop_after": Spec("int", 1, _BIG, optional=True),
+    "validate_every": Spec("int", 0, _BIG),
+    "validation_rows": Spec("int", 1, 1_000_000),
 }
 """Every parameter but the codec's (checked by the codec itself when it is made)."""
 

@@ -152,6 +152,8 @@ class TrainResult:
     processes: int = 1
     stopped_early: bool = False
     skipped_steps: int = 0  # steps whose gradient was not finite: no update
+    validation: list[tuple[int, float]] = field(default_factory=list)  # (step, score)
+    best_step: int | None = None  # the step whose weights the model holds after validation
 
     @property
     def tokens_per_s(self) -> float:
@@ -170,6 +172,14 @@ class TrainResult:
             "precision": self.precision,
             "processes": self.processes,
             "skipped_steps": self.skipped_steps,
+            **(
+                {
+                    "validation_by_step": [[k, round(v, 5)] for k, v in self.validation],
+                    "best_step": self.best_step,
+                }
+                if self.validation
+                else {}
+            ),
         }
 
 
@@ -304,9 +314,16 @@ def train(
     pad_id: int,
     config: TrainConfig,
     progress: Progress | None = None,
+    evaluate: Callable[[Any], float] | None = None,
+    evaluate_every: int = 0,
 ) -> TrainResult:
     """Train `model` in place for `config.max_steps` optimizer steps (resuming from the
-    checkpoint folder when it holds this training); returns what was done."""
+    checkpoint folder when it holds this training); returns what was done.
+
+    With `evaluate` (a score of the model, lower is better: LASER's validation RMSLE) and
+    `evaluate_every` K, the model is scored every K steps and at the last, and ends holding the
+    trainable weights of its best-scoring step: the training length is chosen on validation.
+    The scores restart at a resume (the best weights before a kill are not in the checkpoint)."""
     import torch
     from accelerate import Accelerator
     from accelerate.utils import set_seed
@@ -346,6 +363,7 @@ def train(
     result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
     device = accelerator.device
     pending: list[Any] = []  # this call's step losses not yet read back from the device
+    best: tuple[float, int, dict[str, Any]] | None = None  # score, step, trainable weights
     t0 = time.perf_counter()
     for step in range(start, config.max_steps):
         if config.stop_after is not None and step - start >= config.stop_after:
@@ -396,13 +414,53 @@ def train(
             (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps
         ):
             _checkpoint(accelerator, ckpt, step + 1, fingerprint)
+        if (
+            evaluate is not None
+            and evaluate_every > 0
+            and ((step + 1) % evaluate_every == 0 or step + 1 == config.max_steps)
+        ):
+            best = _validate(accelerator.unwrap_model(model), evaluate, step + 1, best, result)
+            say(
+                f"step {step + 1}: validation {result.validation[-1][1]:.4f} "
+                f"(best {best[0]:.4f} at step {best[1]})"
+            )
     _read_losses(accelerator, pending, result.losses)  # every process stops at the same step
     result.seconds = time.perf_counter() - t0
     accelerator.wait_for_everyone()
     model = accelerator.unwrap_model(model)
+    if best is not None:
+        result.best_step = best[1]
+        if best[1] != result.steps:  # back to the weights of the best validation step
+            with torch.no_grad():
+                for name, p in model.named_parameters():
+                    if name in best[2]:
+                        p.copy_(best[2][name])
+            say(f"kept the weights of step {best[1]} (best validation score)")
     model.eval()
     accelerator.free_memory()
     return result
+
+
+def _validate(
+    model: Any,
+    evaluate: Callable[[Any], float],
+    step: int,
+    best: tuple[float, int, dict[str, Any]] | None,
+    result: TrainResult,
+) -> tuple[float, int, dict[str, Any]]:
+    """Score the model at `step` (eval mode, no gradients) and keep a copy of its trainable
+    weights when the score is the best so far (lower is better; ties keep the earlier)."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        score = float(evaluate(model))
+    model.train()
+    result.validation.append((step, score))
+    if best is None or (math.isfinite(score) and not score >= best[0]):
+        weights = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+        return score, step, weights
+    return best
 
 
 def _read_losses(accelerator: Any, pending: list[Any], losses: list[float]) -> None:

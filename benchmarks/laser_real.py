@@ -1,0 +1,134 @@
+"""LASER trained and scored on real jobs: `gharuntime-real-apache`, config track, both configs.
+
+Each config trains the `tiny` LASER model (or --model) for --max-steps steps; where the config
+has a validation split (temporal), the validation RMSLE of greedy decodes on a seeded sample
+is measured every --validate-every steps and the best step's weights are kept, so the training
+length is chosen on validation, never on test (cross_repo's validation split is empty: ozone
+trains, ratis tests, so it trains --max-steps and keeps the last). The submission is scored
+with the eval library (1000 repository-bootstrap resamples) into
+--results-dir/gharuntime-real-apache/CONFIG-config-laser.json, and, with --vs-dir (a
+benchmarks/baselines.py --work folder of the same dataset), paired against every tree's
+submission there on the same resamples (`gharuntime eval --vs`).
+
+    python benchmarks/laser_real.py --dataset work/gharuntime-real-apache --work work/laser \
+        --results-dir leaderboard/results --vs-dir work/bench
+
+Stated per config: examples, tokens, epochs, steps, best step, wall time. The last line printed
+is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gharuntime.baselines.run import run_baseline
+from gharuntime.eval.api import evaluate_file
+from gharuntime.leaderboard.registry import write_atomic
+
+LABEL = "gharuntime-real-apache"
+TREES = ("lightgbm", "xgboost", "catboost", "lightgbm-tuned", "xgboost-tuned", "group-median")
+
+
+def _figure(metric: dict[str, Any]) -> dict[str, Any]:
+    return {k: metric.get(k) for k in ("value", "ci_low", "ci_high")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--config", action="append", choices=["temporal", "cross_repo"])
+    parser.add_argument("--work", type=Path, required=True, help="submissions, models, logs")
+    parser.add_argument("--results-dir", type=Path, help="e.g. leaderboard/results")
+    parser.add_argument("--vs-dir", type=Path, help="a benchmarks/baselines.py --work folder")
+    parser.add_argument("--model", default="tiny")
+    parser.add_argument("--max-steps", type=int, default=1500)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--validate-every", type=int, default=250)
+    parser.add_argument("--validation-rows", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads [default]")
+    parser.add_argument("--decode-batch-size", type=int, default=64)
+    parser.add_argument("--resamples", type=int, default=1000)
+    args = parser.parse_args(argv)
+    command = ["python", "benchmarks/laser_real.py", *(argv if argv is not None else sys.argv[1:])]
+    figures: dict[str, Any] = {"benchmark": "laser_real", "dataset": str(args.dataset)}
+    for config in args.config or ["temporal", "cross_repo"]:
+        out = args.work / config / "laser.jsonl"
+        params = {
+            "model": args.model,
+            "max_steps": args.max_steps,
+            "batch_size": args.batch_size,
+            "validate_every": args.validate_every,
+            "validation_rows": args.validation_rows,
+            "threads": args.threads,
+            "decode_batch_size": args.decode_batch_size,
+            "checkpoint_dir": str(args.work / config / "checkpoints"),
+            "checkpoint_every": 250,
+        }
+
+        def say(message: str, config: str = config) -> None:
+            print(f"{config}: {message}", file=sys.stderr, flush=True)
+
+        t0 = time.perf_counter()
+        run = run_baseline(
+            "laser",
+            args.dataset,
+            config=config,
+            track="config",
+            out=out,
+            model_dir=args.work / config / "laser.model",
+            params=params,
+            progress=say,
+        )
+        wall = time.perf_counter() - t0
+        meta = json.loads(out.with_name(out.name + ".meta.json").read_text(encoding="utf-8"))
+        training = (meta.get("method_config") or {}).get("training") or {}
+        result = evaluate_file(out, args.dataset, resamples=args.resamples, command=command)
+        if args.results_dir is not None:
+            target = args.results_dir / LABEL / f"{config}-config-laser.json"
+            write_atomic(target, json.dumps(result, indent=2) + "\n")
+        d = result["metrics"]["duration_s"]
+        examples = int(training.get("examples") or 0)
+        steps = int(training.get("steps") or 0)
+        row: dict[str, Any] = {
+            "config": config,
+            "examples": examples,
+            "steps": steps,
+            "best_step": training.get("best_step"),
+            "validation_by_step": training.get("validation_by_step"),
+            "epochs": round(steps * args.batch_size / examples, 4) if examples else None,
+            "tokens": training.get("tokens"),
+            "tokens_per_s": training.get("tokens_per_s"),
+            "fit_s": round(run.fit_seconds, 1),
+            "predict_s": round(run.predict_seconds, 1),
+            "wall_s": round(wall, 1),
+            "test_rows": run.rows,
+            "rmsle": _figure(d["rmsle"]),
+            "within_2x": _figure(d["within_2x"]),
+            "vs": {},
+        }
+        for tree in TREES:
+            other = args.vs_dir / config / "config" / f"{tree}.jsonl" if args.vs_dir else None
+            if other is None or not other.is_file():
+                continue
+            paired = evaluate_file(out, args.dataset, vs=other, resamples=args.resamples)
+            diff = paired["comparison"]["difference"]["duration_s"]
+            row["vs"][tree] = {"rmsle_diff": _figure(diff["rmsle"])}
+        figures[config] = row
+        r = row["rmsle"]
+        say(
+            f"RMSLE {r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] after {steps} steps "
+            f"({row['epochs']} epoch, best step {row['best_step']}), {wall:.0f} s"
+        )
+    figures["loadavg_1m"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
