@@ -16,7 +16,7 @@ from typing import Any
 
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.registry import METHODS
-from gharuntime.paths import make_temp_dir
+from gharuntime.paths import make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.version import __version__
 
@@ -62,13 +62,7 @@ def save_model(method: Method, folder: Path, provenance: dict[str, Any]) -> dict
         (tmp / IMPORTANCES_FILE).write_text(
             json.dumps(importances, indent=2) + "\n", encoding="utf-8"
         )
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
+        replace_folder(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

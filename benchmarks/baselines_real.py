@@ -29,10 +29,10 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.pipeline import build_from_ghalogs, build_from_raw
+from gharuntime.builder.build import build_from_ghalogs, build_from_raw
 from gharuntime.contract import SPLITS, RawKind
 from gharuntime.dataset import load
-from gharuntime.eval.evaluate import Method, score
+from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.provenance import add_provenance
 from gharuntime.eval.report import result_json
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             if method.track == "multi":
                 continue
             pred = method.predict_rows(real)
-            m = Method(
+            m = Predictions(
                 name=meta["method"],
                 meta=MethodMeta(
                     method=meta["method"], track=meta["track"], inputs=tuple(meta["inputs"])

@@ -3,13 +3,14 @@ generation of the same output, same model and prompts, measured in one run, at p
 256, 1,024 and 2,048 tokens, with each side's validity rate. Goal: at least 40% lower latency at
 1,024 tokens with 100% valid outputs.
 
-The model is a randomly initialised Llama (latency needs no training) unless --model names a
-Hugging Face causal-LM folder. Both tracks' layouts are measured by default: config (one
+The model is LASER's own `tiny` decoder, untrained (latency needs no training); `--model
+tiny-256`, `--model random --layers L --width W` (a random Llama of another size),
+`smollm2-135m` or a Hugging Face causal-LM folder time others. Both tracks' layouts are measured by default: config (one
 target) and multi (three). The machine's load average is printed with the figures, and the last
 line is one JSON object with everything.
 
     python benchmarks/laser_decode.py
-    python benchmarks/laser_decode.py --layers 12 --width 768 --device cuda   # a larger config
+    python benchmarks/laser_decode.py --model random --layers 12 --width 768 --device cuda
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from typing import Any
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="tiny")
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--layers", type=int, help="--model random only [4]")
+    parser.add_argument("--width", type=int, help="--model random only [256]")
     parser.add_argument("--prompt-lengths", default="256,1024,2048")
     parser.add_argument("--tracks", default="config,multi")
     parser.add_argument("--encoding", default="sci")

@@ -217,7 +217,7 @@ def transfer(
     from gharuntime.baselines.model_io import load_model
     from gharuntime.baselines.run import run_baseline
     from gharuntime.dataset import load, read_manifest
-    from gharuntime.eval.evaluate import Method, score
+    from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
@@ -264,7 +264,7 @@ def transfer(
                 predict_seconds_per_1000_jobs=round(1000 * predict_s / max(test.height, 1), 4),
             )
             extra = {k: sidecar[k] for k in ("method_config", "gharuntime_version") if k in sidecar}
-            m = Method(
+            m = Predictions(
                 name=meta["method"],
                 meta=MethodMeta(
                     method=meta["method"],

@@ -27,7 +27,7 @@ from gharuntime.contract import (
 )
 from gharuntime.croissant import write_croissant
 from gharuntime.parquet import read_parquet
-from gharuntime.paths import contained, make_temp_dir
+from gharuntime.paths import contained, make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits, composition
@@ -228,18 +228,13 @@ def write_dataset(
 
 
 def _replace_dir(new: Path, out: Path) -> None:
-    """Put `new` at `out`, keeping the old folder until the new one is in place."""
-    if not out.exists():
-        os.replace(new, out)
-        return
-    if not (out / DATASET_LAYOUT.manifest).is_file() and any(out.iterdir()):
+    """Put `new` at `out` (paths.replace_folder), refusing to replace a folder that is not a
+    dataset."""
+    if out.exists() and not (out / DATASET_LAYOUT.manifest).is_file() and any(out.iterdir()):
         raise DatasetError(
             f"{out} exists and is not a dataset folder; refusing to replace it (choose another --out)"
         )
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    os.replace(out, old)
-    os.replace(new, out)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_folder(new, out)
 
 
 def read_manifest(root: Path) -> dict[str, Any]:

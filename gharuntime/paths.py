@@ -20,6 +20,7 @@ __all__ = [
     "make_temp_dir",
     "make_temp_file",
     "output_file_problem",
+    "replace_folder",
     "umask",
 ]
 
@@ -108,6 +109,20 @@ def make_temp_dir(out: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     tmp.chmod(0o777 & ~umask())
     return tmp
+
+
+def replace_folder(new: Path, out: Path) -> None:
+    """Put the finished folder `new` (a temporary sibling of `out`) at `out`: renamed into
+    place, the old folder moved aside first and removed only once the new one is there, so a
+    kill at any moment leaves either the old folder or the new one at `out` (and a leftover
+    `.NAME.old-PID` that clean_stale_siblings removes)."""
+    if not out.exists():
+        os.replace(new, out)
+        return
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def make_temp_file(out: Path) -> tuple[int, Path]:

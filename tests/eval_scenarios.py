@@ -12,13 +12,13 @@ import numpy as np
 import polars as pl
 
 from gharuntime.contract import TRACKS
-from gharuntime.eval.evaluate import Method, score
+from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.truth import DatasetRef, Truth
 
 __all__ = ["SCENARIOS", "scores_json"]
 
-Scenario = tuple[Truth, str, list[Method], int]
+Scenario = tuple[Truth, str, list[Predictions], int]
 
 
 def _truth(rng: np.random.Generator, rows: int, repos: int, nulls: float) -> Truth:
@@ -52,7 +52,7 @@ def _truth(rng: np.random.Generator, rows: int, repos: int, nulls: float) -> Tru
 
 def _method(
     rng: np.random.Generator, truth: Truth, track: str, name: str, missing: float
-) -> Method:
+) -> Predictions:
     targets = TRACKS[track].targets
     predictions = {
         t: np.round(
@@ -63,7 +63,7 @@ def _method(
     present = rng.random(truth.rows) >= missing
     for t in targets:
         predictions[t][~present] = np.nan
-    return Method(
+    return Predictions(
         name=name,
         meta=MethodMeta(method=name, track=track),
         predictions=predictions,
@@ -129,7 +129,9 @@ def _cell(cell: Any) -> dict[str, Any]:
     }
 
 
-def scores_json(truth: Truth, track: str, methods: list[Method], resamples: int) -> dict[str, Any]:
+def scores_json(
+    truth: Truth, track: str, methods: list[Predictions], resamples: int
+) -> dict[str, Any]:
     """Every point estimate and resample value of every cell, as exact float reprs."""
     scores = score(truth, track, methods, seed=3, resamples=resamples)
     out: dict[str, Any] = {}

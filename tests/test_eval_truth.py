@@ -132,7 +132,7 @@ def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
 
 def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     """A repository bootstrap over one repository resamples the same rows every time."""
-    from gharuntime.eval.evaluate import Method, score
+    from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import DatasetRef, Truth
@@ -144,7 +144,7 @@ def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     truth = Truth.from_frames(
         split, train, dataset=DatasetRef(id="x", kind="local"), config="temporal", split="test"
     )
-    method = Method(
+    method = Predictions(
         name="m",
         meta=MethodMeta(method="m", track="config", inputs=()),
         predictions={t: np.full(n, 50.0) for t in TARGETS},

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.pipeline import BuildError, build_from_ghalogs, build_from_raw
+from gharuntime.builder.build import BuildError, build_from_ghalogs, build_from_raw
 from gharuntime.cli.main import cli
 from gharuntime.contract import RawKind
 from gharuntime.dataset import DatasetError, load, read_manifest

@@ -181,7 +181,7 @@ def test_build_with_another_seed_at_the_same_out_is_refused(tmp_path: Path) -> N
 def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> None:
     """A crawl against a faulty simulated GitHub with no retries stores error records; the same
     crawl against a healthy server fetches them; the build then reports no fetch error."""
-    from gharuntime.builder.pipeline import build_from_raw
+    from gharuntime.builder.build import build_from_raw
     from gharuntime.crawler.client import GitHubClient, RetryPolicy, Token
     from gharuntime.crawler.crawl import CrawlOptions, crawl
     from gharuntime.sim import END, ServerConfig, World, serve

@@ -16,20 +16,8 @@ pytest.importorskip("transformers")
 from gharuntime.baselines.laser.bench import build_tokenizer, random_llama  # noqa: E402
 from gharuntime.cli.main import cli  # noqa: E402
 
-SMALL = [
-    "--prompts",
-    "2",
-    "--batch-size",
-    "2",
-    "--repeats",
-    "1",
-    "--layers",
-    "1",
-    "--width",
-    "32",
-    "--threads",
-    "1",
-]
+SMALL = ["--prompts", "2", "--batch-size", "2", "--repeats", "1", "--threads", "1"]
+RANDOM = ["--model", "random", "--layers", "1", "--width", "32"]  # a one-layer stand-in, fast
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -51,8 +39,10 @@ def _check_figures(report: dict[str, Any], lengths: list[int], track_targets: in
     assert report["goal"]["met"] is None  # 1024 tokens not measured here
 
 
-def test_bench_json_on_the_tiny_model() -> None:
-    code, stdout, output = _run("--json", "--prompt-lengths", "24,48", "--track", "multi", *SMALL)
+def test_bench_json_on_a_small_random_model() -> None:
+    code, stdout, output = _run(
+        "--json", "--prompt-lengths", "24,48", "--track", "multi", *RANDOM, *SMALL
+    )
     assert code == 0, output
     report = json.loads(stdout.strip().splitlines()[-1])
     _check_figures(report, [24, 48], 3)
@@ -81,7 +71,10 @@ def test_bench_loads_a_model_folder(tmp_path: Path) -> None:
     [
         (["--prompt-lengths", "256,abc"], "not a comma-separated list"),
         (["--prompt-lengths", "4"], "at least 8 tokens"),
-        (["--model", "no-such-model-folder"], "not 'tiny', not 'smollm2-135m' and not a folder"),
+        (
+            ["--model", "no-such-model-folder"],
+            "not tiny, tiny-256, random, smollm2-135m or a folder",
+        ),
         (["--dtype", "float8"], "unknown dtype"),
         (["--threads", "0"], "0 is not in the range 1<=x<=1024"),
     ],
@@ -96,3 +89,17 @@ def test_a_folder_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     code, _, output = _run("--model", str(tmp_path / "empty"), "--prompt-lengths", "16", *SMALL)
     assert code == 2 and "does not load as a causal LM" in output
+
+
+def test_bench_times_the_decoder_laser_trains() -> None:
+    """--model tiny is LASER's own from-scratch decoder (models.tiny_model), not a stand-in."""
+    code, stdout, output = _run("--json", "--prompt-lengths", "24", "--model", "tiny", *SMALL)
+    assert code == 0, output
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert report["model"].startswith("tiny (LASER's decoder, 2 layers × 128")
+    _check_figures(report, [24], 1)
+
+
+def test_layers_and_width_size_only_the_random_model() -> None:
+    code, _, output = _run("--model", "tiny", "--layers", "2", "--prompt-lengths", "24")
+    assert code == 2 and "--model random only" in output

@@ -147,15 +147,39 @@ class BenchSetup:
 
 
 def load_setup(
-    model: str, *, layers: int = 4, width: int = 256, track: str = "config", seed: int = 0
+    model: str,
+    *,
+    layers: int | None = None,
+    width: int | None = None,
+    track: str = "config",
+    seed: int = 0,
 ) -> BenchSetup:
-    """`tiny`: a random Llama (layers × width) with a BPE tokenizer trained on serialized fixture
-    jobs; `smollm2-135m`: the pretrained SmolLM2 (as LASER loads it); otherwise a Hugging Face
+    """`tiny` / `tiny-256`: the very decoder LASER trains from scratch (models.tiny_model, seeded,
+    untrained: latency needs no training) with LASER's BPE tokenizer trained on serialized
+    fixture jobs; `random`: a random Llama of `layers` × `width` (other sizes than LASER's);
+    `smollm2-135m`: the pretrained SmolLM2 (as LASER loads it); otherwise a Hugging Face
     causal-LM folder (model + tokenizer)."""
-    if model == "tiny":
+    from gharuntime.baselines.laser.models import TINY_SIZES
+
+    if (layers is not None or width is not None) and model != "random":
+        raise BenchError(f"--layers and --width size --model random only, not --model {model!r}")
+    if model in TINY_SIZES:
+        from gharuntime.baselines.laser.models import ModelOptions, tiny_model, train_tokenizer
+
+        tokenizer = train_tokenizer(_fixture_prompts(track), vocab_size=2000)  # LASER's default
+        net = tiny_model(tokenizer, model, ModelOptions(), seed)
+        net.eval()
+        dims = TINY_SIZES[model]
+        return BenchSetup(
+            net,
+            tokenizer,
+            f"{model} (LASER's decoder, {dims['layers']} layers × {dims['hidden']}, untrained)",
+        )
+    if model == "random":
+        layers, width = layers or 4, width or 256
         tokenizer = build_tokenizer(_fixture_prompts(track), vocab_size=1024)
         net = random_llama(len(tokenizer), layers=layers, width=width, seed=seed)
-        return BenchSetup(net, tokenizer, f"tiny (random Llama, {layers} layers × {width})")
+        return BenchSetup(net, tokenizer, f"random Llama, {layers} layers × {width}")
     if model == "smollm2-135m":  # the pretrained LM LASER fine-tunes (weights from a GGUF file)
         from gharuntime.baselines.laser.models import ModelOptions, load_base
         from gharuntime.baselines.method import MethodError
@@ -172,8 +196,8 @@ def load_setup(
     path = Path(model)
     if not path.is_dir():
         raise BenchError(
-            f"--model {model!r}: not 'tiny', not 'smollm2-135m' and not a folder; give a Hugging "
-            "Face causal-LM folder (config.json, weights, tokenizer files)"
+            f"--model {model!r}: not tiny, tiny-256, random, smollm2-135m or a folder; give a "
+            "Hugging Face causal-LM folder (config.json, weights, tokenizer files)"
         )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

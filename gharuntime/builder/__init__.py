@@ -1,6 +1,6 @@
 """The build: raw store or GHALogs dump → normalized, filtered, split, documented dataset folder."""
 
-from gharuntime.builder.pipeline import (
+from gharuntime.builder.build import (
     BuildError,
     BuildResult,
     build_from_ghalogs,

@@ -23,11 +23,11 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from gharuntime.builder.build import BuildError, BuildResult, finish_build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
 from gharuntime.builder.normalize import Texts, to_datetime, with_runner_os
-from gharuntime.builder.pipeline import BuildError, BuildResult, finish_build
 from gharuntime.builder.workflows_at import (
     WorkflowFinder,
     detect_licence,

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gharuntime.builder.build import BuildError, BuildResult, build_from_raw
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_raw
 from gharuntime.contract import RawStoreLayout
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl

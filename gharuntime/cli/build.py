@@ -13,9 +13,9 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TimeElapsedColumn
 from rich.table import Table
 
+from gharuntime.builder.build import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.builder.pipeline import BuildError, BuildResult, build_from_ghalogs, build_from_raw
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, Text

@@ -57,18 +57,13 @@ def laser_group() -> None:
     default="tiny",
     type=Text(4096),
     show_default=True,
-    help="'tiny' (a random 4-layer Llama; latency needs no training), 'smollm2-135m' (the "
+    help="'tiny' or 'tiny-256' (the decoder LASER trains from scratch, untrained: latency needs "
+    "no training), 'random' (a random Llama of --layers × --width), 'smollm2-135m' (the "
     "pretrained LM, not fine-tuned) or a Hugging Face causal-LM folder.",
 )
+@click.option("--layers", type=click.IntRange(1, 64), help="--model random: layers [default: 4].")
 @click.option(
-    "--layers", type=click.IntRange(1, 64), default=4, show_default=True, help="tiny: layers."
-)
-@click.option(
-    "--width",
-    type=click.IntRange(8, 8192),
-    default=256,
-    show_default=True,
-    help="tiny: hidden size.",
+    "--width", type=click.IntRange(8, 8192), help="--model random: hidden size [default: 256]."
 )
 @click.option(
     "--track",
@@ -114,8 +109,8 @@ def laser_group() -> None:
 def bench_command(
     prompt_lengths: str,
     model: str,
-    layers: int,
-    width: int,
+    layers: int | None,
+    width: int | None,
     track: str,
     encoding: str,
     prompts: int,

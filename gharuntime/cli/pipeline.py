@@ -10,7 +10,7 @@ import click
 from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
 from gharuntime.baselines.method import MethodError
-from gharuntime.builder.pipeline import BuildError
+from gharuntime.builder.build import BuildError
 from gharuntime.cli.output import err_console, plain_column, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.evaluate import InvalidSubmission

@@ -12,7 +12,7 @@ from gharuntime.eval.api import evaluate_file, evaluate_gold
 from gharuntime.eval.bootstrap import Bootstrap
 from gharuntime.eval.evaluate import (
     InvalidSubmission,
-    Method,
+    Predictions,
     Scores,
     gold_methods,
     prepare_submission,
@@ -21,7 +21,7 @@ from gharuntime.eval.evaluate import (
 )
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.metrics import METRICS, Metric
-from gharuntime.eval.problems import Problem, ProblemLog
+from gharuntime.eval.problems import ProblemLog, SubmissionProblem
 from gharuntime.eval.report import RESULT_VERSION, render_tables, result_json, write_result
 from gharuntime.eval.truth import DatasetRef, Truth, load_truth, resolve_dataset
 
@@ -31,12 +31,12 @@ __all__ = [
     "Bootstrap",
     "DatasetRef",
     "InvalidSubmission",
-    "Method",
     "MethodMeta",
     "Metric",
-    "Problem",
+    "Predictions",
     "ProblemLog",
     "Scores",
+    "SubmissionProblem",
     "Truth",
     "evaluate_file",
     "evaluate_gold",

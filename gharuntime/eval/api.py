@@ -11,7 +11,7 @@ from typing import Any, Final
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.eval.evaluate import (
     InvalidSubmission,
-    Method,
+    Predictions,
     Progress,
     gold_methods,
     prepare_submission,
@@ -71,7 +71,7 @@ def evaluate_file(
     if vs is not None:
         agree = {"track": meta.track, "config": config, "split": split}
         metas.append(resolve_meta(paths[1], agree, logs[1]))
-    methods: list[Method] = []
+    methods: list[Predictions] = []
     sidecars = [Path(quantiles) if quantiles is not None else None, None]
     for path, m, log, sidecar in zip(paths, metas, logs, sidecars[: len(paths)], strict=True):
         with contextlib.suppress(InvalidSubmission):  # its problems are in `log`

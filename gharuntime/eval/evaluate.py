@@ -31,7 +31,7 @@ from gharuntime.eval.truth import Truth
 __all__ = [
     "BREAKDOWNS",
     "InvalidSubmission",
-    "Method",
+    "Predictions",
     "Scores",
     "TargetScores",
     "gold_methods",
@@ -58,7 +58,7 @@ class InvalidSubmission(Exception):
 
 
 @dataclass(frozen=True)
-class Method:
+class Predictions:
     """One set of predictions, aligned with the truth's rows, and where it came from."""
 
     name: str
@@ -93,7 +93,7 @@ def prepare_submission(
     allow_partial: bool = False,
     progress: Progress | None = None,
     quantiles: Path | None = None,
-) -> Method:
+) -> Predictions:
     """Read and check `submission` against `truth`, and its quantile sidecar (`quantiles`, else
     `quantiles_path(submission)` when that file exists); raises InvalidSubmission with every
     problem of both (including any already in `log`)."""
@@ -143,7 +143,7 @@ def prepare_submission(
             log.add("unreadable", str(sidecar), f"cannot read: {exc.strerror or exc}")
     if log:
         raise InvalidSubmission(log)
-    return Method(
+    return Predictions(
         name=meta.method or submission.name,
         meta=meta,
         predictions=parsed.predictions,
@@ -160,20 +160,20 @@ def prepare_submission(
     )
 
 
-def gold_methods(truth: Truth, track: str) -> list[Method]:
+def gold_methods(truth: Truth, track: str) -> list[Predictions]:
     """The self-check pair: the ground truth itself, and the training median of each target
     predicted for every record."""
     targets = TRACKS[track].targets
     present = np.ones(truth.rows, dtype=bool)
     base = MethodMeta(track=track, config=truth.config, split=truth.split, inputs=())
-    gold = Method(
+    gold = Predictions(
         name="ground truth",
         meta=replace(base, method="ground-truth"),
         predictions={t: np.nan_to_num(truth.targets[t], nan=0.0) for t in targets},
         present=present,
         source={"kind": "gold"},
     )
-    median = Method(
+    median = Predictions(
         name="constant training median",
         meta=replace(base, method="constant-train-median"),
         predictions={  # 0 where training has no value of the target
@@ -224,7 +224,7 @@ class Scores:
     truth: Truth
     track: str
     bootstrap: Bootstrap
-    methods: list[Method]
+    methods: list[Predictions]
     targets: list[dict[str, TargetScores]]  # per method: target -> scores
 
 
@@ -241,7 +241,7 @@ def _partition(
 def score(
     truth: Truth,
     track: str,
-    methods: Sequence[Method],
+    methods: Sequence[Predictions],
     *,
     seed: int = 0,
     resamples: int = 1000,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["KEEP_PER_KIND", "KEEP_UNKNOWN_IDS", "Problem", "ProblemLog"]
+__all__ = ["KEEP_PER_KIND", "KEEP_UNKNOWN_IDS", "ProblemLog", "SubmissionProblem"]
 
 KEEP_PER_KIND: Final = 10_000
 """Problems of one kind kept with their text (all are counted); bounds memory on garbage input."""
@@ -15,7 +15,7 @@ KEEP_UNKNOWN_IDS: Final = 20
 
 
 @dataclass(frozen=True)
-class Problem:
+class SubmissionProblem:
     """One problem: its kind, where (file, and line when one line is at fault) and what."""
 
     kind: str
@@ -36,14 +36,14 @@ class ProblemLog:
     """Problems by kind, in the order found; counts are exact, texts are capped per kind."""
 
     counts: dict[str, int] = field(default_factory=dict)
-    kept: list[Problem] = field(default_factory=list)
+    kept: list[SubmissionProblem] = field(default_factory=list)
 
     def add(self, kind: str, where: str, message: str, line: int | None = None) -> None:
         n = self.counts.get(kind, 0) + 1
         self.counts[kind] = n
         cap = KEEP_UNKNOWN_IDS if kind == "unknown_id" else KEEP_PER_KIND
         if n <= cap:
-            self.kept.append(Problem(kind, where, message, line))
+            self.kept.append(SubmissionProblem(kind, where, message, line))
 
     def add_count(self, kind: str, n: int) -> None:
         """Count `n` more problems of `kind` without their text (past what is kept)."""

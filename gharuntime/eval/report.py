@@ -21,7 +21,7 @@ from gharuntime.eval.bootstrap import (
     CellResult,
     interval,
 )
-from gharuntime.eval.evaluate import Method, Scores, TargetScores
+from gharuntime.eval.evaluate import Predictions, Scores, TargetScores
 from gharuntime.eval.metrics import (
     HEADLINE_METRICS,
     INTERVAL_METRIC_BY_NAME,
@@ -111,7 +111,7 @@ def _sha256_ids(truth: Truth) -> str:
     return hashlib.sha256("\n".join(truth.ids.to_list()).encode("utf-8")).hexdigest()
 
 
-def _plot_data(truth: Truth, method: Method) -> dict[str, Any]:
+def _plot_data(truth: Truth, method: Predictions) -> dict[str, Any]:
     """A fixed-seed sample of (actual, predicted) pairs of the primary target (the same records
     for every method on this split; a failure's prediction is null), and the quantiles of
     |ln(p'/y')| over every scored record (p' = max(p, 1), y' = max(y, 1), as within 2×; a
@@ -228,7 +228,7 @@ def _interval_difference(a: Series, b: Series) -> dict[str, Any]:
     }
 
 
-def _intervals_json(method: Method, targets: dict[str, TargetScores]) -> dict[str, Any] | None:
+def _intervals_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[str, Any] | None:
     q = method.quantiles
     if q is None:
         return None
@@ -254,7 +254,7 @@ def _group(cell: CellResult) -> dict[str, Any]:
     return {"rows": cell.rows, "repositories": cell.repositories, "metrics": _metric_block(cell)}
 
 
-def _method_json(method: Method, targets: dict[str, TargetScores]) -> dict[str, Any]:
+def _method_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[str, Any]:
     return {
         "name": method.name,
         "meta": method.meta.to_json(),

@@ -26,6 +26,7 @@ from gharuntime.hub.spec import (
     parse_spec,
     scrub,
 )
+from gharuntime.paths import replace_folder
 
 __all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
 
@@ -153,13 +154,7 @@ def _copy_to(src: Path, to: Path) -> None:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, dst)  # follows the cache's symlinks
         verify_folder(tmp)
-        if to.exists():
-            old = to.with_name(f".{to.name}.old-{os.getpid()}")
-            os.replace(to, old)
-            os.replace(tmp, to)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, to)
+        replace_folder(tmp, to)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
