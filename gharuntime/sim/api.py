@@ -15,8 +15,8 @@ from gharuntime.sim.graphql import GraphQLError, answer
 from gharuntime.sim.logs import attempt_log_archive, job_log
 from gharuntime.sim.payloads import WEB_FLOW, Payloads
 from gharuntime.sim.ratelimit import RateLimiter
+from gharuntime.sim.vocabulary import COMMIT_AUTHORS
 from gharuntime.sim.world import (
-    COMMIT_AUTHORS,
     DAY,
     END,
     LOG_RETENTION_DAYS,

@@ -1,6 +1,7 @@
 """The simulated world's data model: its clock, scales and ids, and the entities a world is made
 of (repositories, commits, workflow files, runs, attempts, jobs, steps). `world.py` generates
-them; the server, the payloads and the dump read them."""
+them (through `meta.py`, `history.py`, `runs.py` and `attempts.py`); the server, the payloads
+and the dump read them."""
 
 from __future__ import annotations
 
