@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         "--param", action="append", default=[], help="KEY=VALUE for lightgbm and xgboost"
     )
     parser.add_argument(
+        "--tuned-tracks",
+        help="comma-separated tracks the *-tuned methods run on [every track of --tracks]",
+    )
+    parser.add_argument(
         "--tuned-trials",
         type=int,
         help="Optuna trials of the *-tuned methods [their default, 20]",
@@ -79,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     for track in args.tracks.split(","):
         subs: dict[str, Path] = {}
         for name in args.methods.split(","):
+            if name.endswith("-tuned") and args.tuned_tracks and track not in args.tuned_tracks:
+                continue
             out = work / args.config / track / f"{name}.jsonl"
             try:
                 t0 = time.perf_counter()

@@ -95,25 +95,28 @@ def _summary(folder: Path, title: str) -> str:
     )
 
 
-def regenerate(label: str, work: Path) -> dict[str, Any]:
+def regenerate(
+    label: str, work: Path, configs: tuple[str, ...] = CONFIGS, tuned_tracks: str | None = None
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     dataset = build_dataset(label, work)
     staged = work / "results" / label
     shutil.rmtree(staged, ignore_errors=True)
-    for config in CONFIGS:
+    for config in configs:
         run(
             [
                 *(sys.executable, "benchmarks/baselines.py", "--dataset", str(dataset)),
                 *("--config", config, "--work", str(work / f"{label}-bench")),
                 *("--results-dir", str(work / "results"), "--label", label),
                 *("--resamples", str(RESAMPLES)),
+                *(("--tuned-tracks", tuned_tracks) if tuned_tracks else ()),
             ]
         )
     (staged / "summary.md").write_text(_summary(staged, label), encoding="utf-8")
     return {
         "label": label,
         "seconds": round(time.perf_counter() - t0, 1),
-        "_install": (staged, RESULTS / label),
+        "_install": (staged, RESULTS / label, configs),
     }
 
 
@@ -182,13 +185,21 @@ def _dirty() -> bool:
     return bool(status.strip())
 
 
-def _install(staged: Path, target: Path) -> None:
-    """Replace the committed folder's result files with the staged ones (other files stay)."""
+def _install(staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS) -> None:
+    """Replace the committed folder's result files of `configs` with the staged ones (other
+    files, and other configs' results, stay)."""
     target.mkdir(parents=True, exist_ok=True)
-    for old in [*target.glob("*.json"), target / "summary.md"]:
+    olds = [
+        p
+        for p in target.glob("*.json")
+        if set(configs) >= set(CONFIGS) or p.name.split("-", 1)[0] in configs
+    ]
+    for old in [*olds, target / "summary.md"]:
         old.unlink(missing_ok=True)
     for new in sorted(staged.iterdir()):
         shutil.copy2(new, target / new.name)
+    if set(configs) < set(CONFIGS):  # the summary covers every config's results in the folder
+        (target / "summary.md").write_text(_summary(target, target.name), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,6 +210,15 @@ def main(argv: list[str] | None = None) -> int:
         "--real-dataset",
         type=Path,
         help=f"a built {REAL_APACHE} folder (benchmarks/real_apache.py): regenerate its tables too",
+    )
+    parser.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help="the simulated folders' configs to rerun [both]; the others' committed results stay",
+    )
+    parser.add_argument(
+        "--tuned-tracks",
+        help="tracks the *-tuned trees run on (benchmarks/baselines.py) [every track]",
     )
     parser.add_argument(
         "--allow-dirty",
@@ -226,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
             elif label == REAL_APACHE:
                 done.append(regenerate_real_apache(work, args.real_dataset))
             else:
-                done.append(regenerate(label, work))
+                configs = tuple(c for c in args.configs.split(",") if c)
+                done.append(regenerate(label, work, configs, args.tuned_tracks))
             print(f"{done[-1]['label']}: {done[-1]['seconds']} s", file=sys.stderr, flush=True)
         for item in done:  # only now, so every folder was scored on the same clean tree
             _install(*item.pop("_install"))
