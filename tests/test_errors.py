@@ -19,23 +19,30 @@ from gharuntime.errors import GharuntimeError
 
 
 def _library_exceptions() -> dict[str, type[BaseException]]:
-    """Every exception class defined in a module of the installed gharuntime package (crawler/,
-    baselines/ and leaderboard/ included: they install under it), by qualified name."""
+    """Every exception class defined in a module of the gharuntime package (crawler/,
+    baselines/, leaderboard/ and data_cards/ included: they install under it, and a source
+    checkout registers them there), by qualified name."""
     found: dict[str, type[BaseException]] = {}
-    for info in pkgutil.walk_packages(gharuntime.__path__, "gharuntime."):
+    names = ["gharuntime"]
+    roots = [("gharuntime.", gharuntime.__path__)]
+    for sub in ("crawler", "baselines", "leaderboard", "data_cards"):  # setup.py's MAPPED
+        package = importlib.import_module(f"gharuntime.{sub}")  # beside gharuntime/ in a checkout
+        roots.append((f"gharuntime.{sub}.", package.__path__))
+    names += [info.name for prefix, path in roots for info in pkgutil.walk_packages(path, prefix)]
+    for name in dict.fromkeys(names):
         try:
-            module = importlib.import_module(info.name)
+            module = importlib.import_module(name)
         except ModuleNotFoundError as exc:  # an optional extra that is not installed
             if (exc.name or "").split(".")[0] == "gharuntime":
                 raise
             continue
-        for name, obj in vars(module).items():
+        for attr, obj in vars(module).items():
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseException)
                 and obj.__module__ == module.__name__
             ):
-                found[f"{module.__name__}.{name}"] = obj
+                found[f"{module.__name__}.{attr}"] = obj
     return found
 
 
