@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -33,7 +34,7 @@ QUANTILE_LEVELS: dict[str, float] = {"p10": 0.1, "p50": 0.5, "p90": 0.9, "p99": 
 p99 is what `predict` bases its recommended timeout on."""
 
 
-class MethodError(Exception):
+class MethodError(GharuntimeError):
     """A method that cannot be fitted, used or loaded as asked."""
 
 

@@ -27,6 +27,7 @@ from gharuntime.contract import SIMULATED_HEADER
 from gharuntime.crawler.endpoints import endpoint_name, resource_of
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats, EventSink, ignore_events
 from gharuntime.crawler.redact import Scrubber
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "BadCredentials",
@@ -53,7 +54,7 @@ TRANSIENT = (
 )
 
 
-class CrawlError(Exception):
+class CrawlError(GharuntimeError):
     """Base of the crawler's errors; messages never contain a token."""
 
 
@@ -66,13 +67,20 @@ class BadCredentials(CrawlError):
 
 
 class RequestFailed(CrawlError):
-    """A request still failed after every retry."""
+    """A request still failed after every retry; `where` is the request's path."""
+
+    where: str
 
     def __init__(self, message: str, *, where: str, status: int | None, reason: str) -> None:
         super().__init__(message)
         self.where = where
         self.status = status
         self.reason = reason
+
+    def __str__(self) -> str:
+        # `where` is the request path, which callers show as a URL beside the message; the
+        # base would put it before the message.
+        return self.what
 
 
 @dataclass

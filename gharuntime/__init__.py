@@ -18,6 +18,7 @@ from gharuntime.contract import (
     Track,
 )
 from gharuntime.dataset import DatasetError, Problem, read_manifest, validate, write_dataset
+from gharuntime.errors import GharuntimeError
 from gharuntime.hub import load
 from gharuntime.version import __version__
 
@@ -31,6 +32,7 @@ __all__ = [
     "TRACKS",
     "Column",
     "DatasetError",
+    "GharuntimeError",
     "Problem",
     "Role",
     "Track",

@@ -26,6 +26,7 @@ from gharuntime.contract import (
     split_file_name,
 )
 from gharuntime.croissant import write_croissant
+from gharuntime.errors import GharuntimeError
 from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
@@ -53,7 +54,7 @@ MAX_MANIFEST_BYTES = 64 * 2**20  # a manifest lists files; a million entries fit
 DEFAULT_ROWS_PER_FILE = 250_000
 
 
-class DatasetError(Exception):
+class DatasetError(GharuntimeError):
     """A dataset folder that cannot be written or read as the contract says."""
 
 

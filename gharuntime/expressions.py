@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = ["UnknownExpression", "evaluate", "value_text"]
 
 
@@ -21,7 +23,7 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-class UnknownExpression(Exception):
+class UnknownExpression(GharuntimeError):
     """The expression needs a context we do not have (github.*, secrets.*, ...)."""
 
 

@@ -21,6 +21,8 @@ import re
 import zipfile
 from collections.abc import Sequence
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = ["ArchiveError", "job_file_name", "read_archive", "write_archive"]
 
 _DROPPED = re.compile(r'[/\\:*?"<>|]')
@@ -28,7 +30,7 @@ _TOP = re.compile(r"^(\d+)_(.*)\.txt$", re.S)
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-class ArchiveError(Exception):
+class ArchiveError(GharuntimeError):
     """Bytes that are not a readable zip archive."""
 
 

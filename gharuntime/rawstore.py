@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.contract import RAW_STORE_FORMAT, RawKind, RawStoreLayout
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "RawRecord",
@@ -33,7 +34,7 @@ __all__ = [
 LAYOUT = RawStoreLayout()
 
 
-class RawStoreError(Exception):
+class RawStoreError(GharuntimeError):
     """A raw store that cannot be read or written as the contract says."""
 
 

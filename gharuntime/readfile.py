@@ -11,10 +11,12 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = ["InputFileError", "open_regular", "parse_json", "read_bytes", "read_json", "read_text"]
 
 
-class InputFileError(OSError, ValueError):
+class InputFileError(GharuntimeError, OSError, ValueError):
     """An input file that cannot be used; the message names it and says what to give. Both an
     OSError and a ValueError, so every handler of an unreadable or malformed file takes it."""
 

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 import yaml
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.expressions import UnknownExpression, evaluate, value_text
 
 __all__ = [
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 
-class WorkflowError(Exception):
+class WorkflowError(GharuntimeError):
     """A workflow file that does not parse or is not a workflow; `line` is 1-based when known."""
 
     def __init__(self, message: str, line: int | None = None, path: str | None = None) -> None:
@@ -77,7 +78,7 @@ class WorkflowError(Exception):
         self.line = line
         self.path = path
         where = path or "workflow"
-        super().__init__(f"{where}:{line}: {message}" if line else f"{where}: {message}")
+        super().__init__(message, where=f"{where}:{line}" if line else where)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

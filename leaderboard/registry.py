@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import jsonschema
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.leaderboard.values import shape_problems, value_problems
 from gharuntime.readfile import InputFileError, parse_json, read_text
 
@@ -54,7 +55,7 @@ MAX_RESULT_BYTES: Final = 64 * 2**20
 """A result of 1,000 resamples and a 500-record sample is about 150 kB."""
 
 
-class LeaderboardError(Exception):
+class LeaderboardError(GharuntimeError):
     """Results that cannot be filed or ranked; `problems` names the file of each."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -31,6 +31,7 @@ from gharuntime.baselines.laser.decoding import (
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
 from gharuntime.baselines.laser.serialize import serialize_job
 from gharuntime.contract import TRACKS
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "BenchError",
@@ -46,7 +47,7 @@ GOAL_TOKENS = 1024
 GOAL_REDUCTION = 0.40
 
 
-class BenchError(ValueError):
+class BenchError(GharuntimeError, ValueError):
     """Bench inputs that cannot be used (a model folder that does not load, bad lengths)."""
 
 

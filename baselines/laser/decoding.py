@@ -38,6 +38,7 @@ from gharuntime.baselines.laser.encoding import (
     Free,
     Segment,
 )
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "DecodingError",
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 
-class DecodingError(ValueError):
+class DecodingError(GharuntimeError, ValueError):
     """A tokenizer that cannot write the codec's layout, or inputs the decoder cannot use."""
 
 

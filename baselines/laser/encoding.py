@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = [
     "CODECS",
     "TARGET_SEPARATOR",
@@ -50,7 +52,7 @@ NAME_SEPARATOR = "="
 DIGITS = "0123456789"
 
 
-class EncodingError(ValueError):
+class EncodingError(GharuntimeError, ValueError):
     """Text that is not a valid encoding, a value that cannot be encoded, or bad codec settings."""
 
 

@@ -50,6 +50,7 @@ from typing import Any
 import yaml
 
 from gharuntime.contract import HISTORY_COLUMN, TRACKS
+from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "CONTEXT_KEYS",
@@ -99,7 +100,7 @@ _CONTEXT_CUTS = (24, 12, 6, 3)
 _STEP_CUTS = (8, 4, 2, 1)
 
 
-class PromptTooLong(ValueError):
+class PromptTooLong(GharuntimeError, ValueError):
     """Even the shortest prompt (header lines only) has more tokens than the budget."""
 
 

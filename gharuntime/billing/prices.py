@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from gharuntime.billing.runners import KINDS
+from gharuntime.errors import GharuntimeError
 from gharuntime.readfile import InputFileError, read_bytes
 
 __all__ = [
@@ -43,13 +44,12 @@ _TOP = {
 }
 
 
-class PriceError(ValueError):
+class PriceError(GharuntimeError, ValueError):
     """A price file that cannot be used; `line` is 1-based when known."""
 
     def __init__(self, message: str, path: str, line: int | None, fix: str) -> None:
-        self.message, self.path, self.line, self.fix = message, path, line, fix
-        where = f"{path}:{line}" if line else path
-        super().__init__(f"{where}: {message}\n  fix: {fix}")
+        self.message, self.path, self.line = message, path, line
+        super().__init__(message, where=f"{path}:{line}" if line else path, fix=fix)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from gharuntime.builder.filters import DEFAULT_CONCLUSIONS, apply_filters
 from gharuntime.builder.normalize import Texts, normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
+from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
 from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
@@ -52,7 +53,7 @@ LOSSY_PROBLEMS = (
 )
 
 
-class BuildError(Exception):
+class BuildError(GharuntimeError):
     """The build cannot produce a dataset (say what and how to fix it)."""
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from gharuntime.contract import RawStoreLayout
+from gharuntime.errors import GharuntimeError
 from gharuntime.rawstore import connect_state
 
 __all__ = ["WORLD_KEY", "CrawlDirError", "claim_crawl_dir"]
@@ -16,7 +17,7 @@ WORLD_KEY = "gharuntime_world"  # state.sqlite meta key naming what the store ho
 _LAYOUT = RawStoreLayout()
 
 
-class CrawlDirError(Exception):
+class CrawlDirError(GharuntimeError):
     """The crawl folder cannot be used for this build (the message says why and what to do)."""
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
+from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, spinner, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
@@ -197,19 +197,14 @@ def baseline_command(
                 params=parsed,
                 progress=report,
             )
-    except (MethodError, DatasetError) as exc:
+    except (MethodError, DatasetError):
         finish(wait=False)
-        err_console.print(styled(("error", "red"), f": {exc}"))
-        sys.exit(2)
+        raise
     except OSError as exc:
         finish(wait=False)
-        err_console.print(
-            styled(
-                ("error", "red"),
-                f": {exc.filename or out}: {exc.strerror or exc}; nothing was replaced",
-            )
-        )
-        sys.exit(2)
+        raise UsageProblem(
+            f"{exc.filename or out}: {exc.strerror or exc}; nothing was replaced"
+        ) from exc
     finish()  # under `accelerate launch`: every process waits here until rank 0 has written
     if not result.written:
         return

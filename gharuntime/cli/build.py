@@ -17,6 +17,7 @@ from gharuntime.builder.build import BuildError, BuildResult, build_from_ghalogs
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.cli.crawl_options import crawl_selection_options
+from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
@@ -355,9 +356,10 @@ def build_command(
                     previous=before,
                 )
     except (BuildError, CrawlDirError) as exc:
-        err_console.print(styled(("build failed", "red"), f": {exc}"))
-        err_console.print(f"nothing was written; any earlier dataset at {out} is unchanged")
-        sys.exit(2)
+        raise Refusal(
+            error_line(exc, "build failed"),
+            f"nothing was written; any earlier dataset at {out} is unchanged",
+        ) from exc
     _summary(result, time.monotonic() - started)
     for note in result.notes:
         err_console.print(styled(("note", "yellow"), f": {note}"))

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingC
 from rich.table import Table
 
 from gharuntime.cli.crawl_options import crawl_selection_options
+from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import FiniteFloatRange, Text, check_text, read_text_file
 from gharuntime.crawler.client import (
@@ -411,9 +412,8 @@ def crawl_command(
             client.identify()
             result = crawl(out, opts, client, on_event=display)
             display.refresh()
-    except BadCredentials as exc:
-        err_console.print(styled(("error", "red"), f": {client.scrub(str(exc))}"))
-        sys.exit(2)
+    except BadCredentials as exc:  # scrubbed again, and not chained: no token can show
+        raise UsageProblem(client.scrub(str(exc))) from None
     except RequestFailed as exc:
         hint = " Is --api-url right, and is the server up?" if exc.reason == "connection" else ""
         err_console.print(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
+from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.hub import check_endpoint
-from gharuntime.cli.output import err_console, spinner, styled
+from gharuntime.cli.output import err_console, spinner
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
@@ -64,8 +64,7 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
             sides = [open_side(spec, endpoint=endpoint) for spec in (old, new)]
             diff = diff_datasets(*sides)
     except DatasetError as exc:
-        err_console.print(styled(("diff failed", "red"), f": {exc}"))
-        sys.exit(2)
+        raise Refusal(error_line(exc, "diff failed")) from exc
     if as_json:
         click.echo(json.dumps(diff, indent=2, ensure_ascii=False))
     else:

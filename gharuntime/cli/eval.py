@@ -12,7 +12,9 @@ from typing import Any
 
 import click
 from rich.progress import BarColumn, Progress, TaskID, TimeRemainingColumn
+from rich.text import Text as RichText
 
+from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
@@ -55,25 +57,26 @@ def _progress() -> Iterator[Any]:
         yield report
 
 
-def _print_problems(problems: ProblemLog, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps({"valid": False, **problems.to_json()}, indent=2))
+def _problems_refusal(problems: ProblemLog) -> Refusal:
+    """The first problems of each kind, a count of the rest, and what was refused."""
+    lines: list[str | RichText] = []
     shown: dict[str, int] = {}
     # problems of the whole file first, then by line
     for p in sorted(problems.kept, key=lambda p: (p.line is not None, p.line or 0)):
         shown[p.kind] = shown.get(p.kind, 0) + 1
         if shown[p.kind] <= _SHOW_PER_KIND:
-            err_console.print(styled((p.kind, "red"), f" {p}"))
+            lines.append(styled((p.kind, "red"), f" {p}"))
     for kind, count in problems.counts.items():
         if count > _SHOW_PER_KIND:
-            err_console.print(f"… and {count - _SHOW_PER_KIND:,} more {kind} problem(s)")
+            lines.append(f"… and {count - _SHOW_PER_KIND:,} more {kind} problem(s)")
     summary = ", ".join(f"{n:,} {k}" for k, n in problems.counts.items())
-    err_console.print(
+    lines.append(
         styled(
             ("invalid submission", "bold red"),
             f": {problems.total:,} problem(s) ({summary}); no result written",
         )
     )
+    return Refusal(*lines)
 
 
 def _command() -> list[str]:
@@ -321,29 +324,25 @@ def eval_command(
                     quantiles=quantiles,
                 )
     except DatasetError as exc:
-        err_console.print(styled(("dataset", "red"), f": {exc}"))
-        if pinned:
-            err_console.print(
-                f"no --dataset was given, so eval used the official benchmark {dataset} "
-                f"(${DATASET_ENV} overrides it); pass --dataset DIR|ORG/NAME[@REVISION] or set "
-                f"{DATASET_ENV}=ORG/NAME[@REVISION] to score against another dataset",
-                highlight=False,
-            )
-        sys.exit(2)
-    except OSError as exc:
-        err_console.print(
-            styled(("cannot read", "red"), f" {exc.filename or dataset}: {exc.strerror or exc}")
+        note = (
+            f"no --dataset was given, so eval used the official benchmark {dataset} "
+            f"(${DATASET_ENV} overrides it); pass --dataset DIR|ORG/NAME[@REVISION] or set "
+            f"{DATASET_ENV}=ORG/NAME[@REVISION] to score against another dataset"
         )
-        sys.exit(2)
+        raise Refusal(error_line(exc, "dataset"), *([note] if pinned else [])) from exc
+    except OSError as exc:
+        raise Refusal(
+            styled(("cannot read", "red"), f" {exc.filename or dataset}: {exc.strerror or exc}")
+        ) from exc
     except InvalidSubmission as exc:
-        _print_problems(exc.problems, as_json)
-        sys.exit(2)
+        if as_json:
+            click.echo(json.dumps({"valid": False, **exc.problems.to_json()}, indent=2))
+        raise _problems_refusal(exc.problems) from exc
     if out is not None:
         try:
             write_result(result, out)
         except OSError as exc:
-            err_console.print(styled((f"cannot write {out}", "red"), f": {exc}"))
-            sys.exit(2)
+            raise Refusal(error_line(exc, f"cannot write {out}")) from exc
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, spinner, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
@@ -65,8 +65,7 @@ def publish_command(
                 progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
             )
     except DatasetError as exc:
-        err_console.print(styled(("publish failed", "red"), f": {exc}"))
-        sys.exit(2)
+        raise Refusal(error_line(exc, "publish failed")) from exc
     what = (
         f"{len(result.changed)} file(s) changed, {len(result.deleted)} deleted"
         if result.changed or result.deleted
@@ -110,8 +109,7 @@ def download_command(dataset: str, to: Path | None, force: bool, endpoint: str |
                 progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
             )
     except DatasetError as exc:
-        err_console.print(styled(("download failed", "red"), f": {exc}"))
-        sys.exit(2)
+        raise Refusal(error_line(exc, "download failed")) from exc
     err_console.print(
         styled(("checked", "green"), f" every file of {got.spec} against manifest.json")
     )

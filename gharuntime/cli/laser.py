@@ -6,20 +6,14 @@ without the `laser` extra."""
 from __future__ import annotations
 
 import json
-import sys
-from typing import NoReturn
 
 import click
 
-from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.errors import UsageProblem
+from gharuntime.cli.output import err_console, out_console
 from gharuntime.cli.types import Text
 
 __all__ = ["laser_group"]
-
-
-def _fail(message: str) -> NoReturn:
-    err_console.print(styled(("error", "red"), f": {message}"))
-    sys.exit(2)
 
 
 def _lengths(text: str) -> tuple[int, ...]:
@@ -127,40 +121,40 @@ def bench_command(
     try:
         import torch
 
-        from gharuntime.baselines.laser.bench import BenchError, load_setup, run_bench
+        from gharuntime.baselines.laser.bench import load_setup, run_bench
     except ImportError as exc:
-        _fail(f"laser bench needs the laser extra ({exc}); pip install 'gharuntime[laser]'")
+        raise UsageProblem(
+            f"laser bench needs the laser extra ({exc}); pip install 'gharuntime[laser]'"
+        ) from exc
     if threads is not None:
         if threads < 1:
-            _fail(f"--threads must be at least 1, got {threads}")
+            raise UsageProblem(f"--threads must be at least 1, got {threads}")
         torch.set_num_threads(threads)
     if device != "auto":
         try:
             dev = torch.device(device)
         except RuntimeError as exc:
-            _fail(f"--device {device!r}: {exc}")
+            raise UsageProblem(f"--device {device!r}: {exc}") from exc
         if dev.type == "cuda" and not torch.cuda.is_available():
-            _fail(f"--device {device!r}: no CUDA device here; use --device cpu")
+            raise UsageProblem(f"--device {device!r}: no CUDA device here; use --device cpu")
 
     def progress(message: str) -> None:
         err_console.print(message, highlight=False)
 
-    try:
-        setup = load_setup(model, layers=layers, width=width, track=track)
-        result = run_bench(
-            setup,
-            prompt_lengths=lengths,
-            track=track,
-            encoding=encoding,
-            prompts_per_length=prompts,
-            batch_size=batch_size,
-            repeats=repeats,
-            device=device,
-            dtype=dtype,
-            progress=progress,
-        )
-    except BenchError as exc:
-        _fail(str(exc))
+    # a BenchError (a model folder that does not load, bad lengths) is refused as it is
+    setup = load_setup(model, layers=layers, width=width, track=track)
+    result = run_bench(
+        setup,
+        prompt_lengths=lengths,
+        track=track,
+        encoding=encoding,
+        prompts_per_length=prompts,
+        batch_size=batch_size,
+        repeats=repeats,
+        device=device,
+        dtype=dtype,
+        progress=progress,
+    )
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
         return

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from gharuntime.cli.errors import Refusal
 from gharuntime.cli.output import err_console, styled
 from gharuntime.leaderboard.outputs import build_leaderboard
 from gharuntime.leaderboard.registry import LeaderboardError, add_result
@@ -18,11 +18,12 @@ _RESULTS = Path("leaderboard/results")
 _OUT = Path("leaderboard")
 
 
-def _fail(exc: LeaderboardError, what: str) -> None:
-    for problem in exc.problems:
-        err_console.print(styled(("error", "red"), f" {problem}"))
-    err_console.print(styled((what, "bold red"), ": nothing written"))
-    sys.exit(2)
+def _refusal(exc: LeaderboardError, what: str) -> Refusal:
+    """Each problem on its own line, then what was refused."""
+    return Refusal(
+        *[styled(("error", "red"), f" {problem}") for problem in exc.problems],
+        styled((what, "bold red"), ": nothing written"),
+    )
 
 
 @click.group("leaderboard", invoke_without_command=True)
@@ -68,10 +69,9 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
     try:
         board = build_leaderboard(results, out)
     except LeaderboardError as exc:
-        _fail(exc, "cannot build the leaderboard")
+        raise _refusal(exc, "cannot build the leaderboard") from exc
     except OSError as exc:
-        err_console.print(styled(("error", "red"), f" cannot write to {out}: {exc}"))
-        sys.exit(2)
+        raise Refusal(styled(("error", "red"), f" cannot write to {out}: {exc}")) from exc
     rows = sum(len(v.rows) for v in board.views)
     err_console.print(
         styled(
@@ -109,8 +109,7 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
     try:
         path = add_result(result, results, allow_partial=allow_partial, replace=replace)
     except LeaderboardError as exc:
-        _fail(exc, f"{result} not added")
+        raise _refusal(exc, f"{result} not added") from exc
     except OSError as exc:
-        err_console.print(styled(("error", "red"), f" cannot write into {results}: {exc}"))
-        sys.exit(2)
+        raise Refusal(styled(("error", "red"), f" cannot write into {results}: {exc}")) from exc
     err_console.print(styled(("filed", "green"), f" {result} as {path}"))

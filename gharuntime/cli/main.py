@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.diff import diff_command
+from gharuntime.cli.errors import EXIT_REFUSED, report
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.laser import laser_group
@@ -17,12 +20,28 @@ from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
 from gharuntime.cli.validate import validate_command
+from gharuntime.errors import GharuntimeError
 from gharuntime.version import __version__
 
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Root(click.Group):
+    """The root group: the one place a refusal (any GharuntimeError a command raises) becomes
+    its message on stderr and exit 2, with no traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GharuntimeError as exc:
+            report(exc)
+            ctx.exit(EXIT_REFUSED)
+
+
+@click.group(
+    cls=_Root,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, "--version", "-V", prog_name="gharuntime")
 def cli() -> None:
     """GHARuntime: predict how long a GitHub Actions job runs from its configuration.

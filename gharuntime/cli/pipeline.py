@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.builder.build import BuildError
+from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, plain_column, styled
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.evaluate import InvalidSubmission
@@ -96,8 +96,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
         LeaderboardError,
         OSError,
     ) as exc:
-        err_console.print(styled(("pipeline failed", "red"), f": {exc}"))
-        sys.exit(2)
+        raise Refusal(error_line(exc, "pipeline failed")) from exc
     for line in skipped:
         err_console.print(f"skipped {line}")
     took = ", ".join(f"{k} {v:.0f} s" for k, v in result.seconds.items())

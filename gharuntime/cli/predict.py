@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich import box
 from rich.table import Table
 
-from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.predict import (
     FLAGS,
@@ -25,13 +23,13 @@ from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.billing import (
     JobCost,
     JobTime,
-    PriceError,
     WorkflowCost,
     default_prices,
     load_prices,
     price_jobs,
 )
-from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.errors import UsageProblem
+from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
@@ -55,11 +53,6 @@ def _bytes(n: float) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
-
-
-def _fail(message: str) -> NoReturn:
-    err_console.print(styled(("error", "red"), f": {message}"))
-    sys.exit(2)
 
 
 def _usd(value: float) -> str:
@@ -236,24 +229,21 @@ def predict_command(
             if public is None and isinstance(data.get("private"), bool):
                 public = not data["private"]
         except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
-            _fail(f"{repo_meta}: not usable repository metadata: {exc}")
+            raise UsageProblem(f"{repo_meta}: not usable repository metadata: {exc}") from exc
         except RecursionError:
-            _fail(f"{repo_meta}: not usable repository metadata: nested too deeply")
+            raise UsageProblem(
+                f"{repo_meta}: not usable repository metadata: nested too deeply"
+            ) from None
     meta = repo_meta_from_json(
         {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
     )
-    try:
-        prices = load_prices(prices_file) if prices_file is not None else default_prices()
-    except PriceError as exc:
-        _fail(str(exc))
+    # a PriceError or MethodError is refused as it is: its message names the file and the fix
+    prices = load_prices(prices_file) if prices_file is not None else default_prices()
     try:
         text = read_text(workflow, MAX_YAML_BYTES)
     except InputFileError as exc:
-        _fail(f"{exc}; give the workflow's YAML file")
-    try:
-        method, model_meta = load_model(model_dir)
-    except MethodError as exc:
-        _fail(str(exc))
+        raise UsageProblem(f"{exc}; give the workflow's YAML file") from exc
+    method, model_meta = load_model(model_dir)
     try:
         result = predict_workflow(
             text,
@@ -272,9 +262,9 @@ def predict_command(
             },
         )
     except WorkflowError as exc:
-        _fail(f"{exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` and `jobs:`")
-    except MethodError as exc:
-        _fail(str(exc))
+        raise UsageProblem(
+            f"{exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` and `jobs:`"
+        ) from exc
     cost = price_jobs(_job_times(result), prices, public=bool(public))
     if as_json:
         doc = result.to_json()

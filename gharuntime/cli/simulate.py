@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from gharuntime.cli.output import err_console, out_console, plain_column, styled
+from gharuntime.cli.errors import UsageProblem
+from gharuntime.cli.output import err_console, out_console, plain_column
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
@@ -203,14 +204,10 @@ def serve_command(
     try:
         server = SimServer(world, config, host, port)
     except (OSError, OverflowError, UnicodeError) as exc:
-        err_console.print(
-            styled(
-                ("error", "red"),
-                f": cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; "
-                "pick another --port (0: any free port)",
-            )
-        )
-        sys.exit(2)
+        raise UsageProblem(
+            f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}; "
+            "pick another --port (0: any free port)"
+        ) from exc
     out_console.print(server.url)
     sys.stdout.flush()
     err_console.print(
@@ -276,23 +273,16 @@ def dump_command(
         TimeRemainingColumn,
     )
 
-    from gharuntime.sim.dump import DumpError, check_out, dump_world
+    from gharuntime.sim.dump import check_out, dump_world
 
     world = make_world(seed, scale, repos, workflows_per_repo, runs_per_workflow, days)
     try:
-        resumed = check_out(world, out, logs=logs)
-    except DumpError as exc:
-        err_console.print(styled(("error", "red"), f": {exc}"))
-        sys.exit(2)
+        resumed = check_out(world, out, logs=logs)  # a DumpError is refused as it is
     except OSError as exc:
-        err_console.print(
-            styled(
-                ("error", "red"),
-                f": cannot write a raw store at {out}: {exc.strerror or exc}; "
-                "pass a writable --out folder",
-            )
-        )
-        sys.exit(2)
+        raise UsageProblem(
+            f"cannot write a raw store at {out}: {exc.strerror or exc}; "
+            "pass a writable --out folder"
+        ) from exc
     if resumed:
         err_console.print(
             f"resuming: {resumed:,} of {world.scale.repos:,} repositories already in {out}"
@@ -308,17 +298,13 @@ def dump_command(
         console=err_console,
     ) as bar:
         task = bar.add_task("dump", total=world.scale.repos)
-        try:
-            stats = dump_world(
-                world,
-                out,
-                logs=logs,
-                workers=n_workers,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
-        except DumpError as exc:
-            err_console.print(styled(("error", "red"), f": {exc}"))
-            sys.exit(2)
+        stats = dump_world(
+            world,
+            out,
+            logs=logs,
+            workers=n_workers,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     seconds = time.perf_counter() - started
     err_console.print(
         f"wrote {stats.records:,} records ({stats.repos:,} repositories, {stats.runs:,} runs, {stats.attempts:,} attempts, {stats.jobs:,} jobs) to {out} in {seconds:.1f} s"

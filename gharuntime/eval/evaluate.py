@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
+from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
 from gharuntime.eval.metrics import RowTerms, TargetTerms
@@ -49,7 +50,7 @@ BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training")
 _OS_ORDER: Final = ("Linux", "Windows", "macOS")
 
 
-class InvalidSubmission(Exception):
+class InvalidSubmission(GharuntimeError):
     """A submission that cannot be scored; `problems` says every reason."""
 
     def __init__(self, problems: ProblemLog) -> None:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 import polars as pl
 
 from gharuntime.contract import TARGETS
+from gharuntime.errors import GharuntimeError
 from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
 from gharuntime.readfile import open_regular
 
@@ -81,7 +82,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(GharuntimeError, ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(f"the key {key!r} appears twice in one object")
 

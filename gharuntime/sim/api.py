@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import unquote, urlencode
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.sim.graphql import GraphQLError, answer
 from gharuntime.sim.logs import attempt_log_archive, job_log
 from gharuntime.sim.payloads import WEB_FLOW, Payloads
@@ -54,7 +55,7 @@ FILTERED_CAP = 1000
 """GitHub returns at most 1,000 results for a filtered run listing or a search."""
 
 
-class Answer(Exception):
+class Answer(GharuntimeError):
     """Raised by a route to answer right away (errors, redirects)."""
 
     def __init__(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.contract import RawKind
+from gharuntime.errors import GharuntimeError
 from gharuntime.rawstore import RawStoreWriter, connect_state
 from gharuntime.sim.logs import job_log
 from gharuntime.sim.payloads import Payloads
@@ -30,7 +31,7 @@ _SECRET = re.compile(
 )
 
 
-class DumpError(Exception):
+class DumpError(GharuntimeError):
     """The output folder holds something a dump must not overwrite or mix with."""
 
 

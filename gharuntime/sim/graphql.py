@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = ["GraphQLError", "answer"]
 
 _TOKEN = re.compile(
@@ -22,7 +24,7 @@ _TOKEN = re.compile(
 )
 
 
-class GraphQLError(ValueError):
+class GraphQLError(GharuntimeError, ValueError):
     """A query this server does not understand."""
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import polars as pl
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = [
     "ColumnBuffer",
     "Problems",
@@ -30,7 +32,7 @@ Progress = Callable[[str, int, "int | None"], None]
 _MAX_EXAMPLES = 20
 
 
-class SourceError(Exception):
+class SourceError(GharuntimeError):
     """A source that cannot be read at all (not a raw store, not a GHALogs dump)."""
 
 

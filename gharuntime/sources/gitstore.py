@@ -17,12 +17,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = ["GitError", "GitRepo", "looks_like_git_dir"]
 
 _GIT = ("git", "-c", "safe.directory=*", "-c", "core.quotePath=false")
 
 
-class GitError(Exception):
+class GitError(GharuntimeError):
     """A folder that is not a git repository, or git missing or failing."""
 
 

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import yaml
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.sim.hub.store import (
     COMMIT_RE,
     GITATTRIBUTES,
@@ -49,7 +50,7 @@ _LFS_SUFFIXES = (".parquet", ".arrow", ".png", ".jpg", ".bin", ".gz", ".zst", ".
 _REGULAR_MAX = 10 * 1024 * 1024
 
 
-class _Dropped(Exception):
+class _Dropped(GharuntimeError):
     """A fault hung up on the client."""
 
 

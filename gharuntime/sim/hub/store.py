@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from gharuntime.errors import GharuntimeError
+
 __all__ = [
     "COMMIT_RE",
     "GITATTRIBUTES",
@@ -31,7 +33,7 @@ GITATTRIBUTES = (
 )
 
 
-class HubHTTPError(Exception):
+class HubHTTPError(GharuntimeError):
     def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
