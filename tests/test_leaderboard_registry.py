@@ -5,16 +5,22 @@ ranked or written."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from pathlib import Path
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 import polars as pl
-from leaderboard_support import METHODS, score
+import pytest
+from leaderboard_support import METHODS, RESAMPLES, score
 from leaderboard_support import leaderboard_cli as _run
 from leaderboard_support import relative_files as _files
 
 from gharuntime.dataset import write_dataset
 from gharuntime.fixture import fixture_jobs
+from gharuntime.leaderboard import Entry, LeaderboardError, Table, add_result, load_result, scan
+from gharuntime.leaderboard.registry import check_tables, read_result, table_name, write_atomic
 
 
 def test_add_files_each_result_under_its_canonical_name(results_master: Path) -> None:
@@ -150,3 +156,215 @@ def test_scan_refuses_a_not_json_file_and_writes_nothing(results_dir: Path, tmp_
 def test_missing_results_folder_is_a_clear_error(tmp_path: Path) -> None:
     r = _run("--results", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 2 and "no such results folder" in r.output
+
+
+# --- entries, tables and files, through the registry's functions -----------------------------
+
+
+def _doc(scored_results: dict[str, Path], method: str = "double") -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(scored_results[method].read_text(encoding="utf-8"))
+    return doc
+
+
+def _write(path: Path, doc: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _bare(dataset: dict[str, Any], trained_on: dict[str, Any] | None = None) -> Entry:
+    doc: dict[str, Any] = {
+        "dataset": {"config": "temporal", **dataset},
+        "track": "config",
+        "meta": {"method": "lgb"},
+        "submission": {"missing": 0},
+    }
+    if trained_on is not None:
+        doc["trained_on"] = trained_on
+    return Entry(Path("x.json"), doc)
+
+
+def test_an_entry_is_named_by_its_dataset_and_placed_by_its_table() -> None:
+    local = _bare({"id": "/data/sim-a", "kind": "local"})
+    assert (local.dataset, local.config, local.track, local.method) == (
+        "sim-a",
+        "temporal",
+        "config",
+        "lgb",
+    )
+    assert local.key == ("sim-a", "temporal", "config", "")
+    assert local.table_name == "sim-a/temporal/config"
+    assert local.canonical == PurePosixPath("sim-a/temporal-config-lgb.json")
+    assert not local.partial
+    assert _bare({"id": "C:\\data\\sim-b", "kind": "local"}).dataset == "sim-b"
+    assert _bare({"id": "org/bench", "kind": "hub"}).dataset == "org--bench"
+    transfer = _bare({"id": "org/real", "kind": "hub"}, {"id": "/w/sim-a", "kind": "local"})
+    assert transfer.trained_on == "sim-a"
+    assert transfer.table_name == "org--real/temporal/config trained on sim-a"
+    assert transfer.canonical == PurePosixPath("org--real/transfer-sim-a-temporal-config-lgb.json")
+    assert table_name(("d", "cross_repo", "history", "")) == "d/cross_repo/history"
+    assert Table("d", "c", "t", (), "o").name == "d/c/t trained on o"
+
+
+def test_read_result_returns_the_entry_and_the_text_it_read(
+    scored_results: dict[str, Path],
+) -> None:
+    entry, text = read_result(scored_results["alternating"])
+    assert text == scored_results["alternating"].read_text(encoding="utf-8")
+    assert entry.method == "alternating" and entry.dataset == "gharuntime-fixture"
+    assert entry.result == json.loads(text)
+    assert load_result(scored_results["alternating"]).result == entry.result
+
+
+def _problems(path: Path) -> list[str]:
+    with pytest.raises(LeaderboardError) as caught:
+        load_result(path)
+    assert all(p.startswith(str(path)) for p in caught.value.problems), caught.value.problems
+    return caught.value.problems
+
+
+def test_load_result_refuses_a_document_that_is_not_a_result(tmp_path: Path) -> None:
+    (problem,) = _problems(_write(tmp_path / "list.json", [1, 2]))
+    assert "not a result (a JSON object" in problem
+    (problem,) = _problems(_write(tmp_path / "old.json", {"result_version": "2"}))
+    assert "result_version '2', but the leaderboard reads version 2" in problem
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"result_version": 2, "x": NaN}', encoding="utf-8")
+    (problem,) = _problems(nan)
+    assert "NaN" in problem and "a result is the file `gharuntime eval --out` writes" in problem
+
+
+def test_load_result_checks_values_before_the_schema(
+    scored_results: dict[str, Path], tmp_path: Path
+) -> None:
+    doc = _doc(scored_results)
+    doc["meta"]["method_version"] = "1.0\n| forged | row |"
+    del doc["bootstrap"]  # a schema problem too, but the value is reported alone
+    (problem,) = _problems(_write(tmp_path / "r.json", doc))
+    assert "meta/method_version: a string holding the control character '\\n'" in problem
+
+
+def test_load_result_refuses_what_the_schema_cannot_say(
+    scored_results: dict[str, Path], tmp_path: Path
+) -> None:
+    doc = _doc(scored_results)
+    doc["meta"]["track"] = "history"
+    doc["bootstrap"]["per_resample"]["duration_s"]["mae"].pop()
+    problems = _problems(_write(tmp_path / "r.json", doc))
+    assert any("meta.track 'history' ≠ track 'config'" in p for p in problems)
+    assert any(
+        f"bootstrap/per_resample/duration_s/mae has {RESAMPLES - 1} values for {RESAMPLES} "
+        "resamples" in p
+        for p in problems
+    )
+    doc = _doc(scored_results)
+    doc["counts"]["scored"]["duration_s"] = -1
+    (problem,) = _problems(_write(tmp_path / "r.json", doc))
+    assert "counts/scored/duration_s" in problem
+
+
+@pytest.mark.parametrize("folder", ["..", "a b", "-lead", "x" * 81])
+def test_a_dataset_whose_name_cannot_name_a_folder_is_refused(
+    scored_results: dict[str, Path], tmp_path: Path, folder: str
+) -> None:
+    doc = _doc(scored_results)
+    doc["dataset"]["id"] = f"/data/{folder}"
+    (problem,) = _problems(_write(tmp_path / "r.json", doc))
+    assert f"dataset name {folder!r} cannot name a folder" in problem
+
+
+def test_check_tables_groups_entries_and_names_both_files_of_a_clash(
+    scored_results: dict[str, Path], tmp_path: Path
+) -> None:
+    double, exact = (load_result(scored_results[m]) for m in ("double", "exact-ish"))
+    history = load_result(scored_results["constant"])
+    tables, problems = check_tables([history, double, exact])
+    assert problems == []
+    assert [(t.name, [e.method for e in t.entries]) for t in tables] == [
+        ("gharuntime-fixture/temporal/config", ["double", "exact-ish"]),
+        ("gharuntime-fixture/temporal/history", ["constant"]),
+    ]
+    doc = _doc(scored_results, "exact-ish")
+    doc["bootstrap"]["seed"] = 7
+    other_seed = Entry(tmp_path / "seed7.json", doc)
+    twin = Entry(tmp_path / "twin.json", _doc(scored_results))
+    tables, problems = check_tables([double, other_seed, twin])
+    assert len(tables) == 1 and [e.method for e in tables[0].entries] == ["double", "exact-ish"]
+    assert len(problems) == 2
+    second = next(p for p in problems if "a second result" in p)
+    assert second.startswith(f"{twin.path}: a second result for method 'double'")
+    assert str(double.path) in second
+    resamples = next(p for p in problems if "bootstrap resamples" in p)
+    assert resamples.startswith(f"{other_seed.path}: bootstrap resamples seed 7,")
+    assert f"differs from {double.path} (seed 0, {RESAMPLES} resamples" in resamples
+    assert "--bootstrap-seed" in resamples
+
+
+def test_scan_refuses_a_result_filed_under_another_name(results_dir: Path) -> None:
+    folder = results_dir / "gharuntime-fixture"
+    (folder / "temporal-config-double.json").rename(folder / "temporal-config-renamed.json")
+    with pytest.raises(LeaderboardError) as caught:
+        scan(results_dir)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{folder / 'temporal-config-renamed.json'}: holds 'double'")
+    assert f"whose place is {folder / 'temporal-config-double.json'}" in problem
+
+
+def test_scan_of_an_empty_folder_says_where_results_go(tmp_path: Path) -> None:
+    (tmp_path / "results" / "some-dataset").mkdir(parents=True)
+    with pytest.raises(LeaderboardError, match=r"no results \(expected .*/<dataset>/"):
+        scan(tmp_path / "results")
+
+
+def test_scan_returns_every_table_with_every_method(results_master: Path) -> None:
+    seen = {
+        (t.dataset, t.config, t.track): sorted(e.method for e in t.entries)
+        for t in scan(results_master)
+    }
+    expected: dict[tuple[str, str, str], list[str]] = {}
+    for method, (config, track, _) in METHODS.items():
+        expected.setdefault(("gharuntime-fixture", config, track), []).append(method)
+    assert seen == {k: sorted(v) for k, v in expected.items()}
+
+
+def test_add_result_refuses_a_place_that_is_not_a_file(
+    scored_results: dict[str, Path], tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    (results / "gharuntime-fixture" / "temporal-config-double.json").mkdir(parents=True)
+    with pytest.raises(LeaderboardError, match="exists and is not a regular file"):
+        add_result(scored_results["double"], results)
+
+
+def test_add_result_replaces_an_unreadable_result_in_its_place_only_when_told(
+    scored_results: dict[str, Path], tmp_path: Path
+) -> None:
+    place = tmp_path / "results" / "gharuntime-fixture" / "temporal-config-double.json"
+    place.parent.mkdir(parents=True)
+    place.write_text("{ broken", encoding="utf-8")
+    with pytest.raises(LeaderboardError, match="holds a result that cannot be read"):
+        add_result(scored_results["double"], tmp_path / "results")
+    assert place.read_text(encoding="utf-8") == "{ broken"
+    assert add_result(scored_results["double"], tmp_path / "results", replace=True) == place
+    assert place.read_bytes() == scored_results["double"].read_bytes()
+
+
+def test_write_atomic_writes_readable_text_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "folder" / "README.md"
+    old = os.umask(0o077)
+    try:
+        write_atomic(target, "one\ntwo ✓\n")
+    finally:
+        os.umask(old)
+    assert target.read_bytes() == "one\ntwo ✓\n".encode()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(p.name for p in target.parent.iterdir()) == ["README.md"]
+
+
+def test_a_failed_write_atomic_keeps_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "index.html"
+    target.write_text("old", encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(target, "new \ud800")  # a lone surrogate has no UTF-8 encoding
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
