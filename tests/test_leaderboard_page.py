@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import pytest
 from leaderboard_support import METHODS
 from leaderboard_support import leaderboard_cli as _run
 
@@ -152,11 +151,6 @@ def test_hostile_text_is_escaped_in_the_table_and_cannot_end_the_data_script(
     assert cells["version"] == ({"class": "text version", "data-v": '"><b>v'}, '"><b>v')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render_page fills its template's markers one after the other, so a marker inside "
-    "an earlier one's text (a version, a warning) is filled too",
-)
 def test_a_template_marker_in_a_results_text_is_shown_as_written(
     scored_results: dict[str, Path],
 ) -> None:
