@@ -60,6 +60,9 @@ _HEAD: Final = (
 )
 
 
+_MARKER: Final = re.compile(r"/\*[A-Z_]+\*/")
+
+
 def _json_for_script(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -172,6 +175,7 @@ def render_page(views: list[TableView], results_label: str) -> str:
         "/*DATA*/": _json_for_script(data),
     }
     page = resources.files("gharuntime.leaderboard").joinpath("template.html").read_text()
-    for marker, text in replacements.items():
-        page = page.replace(marker, text)
-    return page
+    # one pass over the template: a marker inside a result's text (a version, a warning) is text,
+    # not a place to fill (filled in turn, "/*DATA*/" in a version would pour the JSON into an
+    # attribute, where its quotes could open new ones)
+    return _MARKER.sub(lambda m: replacements.get(m[0], m[0]), page)

@@ -10,12 +10,25 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner, Result
 
+from gharuntime.cli.main import cli
 from gharuntime.dataset import load
 from gharuntime.eval import evaluate_file, write_result
 from gharuntime.leaderboard import add_result
 
 RESAMPLES = 200
+
+
+def leaderboard_cli(*args: str) -> Result:
+    """`gharuntime leaderboard ARGS`, run in-process."""
+    return CliRunner().invoke(cli, ["leaderboard", *args])
+
+
+def relative_files(folder: Path) -> list[str]:
+    """Every file under `folder`, as sorted POSIX paths relative to it."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
 
 # method -> (config, track, per-record log-factor pattern): prediction = truth * exp(pattern)
 METHODS: dict[str, tuple[str, str, str]] = {

@@ -217,13 +217,6 @@ def test_a_connection_dropped_mid_upload_stores_nothing_partial(
     assert _files(got.root) == _files(fixture_dataset)
 
 
-def test_an_upload_whose_bytes_do_not_match_its_oid_is_refused(hub: HubServer) -> None:
-    oid = "0" * 64
-    answer = requests.put(f"{hub.url}/lfs/{oid}", data=b"not that content", timeout=10)
-    assert answer.status_code == 400
-    assert not (hub.store.root / "objects" / oid).exists()
-
-
 def test_a_commit_naming_an_object_never_uploaded_is_refused(
     hub: HubServer, fixture_dataset: Path
 ) -> None:

@@ -721,9 +721,10 @@ def render_yaml(spec: dict[str, Any]) -> str:
     text = yaml.dump(
         spec, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000, indent=2
     )
-    text = (
+    # (None is already written empty, by _none_representer: no `: null` to replace, and one
+    # replaced would be in a block of text, a `run:` that says "key: null")
+    return (
         text.replace("\n'on':", "\non:").replace("'on':\n", "on:\n", 1)
         if text.startswith("'on'")
         else text.replace("\n'on':", "\non:")
     )
-    return text.replace(": null\n", ":\n")
