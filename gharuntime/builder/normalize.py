@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
-from gharuntime.sources._columns import Problems, Progress
+from gharuntime.progress import Progress
+from gharuntime.sources._columns import Problems
 from gharuntime.sources.raw import RawTables
 from gharuntime.workflow import runner_os
 

@@ -4,7 +4,7 @@ truth, and score it, with the same repository resamples for every method."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -27,6 +27,7 @@ from gharuntime.eval.quantiles import (
 )
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
+from gharuntime.progress import Progress
 
 __all__ = [
     "BREAKDOWNS",
@@ -43,7 +44,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-Progress = Callable[[str, int, int], None]
 
 BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training")
 _OS_ORDER: Final = ("Linux", "Windows", "macOS")
