@@ -12,6 +12,7 @@ from typing import NoReturn
 import click
 
 from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import Text
 
 __all__ = ["laser_group"]
@@ -142,23 +143,21 @@ def bench_command(
         if dev.type == "cuda" and not torch.cuda.is_available():
             _fail(f"--device {device!r}: no CUDA device here; use --device cpu")
 
-    def progress(message: str) -> None:
-        err_console.print(message, highlight=False)
-
     try:
-        setup = load_setup(model, layers=layers, width=width, track=track)
-        result = run_bench(
-            setup,
-            prompt_lengths=lengths,
-            track=track,
-            encoding=encoding,
-            prompts_per_length=prompts,
-            batch_size=batch_size,
-            repeats=repeats,
-            device=device,
-            dtype=dtype,
-            progress=progress,
-        )
+        with ProgressView(lines=True) as progress:
+            setup = load_setup(model, layers=layers, width=width, track=track)
+            result = run_bench(
+                setup,
+                prompt_lengths=lengths,
+                track=track,
+                encoding=encoding,
+                prompts_per_length=prompts,
+                batch_size=batch_size,
+                repeats=repeats,
+                device=device,
+                dtype=dtype,
+                progress=progress,
+            )
     except BenchError as exc:
         _fail(str(exc))
     if as_json:

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from gharuntime.cli.output import err_console, out_console, plain_column, styled
+from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
@@ -268,14 +269,6 @@ def dump_command(
     """
     import os
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from gharuntime.sim.dump import DumpError, check_out, dump_world
 
     world = make_world(seed, scale, repos, workflows_per_repo, runs_per_workflow, days)
@@ -299,22 +292,14 @@ def dump_command(
         )
     n_workers = workers or max(1, min(4, os.cpu_count() or 1))
     started = time.perf_counter()
-    with Progress(
-        plain_column("dumping repositories"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-    ) as bar:
-        task = bar.add_task("dump", total=world.scale.repos)
+    with ProgressView() as progress:
         try:
             stats = dump_world(
                 world,
                 out,
                 logs=logs,
                 workers=n_workers,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=progress,
             )
         except DumpError as exc:
             err_console.print(styled(("error", "red"), f": {exc}"))
