@@ -270,9 +270,7 @@ def _candidates(
         callees=callees,
         on_bad_yaml=bad_yaml,
         workers=workers,
-        progress=(lambda done, total: progress("resolving job keys", done, total))
-        if progress is not None
-        else None,
+        progress=progress,
     )
     texts = Texts(
         workflows=pl.DataFrame(

@@ -125,9 +125,7 @@ def prepare_submission(
             meta.track,
             log,
             allow_partial=allow_partial,
-            progress=(lambda d, t: progress("reading " + submission.name, d, t))
-            if progress
-            else None,
+            progress=progress,
         )
     except OSError as exc:
         log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
@@ -308,11 +306,7 @@ def score(
         if not indices and stage != "bootstrap":
             continue
 
-        def report(done: int, total: int, stage: str = stage) -> None:
-            if progress:
-                progress(stage, done, total)
-
-        finished = run_cells(boot, [cells[i] for i in indices], progress=report)
+        finished = run_cells(boot, [cells[i] for i in indices], progress=progress, stage=stage)
         for i, r in zip(indices, finished, strict=True):
             results[i] = r
     scored = [
