@@ -20,7 +20,7 @@ import math
 import re
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from gharuntime.contract import HISTORY_COLUMN
 from gharuntime.parquet import read_parquet
+from gharuntime.progress import Progress, say
 from gharuntime.workflow import JobSpec, Workflow, WorkflowError, expand_matrix, parse_workflow
 
 __all__ = [
@@ -448,7 +449,7 @@ def extract(
     frame: pl.DataFrame,
     spec: FeatureSpec,
     bucket_tokens: dict[str, str] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> Features:
     """The feature matrix of `frame` (which holds only the columns `feature_inputs` names)."""
     if spec.uses_history and HISTORY_COLUMN not in frame.columns:
@@ -478,8 +479,8 @@ def extract(
     job_uses: list[list[str]] = []
     job_sh: list[list[str]] = []
     for i, (wf_text, key, block) in enumerate(zip(wf_texts, keys, blocks, strict=True)):
-        if progress and i % 500 == 0:
-            progress(f"parsing job {i + 1}/{len(j_first)}")
+        if i % 500 == 0:
+            say(progress, f"parsing job {i + 1}/{len(j_first)}")
         d, toks = _cached_job_features(wf_text, key, block, cache)
         job_dense.append(d)
         job_uses.append(toks["uses"])

@@ -46,13 +46,12 @@ from gharuntime.baselines.identity import (
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
+from gharuntime.progress import Progress, say
 
 __all__ = ["GBDT", "LightGBM", "XGBoost"]
 
 THREADS = 2
 INTERVALS = ("conformal", "objective")
-
-Progress = Callable[[str], None]
 
 
 def _log_target(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -180,8 +179,7 @@ class GBDT(Method):
                 if okv.any():
                     xv = self._with_encoding(target, x_val, validation)
                     val = (xv[okv], yv[okv])
-            if progress:
-                progress(f"training {self.name} for {target} on {int(ok.sum())} rows")
+            say(progress, f"training {self.name} for {target} on {int(ok.sum())} rows")
             booster, best = self._train(x, y[ok], val)
             self.boosters[target] = booster
             self.best_iterations[target] = best
@@ -198,8 +196,7 @@ class GBDT(Method):
     ) -> None:
         """The target's quantiles: residual quantiles (conformal) or one model per level."""
         if self.params["intervals"] == "objective":
-            if progress:
-                progress(f"training {len(QUANTILE_LEVELS)} quantile models for {target}")
+            say(progress, f"training {len(QUANTILE_LEVELS)} quantile models for {target}")
             self.level_boosters[target] = {
                 q: self._train(x, y, val, quantile=f)[0] for q, f in QUANTILE_LEVELS.items()
             }

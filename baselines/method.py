@@ -18,6 +18,7 @@ import polars as pl
 
 from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
 from gharuntime.errors import GharuntimeError
+from gharuntime.progress import Progress
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -101,9 +102,10 @@ class Method(ABC):
         self,
         train: pl.DataFrame,
         validation: pl.DataFrame | None = None,
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> None:
-        """Learn from `train` (declared inputs + the track's targets); `validation` likewise."""
+        """Learn from `train` (declared inputs + the track's targets); `validation` likewise;
+        say how it goes through `progress` (a message is `progress(message, 0, None)`)."""
 
     @abstractmethod
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:

@@ -23,6 +23,7 @@ import polars as pl
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import HISTORY_COLUMN, PRIMARY_TARGET
 from gharuntime.parquet import read_parquet
+from gharuntime.progress import Progress
 
 __all__ = ["GROUP_LEVELS", "QUANTILE_MIN_ROWS", "GroupMedian", "LastRun", "Median"]
 
@@ -57,7 +58,10 @@ class Median(Method):
         return ()
 
     def fit(
-        self, train: pl.DataFrame, validation: pl.DataFrame | None = None, progress: Any = None
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
     ) -> None:
         train, _ = self._fit_frames(train, validation)
         self.medians = {t: _median(train[t].cast(pl.Float64)) for t in self.targets}
@@ -99,7 +103,10 @@ class GroupMedian(Method):
         return _GROUP_COLUMNS
 
     def fit(
-        self, train: pl.DataFrame, validation: pl.DataFrame | None = None, progress: Any = None
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
     ) -> None:
         train, _ = self._fit_frames(train, validation)
         self.global_medians = {t: _median(train[t].cast(pl.Float64)) for t in self.targets}
@@ -209,7 +216,10 @@ class LastRun(Method):
         return (HISTORY_COLUMN, *_GROUP_COLUMNS)
 
     def fit(
-        self, train: pl.DataFrame, validation: pl.DataFrame | None = None, progress: Any = None
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.fallback.fit(train, validation)
 

@@ -25,6 +25,7 @@ from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.paths import make_temp_file
+from gharuntime.progress import Progress, say
 from gharuntime.version import __version__
 
 __all__ = [
@@ -35,8 +36,6 @@ __all__ = [
     "run_baseline",
     "write_submission",
 ]
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -158,16 +157,15 @@ def run_baseline(
     (rank 0) writes: the others return `written=False`."""
     method: Method = make_method(name, track, seed=seed, params=params)
     identity = dataset_identity(dataset)
-    say = progress or (lambda _msg: None)
-    say("loading train and validation splits")
+    say(progress, "loading train and validation splits")
     train = load(dataset, config, "train")
     validation = load(dataset, config, "validation")
     target = train if split == "train" else load(dataset, config, split)
-    say(f"fitting {name} on {train.height} rows")
+    say(progress, f"fitting {name} on {train.height} rows")
     t0 = time.perf_counter()
-    method.fit(train, validation, progress=say)
+    method.fit(train, validation, progress=progress)
     fit_seconds = time.perf_counter() - t0
-    say(f"predicting {target.height} {split} rows")
+    say(progress, f"predicting {target.height} {split} rows")
     t1 = time.perf_counter()
     predictions = method.predict_rows(target)
     predict_seconds = time.perf_counter() - t1
@@ -205,7 +203,7 @@ def run_baseline(
     else:  # never leave an earlier run's range beside these predictions
         quantiles_path(out).unlink(missing_ok=True)
     if model_dir is not None:
-        say(f"saving the model to {model_dir}")
+        say(progress, f"saving the model to {model_dir}")
         save_model(
             method,
             model_dir,

@@ -20,6 +20,7 @@ import numpy as np
 
 from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
 from gharuntime.baselines.method import MethodError
+from gharuntime.progress import Progress, say
 
 __all__ = ["SEARCH_SPACES", "LightGBMTuned", "XGBoostTuned"]
 
@@ -64,7 +65,7 @@ class _Tuned(GBDT):
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise MethodError(f"{self.name}: trials must be an integer ≥ 1, not {trials!r}")
         self.tuning: dict[str, dict[str, Any]] = {}
-        self._progress: Callable[[str], None] | None = None
+        self._progress: Progress | None = None
 
     def config(self) -> dict[str, Any]:
         out = dict(self.params)
@@ -72,7 +73,7 @@ class _Tuned(GBDT):
             out["tuning"] = self.tuning
         return out
 
-    def fit(self, train: Any, validation: Any = None, progress: Any = None) -> None:
+    def fit(self, train: Any, validation: Any = None, progress: Progress | None = None) -> None:
         if validation is None or validation.height == 0:
             raise MethodError(f"{self.name}: tuning needs a non-empty validation split")
         self._progress = progress
@@ -107,11 +108,11 @@ class _Tuned(GBDT):
             score = float(np.sqrt(np.mean((pred - val[1]) ** 2)))
             if not best_so_far or score < best_so_far["score"]:
                 best_so_far.update(score=score, number=trial.number, model=(booster, best))
-            if self._progress:
-                self._progress(
-                    f"trial {trial.number + 1}/{defaults['trials']}: validation RMSLE "
-                    f"{score:.4f} (best {best_so_far['score']:.4f})"
-                )
+            say(
+                self._progress,
+                f"trial {trial.number + 1}/{defaults['trials']}: validation RMSLE "
+                f"{score:.4f} (best {best_so_far['score']:.4f})",
+            )
             return score
 
         sampler = optuna.samplers.TPESampler(seed=self.seed)

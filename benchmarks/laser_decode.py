@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             repeats=args.repeats,
             device=args.device,
             dtype=args.dtype,
-            progress=lambda m: print(m, file=sys.stderr, flush=True),
+            progress=lambda m, _done, _total: print(m, file=sys.stderr, flush=True),
         )
         report["runs"].append(result)
         print(f"\n{track} track, {result['model']}, {result['device_name']} {result['dtype']}:")

@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
             "checkpoint_every": 250,
         }
 
-        def say(message: str, config: str = config) -> None:
+        def say(
+            message: str, _done: int = 0, _total: int | None = None, config: str = config
+        ) -> None:
             print(f"{config}: {message}", file=sys.stderr, flush=True)
 
         t0 = time.perf_counter()

@@ -49,7 +49,7 @@ def main() -> None:
     start = time.perf_counter()
     last = [0.0]
 
-    def progress(done: int, total: int) -> None:
+    def progress(_what: str, done: int, total: int | None) -> None:
         now = time.perf_counter()
         if now - last[0] > 30 or done == total:
             last[0] = now

@@ -22,6 +22,7 @@ from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.report import write_result
 from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
 from gharuntime.leaderboard.registry import add_result
+from gharuntime.progress import Progress
 
 __all__ = [
     "PIPELINE_CONFIGS",
@@ -74,10 +75,9 @@ PIPELINE_METHODS: Final[tuple[MethodPlan, ...]] = (
 PIPELINE_CONFIGS: Final = ("cross_repo", "temporal")
 PIPELINE_TRACKS: Final = ("config", "history")
 
-Progress = Callable[[str, int, int | None], None]
-"""(what is happening, done, total or None) for long stages."""
 StepDone = Callable[["Step", int, int, str], None]
-"""(step, index, number of steps, one line saying how it went)."""
+"""(step, index, number of steps, one line saying how it went): a result to keep on screen, not
+progress (`gharuntime.progress.Progress`), so the CLI prints it as a lasting line."""
 
 
 @dataclass(frozen=True)
@@ -142,14 +142,12 @@ def run_pipeline(
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
     from gharuntime.builder.crawled import build_from_simulated
 
-    say = progress or (lambda _s, _d, _t: None)
+    say = progress or (lambda _what, _done, _total: None)
     seconds: dict[str, float] = {}
     name = f"gharuntime-sim-{scale}-seed{seed}"
     dataset = out / name
     t0 = time.perf_counter()
-    build_from_simulated(
-        dataset, out / f"{name}.raw", seed=seed, scale=scale, progress=lambda s, d, t: say(s, d, t)
-    )
+    build_from_simulated(dataset, out / f"{name}.raw", seed=seed, scale=scale, progress=progress)
     say("validating the dataset", 0, None)
     problems = validate(dataset)
     if problems:
@@ -166,7 +164,10 @@ def run_pipeline(
     t1 = time.perf_counter()
     for i, step in enumerate(steps):
 
-        def stage(msg: str, step: Step = step, i: int = i) -> None:
+        def stage(
+            msg: str, _done: int = 0, _total: int | None = None, step: Step = step, i: int = i
+        ) -> None:
+            """A method's message, counted as this step of the run."""
             say(f"{step.label}: {msg}", i, len(steps))
 
         stage("fitting")

@@ -17,6 +17,7 @@ from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION
 from gharuntime.croissant import check_croissant
 from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
+from gharuntime.progress import Progress, say
 from gharuntime.readfile import InputFileError, read_bytes, read_json
 from gharuntime.revision import dataset_revision, sha256_file
 
@@ -36,8 +37,9 @@ class Problem:
         return f"{self.where}: {self.message}"
 
 
-def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -> list[Problem]:
-    """Every way the folder at `root` breaks the contract (empty when it is valid)."""
+def validate_folder(root: Path, progress: Progress | None = None) -> list[Problem]:
+    """Every way the folder at `root` breaks the contract (empty when it is valid); `progress`
+    hears which file is being checked."""
     problems: list[Problem] = []
 
     def add(where: str, message: str) -> None:
@@ -113,8 +115,7 @@ def validate_folder(root: Path, progress: Callable[[str], None] | None = None) -
     readable: dict[str, dict[str, Any]] = {}
     digests: dict[str, str] = {}
     for rel, entry in listed.items():
-        if progress:
-            progress(rel)
+        say(progress, f"checking {rel}")
         path = root / rel
         try:  # a listed name the OS refuses (over NAME_MAX, unreadable) is a problem, not a crash
             if not path.is_file():

@@ -46,7 +46,13 @@ def main(out: Path, config: dict[str, Any]) -> None:
     tokenizer, examples, model = setup()
     digest = hashlib.sha256(json.dumps([e.input_ids for e in examples]).encode()).hexdigest()
     said: list[str] = []
-    result = train(model, examples, tokenizer.pad_token_id, TrainConfig(**config), said.append)
+    result = train(
+        model,
+        examples,
+        tokenizer.pad_token_id,
+        TrainConfig(**config),
+        lambda message, _done, _total: said.append(message),
+    )
     torch.save(
         {k: v.detach().clone() for k, v in model.state_dict().items()}, out / f"rank-{rank}.pt"
     )

@@ -14,6 +14,7 @@ from gharuntime.baselines.method import ForbiddenInputError, Method, MethodError
 from gharuntime.baselines.registry import make_method
 from gharuntime.contract import HISTORY_COLUMN, input_columns
 from gharuntime.fixture import fixture_jobs
+from gharuntime.progress import Progress
 
 
 class _Spy(Method):
@@ -27,7 +28,10 @@ class _Spy(Method):
         return self.wanted
 
     def fit(
-        self, train: pl.DataFrame, validation: pl.DataFrame | None = None, progress: Any = None
+        self,
+        train: pl.DataFrame,
+        validation: pl.DataFrame | None = None,
+        progress: Progress | None = None,
     ) -> None:
         train, _ = self._fit_frames(train, validation)
         self.seen_fit = train.columns

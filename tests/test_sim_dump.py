@@ -128,7 +128,7 @@ def test_interrupted_dump_resumes_without_repeats(tmp_path: Path) -> None:
     world = World(seed=3, scale="tiny")
     calls = []
 
-    def stop_after_first_shard(done: int, total: int) -> None:
+    def stop_after_first_shard(_what: str, done: int, total: int | None) -> None:
         calls.append(done)
         if len(calls) == 2:
             raise KeyboardInterrupt

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
 from gharuntime.baselines.laser.serialize import serialize_job
 from gharuntime.contract import TRACKS
 from gharuntime.errors import GharuntimeError
+from gharuntime.progress import Progress, say
 
 __all__ = [
     "BenchError",
@@ -259,7 +260,7 @@ def run_bench(
     repeats: int = 3,
     device: str = "auto",
     dtype: str = "auto",
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Time both decoders at each prompt length; a JSON-able dict of the figures."""
     if track not in TRACKS:
@@ -285,7 +286,6 @@ def run_bench(
     new_tokens = len(target_token_ids(tokenizer, codec, example)) + 1  # + eos
     limit = getattr(model.config, "max_position_embeddings", None)
     base = _fixture_prompts(track)
-    say = progress or (lambda _msg: None)
     results: list[dict[str, Any]] = []
     for length in prompt_lengths:
         if limit is not None and length + new_tokens + 8 > limit:
@@ -309,7 +309,7 @@ def run_bench(
             _prefill(model, tokenizer, ps, batch_size, dev)
             return []
 
-        say(f"{length} tokens: warming up")
+        say(progress, f"{length} tokens: warming up")
         constrained(prompts[:batch_size])
         plain(prompts[:batch_size])
         times: dict[str, list[float]] = {"constrained": [], "plain": [], "prefill": []}
@@ -323,9 +323,10 @@ def run_bench(
                 _sync(dev)
                 times[name].append(time.perf_counter() - start)
             say(
+                progress,
                 f"{length} tokens, repeat {rep + 1}/{repeats}: constrained "
                 f"{times['constrained'][-1]:.3f} s, plain {times['plain'][-1]:.3f} s, "
-                f"prompt pass alone {times['prefill'][-1]:.3f} s"
+                f"prompt pass alone {times['prefill'][-1]:.3f} s",
             )
         c_s = statistics.median(times["constrained"])
         p_s = statistics.median(times["plain"])

@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,10 +32,10 @@ from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, se
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import PRIMARY_TARGET
+from gharuntime.progress import Progress, say
 
 __all__ = ["Laser"]
 
-Progress = Callable[[str], None]
 
 CODEC_PARAMS = ("mantissa_digits", "exp_min", "exp_max", "exp_width", "int_digits", "frac_digits")
 CHECKPOINT_TOKENIZER = "tokenizer"
@@ -225,7 +224,6 @@ class Laser(Method):
         from gharuntime.baselines.laser.models import require_laser_extra
 
         require_laser_extra()
-        say = progress or (lambda _m: None)
         every = self._int("validate_every")
         train, validation = self._fit_frames(train, validation if every else None)
         self._check_job_yaml(train)
@@ -244,13 +242,13 @@ class Laser(Method):
         from gharuntime.baselines.laser.train import train as run_training
 
         group = Group()  # under `accelerate launch`: this process's place among the others
-        say = say if group.main else (lambda _m: None)
+        progress = progress if group.main else None
         loaded = models.load_base(options)
         targets = [{t: float(v[t]) for t in self.targets} for v in rows.iter_rows(named=True)]
         texts = [self.codec.encode(v) for v in targets]
         if loaded is None:  # tiny: a tokenizer trained on this split, then a fresh model
             tokenizer = group.broadcast(  # trained (and saved) once, by the main process
-                self._tiny_tokenizer(rows, texts, options.vocab_size, config, say)
+                self._tiny_tokenizer(rows, texts, options.vocab_size, config, progress)
                 if group.main
                 else None
             )
@@ -258,7 +256,10 @@ class Laser(Method):
             self.source = {"model": options.model, "note": "trained from scratch"}
         else:
             model, tokenizer, self.source = loaded.model, loaded.tokenizer, loaded.source
-        say(f"serializing {rows.height} training jobs (budget {self.params['budget']} tokens)")
+        say(
+            progress,
+            f"serializing {rows.height} training jobs (budget {self.params['budget']} tokens)",
+        )
         started = time.perf_counter()
         counter = TokenCounter(tokenizer)
         prompts = self._prompts(rows, tokenizer, counter)
@@ -273,15 +274,22 @@ class Laser(Method):
         serialize_s = time.perf_counter() - started
         model = models.apply_lora(model, options)
         say(
+            progress,
             f"serialized and tokenized {len(examples)} jobs in {serialize_s:.1f} s; training "
-            f"{options.model} for {config.max_steps} steps"
+            f"{options.model} for {config.max_steps} steps",
         )
         evaluate, checked = (
-            self._validation(validation, tokenizer, counter, say) if every else (None, 0)
+            self._validation(validation, tokenizer, counter, progress) if every else (None, 0)
         )
         started = time.perf_counter()
         result = run_training(
-            model, examples, tokenizer.pad_token_id, config, say, evaluate, every if evaluate else 0
+            model,
+            examples,
+            tokenizer.pad_token_id,
+            config,
+            progress,
+            evaluate,
+            every if evaluate else 0,
         )
         train_s = time.perf_counter() - started
         if result.stopped_early:
@@ -305,7 +313,11 @@ class Laser(Method):
         }
 
     def _validation(
-        self, validation: pl.DataFrame | None, tokenizer: Any, counter: Any, say: Progress
+        self,
+        validation: pl.DataFrame | None,
+        tokenizer: Any,
+        counter: Any,
+        progress: Progress | None,
     ) -> tuple[Any, int]:
         """A scorer of the model on a seeded sample of the validation split (the primary
         target's RMSLE of one greedy decode per job), and the rows it reads; (None, 0) when
@@ -314,12 +326,15 @@ class Laser(Method):
 
         target = PRIMARY_TARGET if PRIMARY_TARGET in self.targets else self.targets[0]
         if validation is None or validation.height == 0:
-            say("no validation rows: training max_steps and keeping the last step")
+            say(progress, "no validation rows: training max_steps and keeping the last step")
             return None, 0
         rows = validation.filter(pl.Series(np.isfinite(as_float(validation[target]))))
         keep = min(rows.height, self._int("validation_rows", 1))
         if keep == 0:
-            say(f"no validation row has {target}: training max_steps and keeping the last step")
+            say(
+                progress,
+                f"no validation row has {target}: training max_steps and keeping the last step",
+            )
             return None, 0
         order = np.random.default_rng(self.seed + 17).permutation(rows.height)[:keep]
         rows = rows[np.sort(order).tolist()]
@@ -344,11 +359,19 @@ class Laser(Method):
             pred = np.clip(np.nan_to_num(pred, nan=0.0, posinf=0.0), 0.0, None)
             return float(np.sqrt(np.mean((np.log1p(pred) - truth) ** 2)))
 
-        say(f"validating every {self._int('validate_every')} steps on {keep} validation jobs")
+        say(
+            progress,
+            f"validating every {self._int('validate_every')} steps on {keep} validation jobs",
+        )
         return evaluate, keep
 
     def _tiny_tokenizer(
-        self, rows: pl.DataFrame, texts: list[str], vocab: int, config: Any, say: Progress
+        self,
+        rows: pl.DataFrame,
+        texts: list[str],
+        vocab: int,
+        config: Any,
+        progress: Progress | None,
     ) -> Any:
         """The BPE tokenizer of a from-scratch model: trained on this split's prompts (budgeted
         by a tokenizer-free estimate) and targets; kept with the checkpoints for a resume."""
@@ -360,9 +383,9 @@ class Laser(Method):
             Path(config.checkpoint_dir) / CHECKPOINT_TOKENIZER if config.checkpoint_dir else None
         )
         if saved is not None and saved.is_dir():
-            say(f"reusing the tokenizer saved in {saved}")
+            say(progress, f"reusing the tokenizer saved in {saved}")
             return AutoTokenizer.from_pretrained(saved)
-        say(f"training a {vocab}-token BPE tokenizer on {rows.height} jobs")
+        say(progress, f"training a {vocab}-token BPE tokenizer on {rows.height} jobs")
         tokenizer = train_tokenizer([*self._prompts(rows, None), *texts], vocab)
         if saved is not None:
             tokenizer.save_pretrained(saved)

@@ -60,6 +60,7 @@ import numpy as np
 
 from gharuntime.baselines.laser.processes import check_launch
 from gharuntime.baselines.method import MethodError
+from gharuntime.progress import Progress, say
 
 __all__ = [
     "Example",
@@ -72,7 +73,6 @@ __all__ = [
     "train",
 ]
 
-Progress = Callable[[str], None]
 LATEST = "latest.json"
 WINDOW = 16  # micro-batches per length-sorting window
 
@@ -335,7 +335,7 @@ def train(
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
     procs, rank = accelerator.num_processes, accelerator.process_index
     check_launch(procs, accelerator.distributed_type)
-    say = progress if progress is not None and accelerator.is_main_process else (lambda _m: None)
+    progress = progress if accelerator.is_main_process else None
     set_seed(config.seed)
     fingerprint = _fingerprint(config, examples, model, procs)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -357,7 +357,7 @@ def train(
                 )
             accelerator.load_state(str(ckpt / latest["dir"]))
             start = int(latest["step"])
-            say(f"resuming from the checkpoint at step {start}")
+            say(progress, f"resuming from the checkpoint at step {start}")
 
     stream = _BatchStream(examples, config.batch_size, config.seed)
     result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
@@ -409,7 +409,9 @@ def train(
         result.steps = step + 1
         if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
             _read_losses(accelerator, pending, result.losses)  # one device sync per 10 steps
-            say(f"step {step + 1}/{config.max_steps}: target loss {result.losses[-1]:.4f}")
+            say(
+                progress, f"step {step + 1}/{config.max_steps}: target loss {result.losses[-1]:.4f}"
+            )
         if ckpt is not None and (
             (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps
         ):
@@ -421,8 +423,9 @@ def train(
         ):
             best = _validate(accelerator.unwrap_model(model), evaluate, step + 1, best, result)
             say(
+                progress,
                 f"step {step + 1}: validation {result.validation[-1][1]:.4f} "
-                f"(best {best[0]:.4f} at step {best[1]})"
+                f"(best {best[0]:.4f} at step {best[1]})",
             )
     _read_losses(accelerator, pending, result.losses)  # every process stops at the same step
     result.seconds = time.perf_counter() - t0
@@ -435,7 +438,7 @@ def train(
                 for name, p in model.named_parameters():
                     if name in best[2]:
                         p.copy_(best[2][name])
-            say(f"kept the weights of step {best[1]} (best validation score)")
+            say(progress, f"kept the weights of step {best[1]} (best validation score)")
     model.eval()
     accelerator.free_memory()
     return result

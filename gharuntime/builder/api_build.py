@@ -36,8 +36,9 @@ from gharuntime.builder.workflows_at import (
 )
 from gharuntime.contract import COLUMNS
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
+from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
-from gharuntime.sources._columns import Problems, Progress, SourceError
+from gharuntime.sources._columns import Problems, SourceError
 from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 
@@ -269,9 +270,7 @@ def _candidates(
         callees=callees,
         on_bad_yaml=bad_yaml,
         workers=workers,
-        progress=(lambda done, total: progress("resolving job keys", done, total))
-        if progress is not None
-        else None,
+        progress=progress,
     )
     texts = Texts(
         workflows=pl.DataFrame(

@@ -24,9 +24,10 @@ from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
+from gharuntime.progress import Progress
 from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
-from gharuntime.sources._columns import Problems, Progress, SourceError
+from gharuntime.sources._columns import Problems, SourceError
 from gharuntime.sources.ghalogs import read_ghalogs
 from gharuntime.sources.raw import read_raw_stores
 

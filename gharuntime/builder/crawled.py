@@ -23,9 +23,9 @@ from gharuntime.contract import RawStoreLayout
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
+from gharuntime.progress import Progress
 from gharuntime.rawstore import connect_state
 from gharuntime.release_diff import DatasetSide
-from gharuntime.sources._columns import Progress
 from gharuntime.sources.raw import count_records
 
 __all__ = [

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from gharuntime.progress import Progress
 from gharuntime.workflow import (
     ExpandedJob,
     JobSpec,
@@ -299,7 +300,7 @@ def resolve_job_keys(
     on_bad_yaml: Callable[[str, str], None] | None = None,
     workers: int | None = None,
     parallel_above: int = PARALLEL_FILES,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> pl.DataFrame:
     """For each distinct (resolve_unit, workflow_sha256, job_name) of `pairs`, what the YAML
     says (KEY_SCHEMA). `pairs` may lack `resolve_unit` (then it is the workflow_sha256);
@@ -337,7 +338,7 @@ def resolve_job_keys(
                 for chunk in pool.map(_resolve_chunk, chunks):
                     results.extend(chunk)
                     if progress is not None:
-                        progress(len(results), len(work))
+                        progress("resolving job keys", len(results), len(work))
         except (BrokenProcessPool, OSError, RuntimeError):
             results = None
     if results is None:
@@ -345,7 +346,7 @@ def resolve_job_keys(
         for unit_chunk in chunks:
             results.extend(_resolve_chunk(unit_chunk))
             if progress is not None:
-                progress(len(results), len(work))
+                progress("resolving job keys", len(results), len(work))
     rows: list[Row] = []
     reported: set[str] = set()
     for (_, sha, _, _, _), (file_rows, error) in zip(work, results, strict=True):

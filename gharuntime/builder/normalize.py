@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
-from gharuntime.sources._columns import Problems, Progress
+from gharuntime.progress import Progress
+from gharuntime.sources._columns import Problems
 from gharuntime.sources.raw import RawTables
 from gharuntime.workflow import runner_os
 
@@ -122,9 +123,7 @@ def normalize_raw(
         dict(zip(yaml_table["workflow_sha256"], yaml_table["workflow_yaml"], strict=True)),
         on_bad_yaml=bad_yaml,
         workers=workers,
-        progress=(lambda done, total: progress("resolving job keys", done, total))
-        if progress is not None
-        else None,
+        progress=progress,
     )
     texts = Texts(
         workflows=yaml_table.select("workflow_sha256", "workflow_yaml"),

@@ -14,7 +14,8 @@ from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import METHODS
 from gharuntime.baselines.run import meta_path, run_baseline
 from gharuntime.cli.errors import UsageProblem
-from gharuntime.cli.output import err_console, spinner, styled
+from gharuntime.cli.output import err_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
@@ -177,13 +178,10 @@ def baseline_command(
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
-            spinner(err_console, f"{name} on {track} track…") if primary else nullcontext()
-        ) as status:
-
-            def report(msg: str) -> None:
-                if status is not None:
-                    status.update(f"{name}: {msg}")
-
+            ProgressView(first=f"{name} on {track} track…", prefix=f"{name}: ")
+            if primary
+            else nullcontext()
+        ) as report:
             root = open_dataset(dataset).root
             result = run_baseline(
                 name,

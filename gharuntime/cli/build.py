@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TaskID, TimeElapsedColumn
 from rich.table import Table
 
 from gharuntime.builder.build import BuildError, BuildResult, build_from_ghalogs, build_from_raw
@@ -18,31 +17,17 @@ from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.output import err_console, out_console, plain_column, styled
+from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sim.world import SCALES
 
 __all__ = ["build_command"]
 
 SOURCES = ("raw", "ghalogs", "api-json", "simulated", "github")
-
-
-class _Bar:
-    """Renders the library's progress(stage, done, total) callback as one rich progress bar."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.task: TaskID = progress.add_task("starting", total=None)
-
-    def __call__(self, stage: str, done: int, total: int | None) -> None:
-        self.progress.update(
-            self.task,
-            description=f"{stage} ({done:,})" if done else stage,
-            completed=done,
-            total=total,
-        )
 
 
 def _conclusions(text: str) -> tuple[str, ...] | None:
@@ -291,15 +276,7 @@ def build_command(
             raise click.BadParameter(str(exc), param_hint="--previous") from None
     started = time.monotonic()
     try:
-        with Progress(
-            plain_column(),
-            BarColumn(),
-            plain_column("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            report = _Bar(bar)
+        with ProgressView(first="starting") as report:
             crawl_into = crawl_dir or out.with_name(out.name + ".raw")
             if kind in ("simulated", "github"):
                 claim_crawl_dir(
@@ -386,7 +363,7 @@ def _build_local(
     out: Path,
     logs: Path | None,
     keep: tuple[str, ...] | None,
-    report: _Bar,
+    report: Progress | None,
     *,
     rows_per_file: int,
     workers: int,
@@ -432,7 +409,7 @@ def _build_github(
     out: Path,
     raw: Path,
     keep: tuple[str, ...] | None,
-    report: _Bar,
+    report: Progress | None,
     *,
     repos_file: Path | None,
     search: str | None,

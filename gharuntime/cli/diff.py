@@ -8,7 +8,8 @@ import click
 
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.hub import check_endpoint
-from gharuntime.cli.output import err_console, spinner
+from gharuntime.cli.output import err_console
+from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
@@ -60,7 +61,7 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
       gharuntime diff ./release-2025 ./release-2026 --json > changes.json
     """
     try:
-        with spinner(err_console, "reading the two datasets…"):
+        with ProgressView(first="reading the two datasets…"):
             sides = [open_side(spec, endpoint=endpoint) for spec in (old, new)]
             diff = diff_datasets(*sides)
     except DatasetError as exc:

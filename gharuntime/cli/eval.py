@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TaskID, TimeRemainingColumn
 from rich.text import Text as RichText
 
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.output import err_console, out_console, plain_column, styled
+from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
@@ -30,31 +28,6 @@ from gharuntime.paths import output_file_problem
 __all__ = ["eval_command"]
 
 _SHOW_PER_KIND = 20
-
-
-@contextmanager
-def _progress() -> Iterator[Any]:
-    """A progress callback (stage, done, total) drawn as rich bars on stderr (a terminal)."""
-    if not err_console.is_terminal:
-        yield None
-        return
-    bars = Progress(
-        plain_column(),
-        BarColumn(),
-        plain_column("{task.percentage:>3.0f}%"),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def report(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = bars.add_task(stage, total=max(total, 1))
-        bars.update(tasks[stage], completed=done, total=max(total, 1))
-
-    with bars:
-        yield report
 
 
 def _problems_refusal(problems: ProblemLog) -> Refusal:
@@ -284,7 +257,7 @@ def eval_command(
         if problem:
             raise click.BadParameter(problem, param_hint="--out")
     try:
-        with _progress() as progress:
+        with ProgressView() as progress:
             if gold:
                 result = evaluate_gold(
                     dataset,

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.output import err_console, out_console, spinner, styled
+from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
 from gharuntime.hub.spec import endpoint_problem
@@ -55,14 +56,14 @@ def publish_command(
       HF_TOKEN=... gharuntime publish out/dataset --repo-id gharuntime/GHARuntime --tag v1.0
     """
     try:
-        with spinner(err_console, "publishing…") as status:
+        with ProgressView(first="publishing…") as progress:
             result = publish(
                 dataset_dir,
                 repo_id,
                 tag=tag,
                 private=private,
                 endpoint=endpoint,
-                progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
+                progress=progress,
             )
     except DatasetError as exc:
         raise Refusal(error_line(exc, "publish failed")) from exc
@@ -100,13 +101,13 @@ def download_command(dataset: str, to: Path | None, force: bool, endpoint: str |
       gharuntime download gharuntime/GHARuntime@v1.0 --to ./gharuntime-v1.0
     """
     try:
-        with spinner(err_console, f"downloading {dataset}…") as status:
+        with ProgressView(first=f"downloading {dataset}…") as progress:
             got = download(
                 dataset,
                 to=to,
                 endpoint=endpoint,
                 force=force,
-                progress=lambda stage, done, total: status.update(f"{stage} {done}/{total}"),
+                progress=progress,
             )
     except DatasetError as exc:
         raise Refusal(error_line(exc, "download failed")) from exc

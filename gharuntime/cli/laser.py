@@ -10,7 +10,8 @@ import json
 import click
 
 from gharuntime.cli.errors import UsageProblem
-from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.output import out_console
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import Text
 
 __all__ = ["laser_group"]
@@ -138,23 +139,21 @@ def bench_command(
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise UsageProblem(f"--device {device!r}: no CUDA device here; use --device cpu")
 
-    def progress(message: str) -> None:
-        err_console.print(message, highlight=False)
-
     # a BenchError (a model folder that does not load, bad lengths) is refused as it is
-    setup = load_setup(model, layers=layers, width=width, track=track)
-    result = run_bench(
-        setup,
-        prompt_lengths=lengths,
-        track=track,
-        encoding=encoding,
-        prompts_per_length=prompts,
-        batch_size=batch_size,
-        repeats=repeats,
-        device=device,
-        dtype=dtype,
-        progress=progress,
-    )
+    with ProgressView(lines=True) as progress:
+        setup = load_setup(model, layers=layers, width=width, track=track)
+        result = run_bench(
+            setup,
+            prompt_lengths=lengths,
+            track=track,
+            encoding=encoding,
+            prompts_per_length=prompts,
+            batch_size=batch_size,
+            repeats=repeats,
+            device=device,
+            dtype=dtype,
+            progress=progress,
+        )
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
         return

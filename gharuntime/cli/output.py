@@ -4,8 +4,9 @@ problems, so stdout stays clean for machine-readable output.
 The one place that decides how text is shown: both consoles print every string verbatim (no
 rich markup, no `:emoji:` codes), so a path, id, job name or hint holding `[...]` shows as it
 is and can never raise a MarkupError. Our own styling is explicit: `styled(("error", "red"),
-": ", message)` colours only the parts given with a style; spinners and progress columns take
-their text through `spinner_text` and `plain_column`, which rich would otherwise parse."""
+": ", message)` colours only the parts given with a style; progress columns take their text
+through `plain_column`, which rich would otherwise parse. Progress itself is drawn by the one
+adapter, `gharuntime.cli.progress.ProgressView`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import TextColumn
-from rich.status import Status
 from rich.text import Text
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "out_console",
     "plain_column",
     "safe_streams",
-    "spinner",
     "styled",
 ]
 
@@ -40,28 +39,6 @@ def safe_streams() -> None:
 def styled(*parts: str | tuple[str, str]) -> Text:
     """A line whose plain parts show verbatim and whose (text, style) parts carry our style."""
     return Text.assemble(*[(str(p[0]), p[1]) if isinstance(p, tuple) else str(p) for p in parts])
-
-
-class _VerbatimStatus:
-    """A rich Status whose messages are shown verbatim (Status parses a str as markup)."""
-
-    def __init__(self, status: Status) -> None:
-        self._status = status
-
-    def update(self, message: str) -> None:
-        self._status.update(Text(message))
-
-    def __enter__(self) -> _VerbatimStatus:
-        self._status.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._status.__exit__(*exc)
-
-
-def spinner(console: Console, message: str) -> _VerbatimStatus:
-    """`console.status(message)` with the message (and every update) shown verbatim."""
-    return _VerbatimStatus(console.status(Text(message)))
 
 
 def plain_column(template: str = "{task.description}", **kwargs: Any) -> TextColumn:

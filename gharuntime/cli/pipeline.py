@@ -6,12 +6,12 @@ import time
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.builder.build import BuildError
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.output import err_console, plain_column, styled
+from gharuntime.cli.output import err_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.leaderboard.registry import LeaderboardError
@@ -68,18 +68,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
         err_console.print(f"[{index}/{total}] {step.label}: {summary} ({elapsed:.0f} s elapsed)")
 
     try:
-        with Progress(
-            plain_column(),
-            BarColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("starting", total=None)
-
-            def report(stage: str, completed: int, total: int | None) -> None:
-                bar.update(task, description=stage, completed=completed, total=total)
-
+        with ProgressView(first="starting") as report:
             result = run_pipeline(
                 out,
                 seed=seed,

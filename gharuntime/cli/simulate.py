@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from gharuntime.cli.errors import UsageProblem
-from gharuntime.cli.output import err_console, out_console, plain_column
+from gharuntime.cli.output import err_console, out_console
+from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
@@ -265,14 +266,6 @@ def dump_command(
     """
     import os
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from gharuntime.sim.dump import check_out, dump_world
 
     world = make_world(seed, scale, repos, workflows_per_repo, runs_per_workflow, days)
@@ -289,21 +282,13 @@ def dump_command(
         )
     n_workers = workers or max(1, min(4, os.cpu_count() or 1))
     started = time.perf_counter()
-    with Progress(
-        plain_column("dumping repositories"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-    ) as bar:
-        task = bar.add_task("dump", total=world.scale.repos)
+    with ProgressView() as progress:  # a DumpError is refused as it is
         stats = dump_world(
             world,
             out,
             logs=logs,
             workers=n_workers,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=progress,
         )
     seconds = time.perf_counter() - started
     err_console.print(

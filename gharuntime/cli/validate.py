@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from gharuntime.cli.output import err_console, out_console, spinner, styled
+from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.hub import HUB_ID, open_dataset
 from gharuntime.validation import validate_folder
 
@@ -38,9 +39,9 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
     """
     if not Path(dataset_dir).exists() and not HUB_ID.match(dataset_dir):
         raise click.BadParameter(f"{dataset_dir} does not exist", param_hint="DATASET_DIR")
-    with spinner(err_console, "validating…") as status:
+    with ProgressView(first="validating…") as progress:
         root = open_dataset(dataset_dir).root  # a DatasetError is refused as it is
-        problems = validate_folder(root, progress=lambda f: status.update(f"checking {f}"))
+        problems = validate_folder(root, progress=progress)
     if as_json:
         out_console.print_json(
             json.dumps([{"where": p.where, "message": p.message} for p in problems])

@@ -12,7 +12,6 @@ from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.eval.evaluate import (
     InvalidSubmission,
     Predictions,
-    Progress,
     gold_methods,
     prepare_submission,
     resolve_meta,
@@ -23,6 +22,7 @@ from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.provenance import add_provenance, check_not_empty
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
+from gharuntime.progress import Progress
 
 __all__ = ["DEFAULT_CONFIG", "DEFAULT_SPLIT", "evaluate_file", "evaluate_gold"]
 

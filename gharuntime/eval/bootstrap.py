@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -32,6 +32,7 @@ from gharuntime.eval.spearman import (
     SPEARMAN_EXACT,
     ResampledSpearman,
 )
+from gharuntime.progress import Progress
 
 __all__ = [
     "CONFIDENCE",
@@ -412,10 +413,12 @@ class CellResult:
 def run_cells(
     boot: Bootstrap,
     cells: Sequence[Cell | MeanCell],
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     exact_spearman_max: int | None = None,
+    stage: str = "bootstrap",
 ) -> list[CellResult]:
-    """Resample every cell with the same weights, one chunk of resamples at a time.
+    """Resample every cell with the same weights, one chunk of resamples at a time, counting
+    resamples done through `progress` as `stage`.
 
     Spearman is re-ranked exactly per resample when the total rows × resamples is at most
     `exact_spearman_max` (default EXACT_SPEARMAN_MAX_WORK)."""
@@ -427,7 +430,7 @@ def run_cells(
         for c in cells
     ]
     with ThreadPoolExecutor(max_workers=_workers(len(cells))) as pool:
-        _resample_all(boot, cells, parts, pool, exact, progress)
+        _resample_all(boot, cells, parts, pool, exact, progress, stage)
     return [
         CellResult(
             rows=cell.rows,
@@ -464,7 +467,8 @@ def _resample_all(
     parts: list[dict[str, list[FloatArray]]],
     pool: ThreadPoolExecutor,
     exact: bool,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress | None,
+    stage: str,
 ) -> None:
     """Every chunk of resamples through every cell, appending each metric's values to parts."""
     done = 0
@@ -498,7 +502,7 @@ def _resample_all(
                 part[name].append(v)
         done += weights.shape[0]
         if progress:
-            progress(done, boot.resamples)
+            progress(stage, done, boot.resamples)
 
 
 def interval(values: FloatArray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:

@@ -4,7 +4,7 @@ truth, and score it, with the same repository resamples for every method."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -28,6 +28,7 @@ from gharuntime.eval.quantiles import (
 )
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
+from gharuntime.progress import Progress
 
 __all__ = [
     "BREAKDOWNS",
@@ -44,7 +45,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-Progress = Callable[[str, int, int], None]
 
 BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training")
 _OS_ORDER: Final = ("Linux", "Windows", "macOS")
@@ -126,9 +126,7 @@ def prepare_submission(
             meta.track,
             log,
             allow_partial=allow_partial,
-            progress=(lambda d, t: progress("reading " + submission.name, d, t))
-            if progress
-            else None,
+            progress=progress,
         )
     except OSError as exc:
         log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
@@ -309,11 +307,7 @@ def score(
         if not indices and stage != "bootstrap":
             continue
 
-        def report(done: int, total: int, stage: str = stage) -> None:
-            if progress:
-                progress(stage, done, total)
-
-        finished = run_cells(boot, [cells[i] for i in indices], progress=report)
+        finished = run_cells(boot, [cells[i] for i in indices], progress=progress, stage=stage)
         for i, r in zip(indices, finished, strict=True):
             results[i] = r
     scored = [

@@ -20,6 +20,7 @@ import polars as pl
 from gharuntime.contract import TARGETS
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
+from gharuntime.progress import Progress
 from gharuntime.readfile import open_regular
 
 __all__ = ["ParsedSubmission", "read_submission"]
@@ -173,7 +174,7 @@ def read_submission(
     log: ProblemLog,
     *,
     allow_partial: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> ParsedSubmission:
     """Parse `path` against the split's `ids` (in row order) for the track's `targets`.
 
@@ -214,7 +215,7 @@ def read_submission(
                 )
                 reader.line_by_line(numbers, objs)
             if progress:
-                progress(done_bytes, total_bytes)
+                progress("reading " + path.name, done_bytes, total_bytes)
     rows, values, row_line = reader.resolve(ids)
     n = ids.len()
     present = np.zeros(n, dtype=bool)

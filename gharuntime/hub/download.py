@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +26,9 @@ from gharuntime.hub.spec import (
     scrub,
 )
 from gharuntime.paths import replace_folder
+from gharuntime.progress import Progress
 
 __all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gharuntime.dataset import dataset_revision, sha256_file, validate
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import HubError, check_token, endpoint_url, parse_spec, scrub
+from gharuntime.progress import Progress
 
 __all__ = ["PublishResult", "publish"]
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)

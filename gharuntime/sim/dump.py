@@ -19,6 +19,7 @@ from typing import Any
 
 from gharuntime.contract import RawKind
 from gharuntime.errors import GharuntimeError
+from gharuntime.progress import Progress
 from gharuntime.rawstore import RawStoreWriter, connect_state
 from gharuntime.sim.logs import job_log
 from gharuntime.sim.payloads import Payloads
@@ -201,6 +202,10 @@ def _dump_part(
     return stats
 
 
+DUMP_STAGE = "dumping repositories"
+"""What `dump_world` reports its count of repositories as."""
+
+
 def dump_world(
     world: World,
     out: Path,
@@ -208,22 +213,23 @@ def dump_world(
     logs: bool = False,
     workers: int = 1,
     shard_records: int = 20000,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> DumpStats:
     """Write `world` into the raw store at `out` (created, or resumed when it holds an earlier,
-    interrupted dump of the same world). `progress(done, total)` counts repositories."""
+    interrupted dump of the same world). `progress("dumping repositories", done, total)` counts
+    repositories."""
     meta = _meta(world, logs)
     already = _check_out(out, meta)
     total = world.scale.repos
     done = len(already)
     if progress:
-        progress(done, total)
+        progress(DUMP_STAGE, done, total)
 
     def step(n: int) -> None:
         nonlocal done
         done += n
         if progress:
-            progress(done, total)
+            progress(DUMP_STAGE, done, total)
 
     if workers <= 1:
         return _dump_part(world, out, logs, 0, 1, shard_records, step)

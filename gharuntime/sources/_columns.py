@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,16 +18,12 @@ from gharuntime.errors import GharuntimeError
 __all__ = [
     "ColumnBuffer",
     "Problems",
-    "Progress",
     "SourceError",
     "epoch_us",
     "first_line",
     "gc_paused",
     "pack_list",
 ]
-
-Progress = Callable[[str, int, "int | None"], None]
-"""progress(stage, done, total): how far a long stage is; total is None when unknown."""
 
 _MAX_EXAMPLES = 20
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import polars as pl
 
+from gharuntime.progress import Progress
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
-    Progress,
     SourceError,
     gc_paused,
     pack_list,

@@ -41,10 +41,10 @@ import polars as pl
 
 from gharuntime.builder.normalize import to_datetime, with_runner_os
 from gharuntime.paths import contained
+from gharuntime.progress import Progress
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
-    Progress,
     SourceError,
     epoch_us,
     first_line,

@@ -21,11 +21,11 @@ from typing import Any
 import polars as pl
 
 from gharuntime.contract import RawKind, RawStoreLayout
+from gharuntime.progress import Progress
 from gharuntime.rawstore import iter_records, listed_shards
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
-    Progress,
     epoch_us,
     first_line,
     gc_paused,
