@@ -27,7 +27,7 @@ from gharuntime.builder.build import BuildError, BuildResult, finish_build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
-from gharuntime.builder.normalize import Texts, to_datetime, with_runner_os
+from gharuntime.builder.normalize import Texts
 from gharuntime.builder.workflows_at import (
     WorkflowFinder,
     detect_licence,
@@ -39,6 +39,7 @@ from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Problems, Progress, SourceError
 from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
+from gharuntime.sources.base import to_datetime, with_runner_os
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 
 __all__ = ["PROVENANCE_FILE", "build_from_api_json"]

@@ -39,7 +39,6 @@ from typing import Any
 
 import polars as pl
 
-from gharuntime.builder.normalize import to_datetime, with_runner_os
 from gharuntime.paths import contained
 from gharuntime.sources._columns import (
     ColumnBuffer,
@@ -51,6 +50,7 @@ from gharuntime.sources._columns import (
     gc_paused,
     pack_list,
 )
+from gharuntime.sources.base import to_datetime, with_runner_os
 from gharuntime.sources.raw import runner_from_log
 from gharuntime.sources.values import api_id, api_int
 from gharuntime.workflow import strip_ref
