@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gharuntime.builder.build import BuildError, BuildResult, build_from_raw
+from gharuntime.builder.build import BuildError, BuildResult, RawSource, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir, simulated_world
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
@@ -160,13 +160,11 @@ def build_from_simulated(
     # The server's port and the crawl's shard boundaries change from call to call; the world
     # (seed, scale) and the record count do not, so only they describe the store.
     info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
-    built = build_from_raw(
-        [raw],
+    built = build(
+        RawSource([raw], source=info, workers=workers),
         out,
         conclusions=conclusions,
-        source=info,
         progress=progress,
-        workers=workers,
         previous=previous,
     )
     built.notes.extend(notes)
@@ -193,12 +191,10 @@ def build_from_crawl(
         "until": result.until,
         "crawl_failures": len(result.failures),
     }
-    return build_from_raw(
-        [raw],
+    return build(
+        RawSource([raw], source=source, workers=workers),
         out,
         conclusions=conclusions,
-        source=source,
         progress=progress,
-        workers=workers,
         previous=previous,
     )

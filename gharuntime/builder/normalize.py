@@ -4,13 +4,11 @@ workflow file, job name or label set."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import polars as pl
 
 from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
 from gharuntime.sources._columns import Problems, Progress
-from gharuntime.sources.base import to_datetime, with_runner_os
+from gharuntime.sources.base import Texts, to_datetime, with_runner_os
 from gharuntime.sources.raw import RawTables
 
 __all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw"]
@@ -19,24 +17,6 @@ CANDIDATE_EXTRA = ("status", "job_key_how")
 """Columns a candidate row carries beyond the contract's, for the filters and the report."""
 
 _TS = pl.Datetime("us", "UTC")
-
-
-@dataclass(frozen=True)
-class Texts:
-    """The YAML texts, one row per distinct file and per resolved job: joined onto the rows only
-    at the end, so filters and sorts never move millions of long strings."""
-
-    workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
-    jobs: pl.DataFrame  # workflow_sha256 (or resolve_unit), job_name, job_yaml
-
-    def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
-        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name
-        (or, when both carry it, the resolve_unit: the file with the workflows it calls)."""
-        rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
-        key = "resolve_unit" if "resolve_unit" in self.jobs.columns else "workflow_sha256"
-        return rows.join(
-            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
-        ).join(self.jobs, on=[key, "job_name"], how="left", maintain_order="left")
 
 
 def normalize_raw(

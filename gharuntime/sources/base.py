@@ -1,14 +1,74 @@
-"""What every source reader gives the build: candidate job rows in the contract's columns. The
-column helpers the readers share live here, below the builder, so no reader imports from
-`gharuntime.builder` (the builder imports the readers, never the other way round)."""
+"""What every source gives the build: `Candidates`, the candidate job rows in the contract's
+columns with the problems met reading them and the provenance for the manifest, from a `Source`
+whose `read()` makes them. One shape for every source (raw stores, the GHALogs dump, API JSON),
+so one build (`gharuntime.builder.build.build`) serves them all.
+
+The column helpers the readers share live here too, below the builder, so no reader imports
+from `gharuntime.builder` (the builder imports the readers, never the other way round)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
 import polars as pl
 
+from gharuntime.sources._columns import Problems, Progress
 from gharuntime.workflow import runner_os
 
-__all__ = ["to_datetime", "with_runner_os"]
+__all__ = ["Candidates", "CardRender", "Source", "Texts", "to_datetime", "with_runner_os"]
+
+CardRender = Callable[[Mapping[str, Any], pl.DataFrame, Path], str]
+"""render(manifest, jobs, folder) -> the dataset card's Markdown."""
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The YAML texts, one row per distinct file and per resolved job: joined onto the rows only
+    at the end, so filters and sorts never move millions of long strings."""
+
+    workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
+    jobs: pl.DataFrame  # workflow_sha256 (or resolve_unit), job_name, job_yaml
+
+    def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name
+        (or, when both carry it, the resolve_unit: the file with the workflows it calls)."""
+        rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
+        key = "resolve_unit" if "resolve_unit" in self.jobs.columns else "workflow_sha256"
+        return rows.join(
+            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
+        ).join(self.jobs, on=[key, "job_name"], how="left", maintain_order="left")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a source read: the rows the build filters, and what the manifest says of them.
+
+    `frame` holds the contract's columns (history aside) plus `status` and `job_key_how`, before
+    any filter; `problems` counts the bad input met; `provenance` is the manifest's `source`.
+    The rest is optional: `build` adds to the manifest's build parameters (records read, fetch
+    errors), `texts` holds the YAML texts joined on at the end, `cross_repo` fixes some
+    repositories' cross_repo split, `render` replaces the default card."""
+
+    frame: pl.DataFrame
+    problems: Problems
+    provenance: dict[str, Any]
+    build: dict[str, Any] = field(default_factory=dict)
+    texts: Texts | None = None
+    cross_repo: Mapping[int, str] | None = None
+    render: CardRender | None = None
+
+
+class Source(Protocol):
+    """A source the build reads. `read` raises SourceError (or the builder's BuildError) when
+    the source cannot be read at all; bad records are counted in the Candidates' problems."""
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """The candidate rows of this source."""
+        ...
+
 
 _TS = pl.Datetime("us", "UTC")
 
