@@ -105,6 +105,19 @@ def test_no_import_circles() -> None:
     assert _circles(edges) == []
 
 
+def test_sources_sit_below_the_builder() -> None:
+    """The readers (gharuntime.sources) never import the builder that uses them."""
+    edges = _import_graph(_modules())
+    up = {
+        (mod, dep)
+        for mod, deps in edges.items()
+        if mod.startswith("gharuntime.sources")
+        for dep in deps
+        if dep.startswith("gharuntime.builder")
+    }
+    assert up == set()
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_ruff_checks_every_tracked_python_file() -> None:
     tracked = subprocess.run(

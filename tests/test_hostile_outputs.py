@@ -177,6 +177,56 @@ def test_build_with_another_seed_at_the_same_out_is_refused(tmp_path: Path) -> N
     assert (out / "manifest.json").read_bytes() == manifest
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    """A store's files (SQLite's -wal/-shm side files, which a read may leave, aside)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+    }
+
+
+def test_a_store_of_other_settings_is_refused_by_the_library_too(tmp_path: Path) -> None:
+    """prepare_simulated_store (the library's path, the pipeline's) follows claim_crawl_dir's rule:
+    a store of another seed or --crawl-logs is refused and kept, never removed."""
+    from gharuntime.builder.build import BuildError
+    from gharuntime.builder.crawled import prepare_simulated_store
+    from gharuntime.rawstore import connect_state
+
+    store = tmp_path / "sim.raw"
+    prepare_simulated_store(store, 1, "tiny", False)
+    con = connect_state(store)
+    con.execute("INSERT INTO shards VALUES ('shard-00000.jsonl.gz', 3, ?)", ("0" * 64,))
+    con.close()
+    (store / "shard-00000.jsonl.gz").write_bytes(b"records")
+    prepare_simulated_store(store, 1, "tiny", False)  # the same world: continued
+    before = _files(store)
+    for seed, logs, said in ((1, True, "logs 0"), (2, False, "seed 2")):
+        with pytest.raises(BuildError, match="mix two worlds") as caught:
+            prepare_simulated_store(store, seed, "tiny", logs)
+        assert said in str(caught.value) and str(store) in str(caught.value)
+        assert "delete that folder" in str(caught.value)
+        assert _files(store) == before
+
+
+@pytest.mark.slow
+def test_toggling_crawl_logs_is_refused_and_keeps_the_store(tmp_path: Path) -> None:
+    """A store crawled without logs is not wiped by a build with --crawl-logs (it once was)."""
+    out = tmp_path / "sim"
+    args = ["build", "--source", "simulated", "--seed", "1", "--scale", "tiny", "--out", str(out)]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    manifest = (out / "manifest.json").read_bytes()
+    store = tmp_path / "sim.raw"
+    before = _files(store)
+    second = CliRunner().invoke(cli, [*args, "--crawl-logs"])
+    assert second.exit_code == 2, second.output
+    assert "logs 0" in second.output and "logs 1" in second.output, second.output
+    assert "Traceback" not in second.output
+    assert _files(store) == before
+    assert (out / "manifest.json").read_bytes() == manifest
+
+
 @pytest.mark.slow
 def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> None:
     """A crawl against a faulty simulated GitHub with no retries stores error records; the same

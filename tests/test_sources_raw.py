@@ -67,3 +67,16 @@ def test_a_record_missing_its_fields_is_counted_by_kind(shared_dir: Path, tmp_pa
 def test_a_folder_that_is_not_a_store_names_itself(tmp_path: Path) -> None:
     with pytest.raises(RawStoreError, match=str(tmp_path)):
         read_raw_stores([tmp_path])
+
+
+@pytest.mark.parametrize("attempt", [True, 1.5, "1.5", -1])
+def test_an_integer_that_is_not_one_makes_its_record_malformed(
+    shared_dir: Path, tmp_path: Path, attempt: object
+) -> None:
+    """The rule of gharuntime/sources/values: `true` is not attempt 1, nor 1.5 attempt 1."""
+    w = RawWorld(shared_dir)
+    w.add(RawKind.JOB, "1", {"id": 1, "run_id": 2, "name": "a", "run_attempt": attempt})
+    w.add(RawKind.JOB, "2", {"id": 2, "run_id": 2, "name": "b", "run_attempt": "2"})
+    tables = read_raw_stores([w.write(tmp_path / "store")])
+    assert tables.problems.counts == {"malformed_job_record": 1}
+    assert tables.jobs["run_attempt"].to_list() == [2]

@@ -17,17 +17,18 @@ from and how its workflow file was found) is written to `provenance.parquet` bes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
 
-from gharuntime.builder.build import BuildError, BuildResult, finish_build
+from gharuntime.builder.build import BuildError, BuildResult, build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
-from gharuntime.builder.normalize import Texts, to_datetime, with_runner_os
+from gharuntime.builder.normalize import Texts
 from gharuntime.builder.workflows_at import (
     WorkflowFinder,
     detect_licence,
@@ -38,11 +39,12 @@ from gharuntime.contract import COLUMNS
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
-from gharuntime.sources._columns import Problems, SourceError
+from gharuntime.sources._columns import Problems
 from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
+from gharuntime.sources.base import Candidates, to_datetime, with_runner_os
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 
-__all__ = ["PROVENANCE_FILE", "build_from_api_json"]
+__all__ = ["PROVENANCE_FILE", "ApiJsonSource", "build_from_api_json"]
 
 PROVENANCE_FILE = "provenance.parquet"
 _STRS = pl.List(pl.String)
@@ -460,6 +462,82 @@ def _render_with_provenance(provenance: pl.DataFrame) -> Any:
     return render
 
 
+@dataclass(frozen=True)
+class ApiJsonSource:
+    """Folders or git repositories of job/run API JSON, with the workflow YAML read from the
+    `yaml_git` histories at each run's head_sha, as a build Source.
+
+    `cross_repo` fixes the cross_repo split of named repositories ({"owner/name": "train"});
+    the others keep the contract's hash rule. `description` adds a paragraph to the card."""
+
+    paths: Sequence[Path | ApiSource]
+    yaml_git: Sequence[Path] = ()
+    cross_repo: Mapping[str, str] | None = None
+    workers: int = 1
+    description: str | None = None
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """read_api_json's records, placed and resolved to candidate rows (BuildError when no
+        job record is found or none can be placed, SourceError when a path cannot be read)."""
+        sources = [p if isinstance(p, ApiSource) else ApiSource(Path(p)) for p in self.paths]
+        tables = read_api_json(sources, progress=progress)
+        problems = tables.problems
+        if tables.jobs.height == 0:
+            counts = "; ".join(
+                f"{k} {v} (e.g. {(problems.examples.get(k) or ['-'])[0]})"
+                for k, v in sorted(problems.counts.items())
+            )
+            raise BuildError(
+                f"no job record found in {', '.join(str(s.path) for s in sources)} "
+                f"({sum(s['files'] for s in tables.sources)} JSON files read"
+                + (f"; problems: {counts}" if counts else "")
+                + "); pass folders or git repositories of GitHub jobs API JSON"
+            )
+        histories = open_histories(self.yaml_git, problems.add)
+        finder = WorkflowFinder((label, repo) for label, repo, _ in histories)
+        try:
+            infos = _source_infos(tables, sources)
+            yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
+            candidates, provenance, texts, derived = _candidates(
+                tables, finder, problems, workers=self.workers, progress=progress
+            )
+        finally:
+            finder.close()
+        del tables
+        if candidates.height == 0:
+            raise BuildError(
+                "no job record could be placed (every job lacks its run record or repository "
+                "id; problems: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(problems.counts.items()))
+                + ")"
+            )
+        fixed = _cross_repo_ids(candidates, self.cross_repo)
+        licences = {i.get("licence") for i in [*infos, *yaml_infos]}
+        source = {
+            "kind": "api-json",
+            "synthetic": False,
+            "sources": infos,
+            "yaml_histories": yaml_infos,
+            "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
+            "description": self.description,
+            "derived": derived,
+            "provenance_columns": provenance.columns,
+        }
+        if fixed:
+            source["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
+        frames = [candidates]
+        del candidates  # only `frames` holds the rows: the build frees them stage by stage
+        return Candidates(
+            frame=frames.pop(),
+            problems=problems,
+            provenance=source,
+            build={"records": int(sum(i["jobs"] + i["runs"] for i in infos))},
+            texts=texts,
+            cross_repo={rid: split for rid, split in fixed.values()} or None,
+            render=_render_with_provenance(provenance),
+        )
+
+
 def build_from_api_json(
     paths: Sequence[Path | ApiSource],
     out: Path,
@@ -473,70 +551,20 @@ def build_from_api_json(
     description: str | None = None,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from folders or git repositories of job/run API JSON, with the workflow YAML read
-    from the `yaml_git` histories at each run's head_sha.
-
-    `cross_repo` fixes the cross_repo split of named repositories ({"owner/name": "train"});
-    the others keep the contract's hash rule. `description` adds a paragraph to the card."""
-    sources = [p if isinstance(p, ApiSource) else ApiSource(Path(p)) for p in paths]
-    try:
-        tables = read_api_json(sources, progress=progress)
-    except SourceError as exc:
-        raise BuildError(str(exc)) from exc
-    problems = tables.problems
-    if tables.jobs.height == 0:
-        counts = "; ".join(
-            f"{k} {v} (e.g. {(problems.examples.get(k) or ['-'])[0]})"
-            for k, v in sorted(problems.counts.items())
-        )
-        raise BuildError(
-            f"no job record found in {', '.join(str(s.path) for s in sources)} "
-            f"({sum(s['files'] for s in tables.sources)} JSON files read"
-            + (f"; problems: {counts}" if counts else "")
-            + "); pass folders or git repositories of GitHub jobs API JSON"
-        )
-    histories = open_histories(yaml_git, problems.add)
-    finder = WorkflowFinder((label, repo) for label, repo, _ in histories)
-    try:
-        infos = _source_infos(tables, sources)
-        yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
-        candidates, provenance, texts, derived = _candidates(
-            tables, finder, problems, workers=workers, progress=progress
-        )
-    finally:
-        finder.close()
-    del tables
-    if candidates.height == 0:
-        raise BuildError(
-            "no job record could be placed (every job lacks its run record or repository id; "
-            f"problems: {', '.join(f'{k} {v}' for k, v in sorted(problems.counts.items()))})"
-        )
-    fixed = _cross_repo_ids(candidates, cross_repo)
-    licences = {i.get("licence") for i in [*infos, *yaml_infos]}
-    source = {
-        "kind": "api-json",
-        "synthetic": False,
-        "sources": infos,
-        "yaml_histories": yaml_infos,
-        "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
-        "description": description,
-        "derived": derived,
-        "provenance_columns": provenance.columns,
-    }
-    if fixed:
-        source["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
-    return finish_build(
-        candidates,
+    """Build from folders or git repositories of job/run API JSON (see ApiJsonSource):
+    `build(ApiJsonSource(...))`."""
+    return build(
+        ApiJsonSource(
+            list(paths),
+            yaml_git=list(yaml_git),
+            cross_repo=cross_repo,
+            workers=workers,
+            description=description,
+        ),
         out,
-        source=source,
-        problems=problems,
-        texts=texts,
         conclusions=conclusions,
-        build={"records": int(sum(i["jobs"] + i["runs"] for i in infos))},
         progress=progress,
         rows_per_file=rows_per_file,
-        cross_repo={rid: split for rid, split in fixed.values()} or None,
-        render=_render_with_provenance(provenance),
         previous=previous,
     )
 

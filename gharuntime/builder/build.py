@@ -1,5 +1,7 @@
 """`gharuntime build` as a library call: read a source, normalize, filter, add history, split and
-write a documented dataset folder through `gharuntime.dataset.write_dataset`.
+write a documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
+`gharuntime.sources.base.Source` whose `read()` gives Candidates; `build` is the one build, and
+each `build_from_*` wraps it with its source's adapter.
 
 Every bad input is counted in the result's `problems` (and the manifest), never raised; what is
 raised (BuildError) is a build that cannot produce a dataset at all, and then any earlier dataset
@@ -28,12 +30,15 @@ from gharuntime.progress import Progress
 from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
 from gharuntime.sources._columns import Problems, SourceError
-from gharuntime.sources.ghalogs import read_ghalogs
+from gharuntime.sources.base import Candidates, CardRender, Source
+from gharuntime.sources.ghalogs import GhalogsSource
 from gharuntime.sources.raw import read_raw_stores
 
 __all__ = [
     "BuildError",
     "BuildResult",
+    "RawSource",
+    "build",
     "build_from_ghalogs",
     "build_from_raw",
     "finish_build",
@@ -109,8 +114,6 @@ def _store_provenance(root: Path) -> dict[str, Any]:
         "shards_sha256": digest,
     }
 
-
-CardRender = Callable[[Mapping[str, Any], pl.DataFrame, Path], str]
 
 PREVIOUS_HEADING = "\n## How to cite"
 
@@ -219,6 +222,93 @@ def finish_build(
     return BuildResult(out=out, manifest=manifest, filters=filter_counts, problems=problems)
 
 
+def build(
+    source: Source,
+    out: Path,
+    *,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+    previous: DatasetSide | None = None,
+) -> BuildResult:
+    """The one build: read `source`'s candidates, then filter, add history and write the
+    dataset at `out` (finish_build). A source that cannot be read is a BuildError."""
+    try:
+        read = [source.read(progress)]
+    except SourceError as exc:
+        raise BuildError(str(exc)) from exc
+    found = read.pop()
+    frames = [found.frame]
+    problems, provenance, params = found.problems, found.provenance, found.build
+    texts, cross_repo, render = found.texts, found.cross_repo, found.render
+    del found  # only `frames` holds the candidates now, so the build can free them early
+    return finish_build(
+        frames.pop(),
+        out,
+        source=provenance,
+        problems=problems,
+        texts=texts,
+        conclusions=conclusions,
+        build=params,
+        progress=progress,
+        rows_per_file=rows_per_file,
+        cross_repo=cross_repo,
+        render=render,
+        previous=previous,
+    )
+
+
+@dataclass(frozen=True)
+class RawSource:
+    """One or more raw stores (crawl shards or `simulate dump`), read together, as a Source.
+
+    `source` adds to (and overrides) the provenance the stores give; `workers` > 1 parses
+    workflow YAML in that many spawned processes (see resolve_job_keys)."""
+
+    roots: Sequence[Path]
+    source: Mapping[str, Any] | None = None
+    workers: int = 1
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """read_raw_stores, normalized to candidate rows (SourceError: not a raw store)."""
+        roots = [Path(r) for r in self.roots]
+        try:
+            for root in roots:
+                listed_shards(root)  # a clear error naming the folder when it is not a store
+            stores = [_store_provenance(r) for r in roots]
+            tables = read_raw_stores(roots, progress=progress)
+        except (RawStoreError, sqlite3.Error) as exc:
+            raise SourceError(str(exc)) from exc
+        problems = tables.problems
+        records, fetch_errors = tables.records, tables.fetch_errors
+        _note(progress, "normalizing")
+        normalized = [normalize_raw(tables, problems, workers=self.workers, progress=progress)]
+        del tables  # the raw tables are no longer needed; free them before the filters run
+        # Recorded, not guessed: a crawl that met the simulated GitHub's SIMULATED_HEADER, and
+        # `simulate dump`, write synthetic=1 into the store's meta.
+        synthetic = any(
+            s["meta"].get("synthetic") == "1" or s["meta"].get("source") == "simulated"
+            for s in stores
+        )
+        src = {
+            "kind": "simulated" if synthetic else "raw",
+            "synthetic": synthetic,
+            "stores": stores,
+            **(self.source or {}),
+        }
+        # A store's record wins over what the caller assumed (`--source github` pointed at the
+        # simulated GitHub is still synthetic).
+        src["synthetic"] = synthetic or bool(src.get("synthetic"))
+        texts = normalized[0][1]
+        return Candidates(
+            frame=normalized.pop()[0],  # no reference kept here, so it can be freed early
+            problems=problems,
+            provenance=src,
+            build={"records": records, "fetch_errors": fetch_errors},
+            texts=texts,
+        )
+
+
 def build_from_raw(
     roots: Sequence[Path],
     out: Path,
@@ -230,44 +320,12 @@ def build_from_raw(
     workers: int = 1,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from one or more raw stores (crawl shards or `simulate dump`), read together.
-
-    `workers` > 1 parses workflow YAML in that many spawned processes (see resolve_job_keys)."""
-    try:
-        for root in roots:
-            listed_shards(Path(root))  # a clear error naming the folder when it is not a store
-        stores = [_store_provenance(Path(r)) for r in roots]
-        tables = read_raw_stores([Path(r) for r in roots], progress=progress)
-    except (RawStoreError, sqlite3.Error) as exc:
-        raise BuildError(str(exc)) from exc
-    problems = tables.problems
-    records, fetch_errors = tables.records, tables.fetch_errors
-    _note(progress, "normalizing")
-    normalized = [normalize_raw(tables, problems, workers=workers, progress=progress)]
-    del tables  # the raw tables are no longer needed; free them before the filters run
-    # Recorded, not guessed: a crawl that met the simulated GitHub's SIMULATED_HEADER, and
-    # `simulate dump`, write synthetic=1 into the store's meta.
-    synthetic = any(
-        s["meta"].get("synthetic") == "1" or s["meta"].get("source") == "simulated" for s in stores
-    )
-    src = {
-        "kind": "simulated" if synthetic else "raw",
-        "synthetic": synthetic,
-        "stores": stores,
-        **(source or {}),
-    }
-    # A store's record wins over what the caller assumed (`--source github` pointed at the
-    # simulated GitHub is still synthetic).
-    src["synthetic"] = synthetic or bool(src.get("synthetic"))
-    texts = normalized[0][1]
-    return finish_build(
-        normalized.pop()[0],  # passed on without a reference here, so it can be freed early
+    """Build from one or more raw stores (crawl shards or `simulate dump`), read together:
+    `build(RawSource(...))`. `workers` > 1 parses workflow YAML in that many processes."""
+    return build(
+        RawSource(list(roots), source=source, workers=workers),
         out,
-        source=src,
-        problems=problems,
-        texts=texts,
         conclusions=conclusions,
-        build={"records": records, "fetch_errors": fetch_errors},
         progress=progress,
         rows_per_file=rows_per_file,
         previous=previous,
@@ -284,20 +342,12 @@ def build_from_ghalogs(
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional logs)."""
-    try:
-        read = [read_ghalogs(dump, logs=logs, progress=progress)]
-    except SourceError as exc:
-        raise BuildError(str(exc)) from exc
-    _, problems, info = read[0]
-    source = {"kind": "ghalogs", "synthetic": False, **info}
-    return finish_build(
-        read.pop()[0],
+    """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional
+    logs): `build(GhalogsSource(...))`."""
+    return build(
+        GhalogsSource(dump, logs),
         out,
-        source=source,
-        problems=problems,
         conclusions=conclusions,
-        build={"records": info.get("runs_read", 0)},
         progress=progress,
         rows_per_file=rows_per_file,
         previous=previous,

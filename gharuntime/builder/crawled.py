@@ -2,29 +2,25 @@
 crawler, over real HTTP) or GitHub itself; the crawl's raw store is then built like any other.
 
 The raw store is kept (a second call with the same folder continues the crawl instead of
-starting again), so an interrupted build loses no requests. Same parameters, same bytes, whatever
-was there before: `prepare_simulated_store` continues only a store of the same world (seed,
-scale, logs); a store it recorded for another world is removed and crawled afresh (said in the
-result's notes); anything else is refused.
+starting again), so an interrupted build loses no requests. Same parameters, same bytes:
+`prepare_simulated_store` continues only a store of the same world (seed, scale, logs); any
+other store is refused, never removed (`claim_crawl_dir`, the one rule for crawl folders).
 """
 
 from __future__ import annotations
 
 import secrets
-import shutil
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gharuntime.builder.build import BuildError, BuildResult, build_from_raw
+from gharuntime.builder.build import BuildError, BuildResult, RawSource, build
+from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir, simulated_world
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.contract import RawStoreLayout
 from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
 from gharuntime.progress import Progress
-from gharuntime.rawstore import connect_state
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sources.raw import count_records
 
@@ -35,8 +31,6 @@ __all__ = [
     "prepare_simulated_store",
     "simulated_store_identity",
 ]
-
-_LAYOUT = RawStoreLayout()
 
 
 def simulated_store_identity(seed: int, scale: str, logs: bool) -> dict[str, str]:
@@ -53,83 +47,18 @@ def simulated_store_identity(seed: int, scale: str, logs: bool) -> dict[str, str
     }
 
 
-def _stored_meta(raw: Path) -> dict[str, str] | None:
-    """The meta table of the raw store at `raw`; None when `raw` holds no raw store."""
-    state = raw / _LAYOUT.state
-    if not state.is_file():
-        return None
+def prepare_simulated_store(raw: Path, seed: int, scale: str, logs: bool) -> None:
+    """Make `raw` ready for a crawl of the simulated world (seed, scale, logs), by the one rule
+    for crawl folders (`claim_crawl_dir`): a new or empty folder is used, a store recorded as a
+    crawl of this very world is continued (a resumed crawl stores what a fresh one would), and
+    anything else, a store of another seed, scale or --crawl-logs included, is refused with a
+    BuildError that says how to go on; nothing there is touched."""
     try:
-        con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
-        try:
-            return {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise BuildError(
-            f"{state}: unreadable raw store state ({exc}); use another --crawl-dir"
-        ) from exc
-
-
-def prepare_simulated_store(raw: Path, identity: dict[str, str]) -> str | None:
-    """Make `raw` ready for a crawl of the world `identity` names; returns a note when it removed
-    an earlier store, None otherwise.
-
-    The one rule for "same parameters, same bytes": a new or empty folder is used as it is; a
-    store recorded as a crawl of this very world is continued (a resumed crawl stores what a
-    fresh one would); a store recorded as a crawl of another world (seed, scale or logs) is
-    removed and crawled afresh, since its records would end up in the dataset; anything else (a
-    raw store with no record of its world, a folder that is not a raw store) is refused."""
-    if raw.exists() and not raw.is_dir():
-        raise BuildError(f"{raw} is a file; --crawl-dir must be a folder")
-    if not raw.is_dir() or not any(raw.iterdir()):
-        _record_identity(raw, identity)
-        return None
-    meta = _stored_meta(raw)
-    if meta is None:
-        raise BuildError(
-            f"{raw} is not empty and holds no raw store; give an empty or new --crawl-dir "
-            "(nothing there was touched)"
+        claim_crawl_dir(
+            raw, simulated_world(seed, scale), simulated_store_identity(seed, scale, logs)
         )
-    stored = {k: meta[k] for k in identity if k in meta}
-    if stored == identity:
-        return None  # the same world: continue the crawl
-    if not stored and not _has_shards(raw):
-        _record_identity(raw, identity)  # a store with no record yet (claimed, never written)
-        return None
-    if meta.get("source") != "crawl" or set(stored) != set(identity):
-        raise BuildError(
-            f"{raw} holds a raw store that is not a recorded crawl of a simulated world "
-            f"(source {meta.get('source')!r}); its records would mix into this dataset. Delete "
-            "it or give another --crawl-dir"
-        )
-    was = ", ".join(f"{k.removeprefix('sim_')} {v}" for k, v in sorted(stored.items()))
-    now = ", ".join(f"{k.removeprefix('sim_')} {v}" for k, v in sorted(identity.items()))
-    aside = raw.with_name(f".{raw.name}.old")
-    shutil.rmtree(aside, ignore_errors=True)
-    raw.rename(aside)  # out of the way at once; removed below
-    shutil.rmtree(aside, ignore_errors=True)
-    _record_identity(raw, identity)
-    return (
-        f"{raw} held a crawl of another simulated world ({was}); removed it and crawled "
-        f"{now} afresh, so this dataset is the one these parameters always give"
-    )
-
-
-def _has_shards(raw: Path) -> bool:
-    con = connect_state(raw)
-    try:
-        return con.execute("SELECT 1 FROM shards LIMIT 1").fetchone() is not None
-    finally:
-        con.close()
-
-
-def _record_identity(raw: Path, identity: dict[str, str]) -> None:
-    con = connect_state(raw)
-    try:
-        for k, v in identity.items():
-            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
-    finally:
-        con.close()
+    except CrawlDirError as exc:
+        raise BuildError(str(exc)) from None
 
 
 def _events(progress: Progress | None, stage: str) -> Any:
@@ -175,13 +104,13 @@ def crawl_simulated(
     """Serve the seeded simulated world on 127.0.0.1 and crawl all of its history into `raw`.
 
     The crawl window is the world's own: its `days` up to its fixed END, never the wall clock.
-    The returned info's `notes` says when an earlier store of another world was removed."""
+    A store at `raw` of another world is refused (BuildError), never removed."""
     from gharuntime.sim import END, SCALES, ServerConfig, World, serve
     from gharuntime.sim.world import DAY, iso
 
     if scale not in SCALES:
         raise BuildError(f"unknown scale {scale!r}; choose one of {', '.join(sorted(SCALES))}")
-    note = prepare_simulated_store(raw, simulated_store_identity(seed, scale, logs))
+    prepare_simulated_store(raw, seed, scale, logs)
     world = World(seed, scale)
     token = "ghp_" + secrets.token_hex(18)  # a throwaway token for this one local server
     # No quota worth waiting for: the simulated GitHub only serves this crawl.
@@ -207,7 +136,7 @@ def crawl_simulated(
         "seed": seed,
         "scale": scale,
         "crawled": "the simulated GitHub over HTTP on 127.0.0.1, by gharuntime's crawler",
-        "notes": [note] if note else [],
+        "notes": [],
     }
     return result, info
 
@@ -231,13 +160,11 @@ def build_from_simulated(
     # The server's port and the crawl's shard boundaries change from call to call; the world
     # (seed, scale) and the record count do not, so only they describe the store.
     info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
-    built = build_from_raw(
-        [raw],
+    built = build(
+        RawSource([raw], source=info, workers=workers),
         out,
         conclusions=conclusions,
-        source=info,
         progress=progress,
-        workers=workers,
         previous=previous,
     )
     built.notes.extend(notes)
@@ -264,12 +191,10 @@ def build_from_crawl(
         "until": result.until,
         "crawl_failures": len(result.failures),
     }
-    return build_from_raw(
-        [raw],
+    return build(
+        RawSource([raw], source=source, workers=workers),
         out,
         conclusions=conclusions,
-        source=source,
         progress=progress,
-        workers=workers,
         previous=previous,
     )

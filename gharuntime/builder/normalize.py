@@ -4,70 +4,20 @@ workflow file, job name or label set."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import polars as pl
 
 from gharuntime.builder.jobkeys import resolve_job_keys, yaml_sha256
 from gharuntime.progress import Progress
 from gharuntime.sources._columns import Problems
+from gharuntime.sources.base import Texts, to_datetime, with_runner_os
 from gharuntime.sources.raw import RawTables
-from gharuntime.workflow import runner_os
 
-__all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw", "to_datetime", "with_runner_os"]
+__all__ = ["CANDIDATE_EXTRA", "Texts", "normalize_raw"]
 
 CANDIDATE_EXTRA = ("status", "job_key_how")
 """Columns a candidate row carries beyond the contract's, for the filters and the report."""
 
 _TS = pl.Datetime("us", "UTC")
-
-
-def to_datetime(*names: str) -> list[pl.Expr]:
-    """Epoch-microsecond integer columns as UTC datetimes."""
-    return [pl.col(n).cast(pl.Int64).cast(_TS) for n in names]
-
-
-def with_runner_os(rows: pl.DataFrame, image_col: str = "runner_image") -> pl.DataFrame:
-    """runner_os from the runner labels, else from the runner image read in the log; computed
-    once per distinct (labels, image)."""
-    key = pl.concat_str(
-        pl.col("runner_labels").list.join("\x1f").fill_null(""),
-        pl.lit("\x1e"),
-        pl.col(image_col).fill_null(""),
-    ).alias("_os_key")
-    rows = rows.with_columns(key)
-    combos = rows.select("_os_key", "runner_labels", image_col).unique(
-        "_os_key", maintain_order=True
-    )
-    values = []
-    for _, labels, image in combos.iter_rows():
-        found = runner_os(labels) if labels else None
-        if found is None and image:
-            found = runner_os([image])
-        values.append(found)
-    table = pl.DataFrame(
-        {"_os_key": combos["_os_key"], "runner_os": values},
-        schema={"_os_key": pl.String, "runner_os": pl.String},
-    )
-    return rows.join(table, on="_os_key", how="left", maintain_order="left").drop("_os_key")
-
-
-@dataclass(frozen=True)
-class Texts:
-    """The YAML texts, one row per distinct file and per resolved job: joined onto the rows only
-    at the end, so filters and sorts never move millions of long strings."""
-
-    workflows: pl.DataFrame  # workflow_sha256, workflow_yaml
-    jobs: pl.DataFrame  # workflow_sha256 (or resolve_unit), job_name, job_yaml
-
-    def attach(self, rows: pl.DataFrame) -> pl.DataFrame:
-        """`rows` with workflow_yaml and job_yaml filled from their workflow_sha256 / job_name
-        (or, when both carry it, the resolve_unit: the file with the workflows it calls)."""
-        rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
-        key = "resolve_unit" if "resolve_unit" in self.jobs.columns else "workflow_sha256"
-        return rows.join(
-            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
-        ).join(self.jobs, on=[key, "job_name"], how="left", maintain_order="left")
 
 
 def normalize_raw(

@@ -278,13 +278,8 @@ def build_command(
     try:
         with ProgressView(first="starting") as report:
             crawl_into = crawl_dir or out.with_name(out.name + ".raw")
-            if kind in ("simulated", "github"):
-                claim_crawl_dir(
-                    crawl_into,
-                    f"the simulated GitHub, seed {seed}, scale {scale}"
-                    if kind == "simulated"
-                    else f"the API at {api_url}",
-                )
+            if kind == "github":  # build_from_simulated claims its folder itself
+                claim_crawl_dir(crawl_into, f"the API at {api_url}")
             if kind == "simulated":
                 from gharuntime.builder.crawled import build_from_simulated
 

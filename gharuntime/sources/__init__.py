@@ -1,3 +1,6 @@
-"""Readers of the build's sources: raw stores (crawl, `simulate dump`) and the GHALogs dump."""
+"""Readers of the build's sources: raw stores (crawl, `simulate dump`), the GHALogs dump and API
+JSON. Each gives the build the same shape (`Candidates`) through a `Source` (see base)."""
 
-__all__: list[str] = []
+from gharuntime.sources.base import Candidates, Source
+
+__all__ = ["Candidates", "Source"]

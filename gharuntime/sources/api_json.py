@@ -37,8 +37,8 @@ from gharuntime.sources._columns import (
     gc_paused,
     pack_list,
 )
-from gharuntime.sources.api_values import api_id, api_int, api_text, api_time_us, api_title
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
+from gharuntime.sources.values import api_id, api_int, api_text, api_time_us, api_title
 from gharuntime.workflow import strip_ref
 
 __all__ = [

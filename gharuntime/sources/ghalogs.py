@@ -34,12 +34,12 @@ import re
 import tarfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import polars as pl
 
-from gharuntime.builder.normalize import to_datetime, with_runner_os
 from gharuntime.paths import contained
 from gharuntime.progress import Progress
 from gharuntime.sources._columns import (
@@ -51,11 +51,14 @@ from gharuntime.sources._columns import (
     gc_paused,
     pack_list,
 )
+from gharuntime.sources.base import Candidates, to_datetime, with_runner_os
 from gharuntime.sources.raw import runner_from_log
+from gharuntime.sources.values import api_id, api_int
 from gharuntime.workflow import strip_ref
 
 __all__ = [
     "GHALOGS_FILES",
+    "GhalogsSource",
     "job_name_from_log_file",
     "read_ghalogs",
     "runner_start",
@@ -155,19 +158,6 @@ def _lines(path: Path, what: str, problems: Problems) -> Iterator[tuple[int, dic
         problems.add("empty_file", f"{path.name}: no runs")
 
 
-def _int(v: Any) -> int | None:
-    """An integer field, or ValueError when it is not one that fits the job table (64 bits)."""
-    if v is None or v == "":
-        return None
-    try:
-        n = int(float(v)) if isinstance(v, (str, float)) and not isinstance(v, bool) else int(v)
-    except OverflowError:
-        raise ValueError(f"{str(v)[:40]} is not a finite number") from None
-    if not -(2**63) <= n < 2**63:
-        raise ValueError(f"{str(v)[:40]} is out of range")
-    return n
-
-
 def _repositories(path: Path, problems: Problems) -> pl.DataFrame:
     buf = ColumnBuffer(REPO_SCHEMA, 50_000)
     for number, doc in _lines(path, "repositories", problems):
@@ -182,10 +172,10 @@ def _repositories(path: Path, problems: Problems) -> pl.DataFrame:
             buf.append(
                 (
                     str(key).lower(),
-                    _int(repo.get("id")),
+                    api_int(repo.get("id"), "repo.id"),
                     repo.get("mainLanguage"),
-                    _int(repo.get("stargazers")),
-                    _int(repo.get("size")),
+                    api_int(repo.get("stargazers"), "repo.stargazers"),
+                    api_int(repo.get("size"), "repo.size"),
                     pack_list(topics),
                     bool(repo["isFork"]) if repo.get("isFork") is not None else None,
                     epoch_us(repo.get("createdAt")),
@@ -269,9 +259,11 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
     meta = doc["metadata"]
     repo_obj = meta.get("repository") if isinstance(meta.get("repository"), dict) else {}
     repo_name = str(repo_obj.get("full_name") or doc["repository_name"])
-    repo_id = _int(repo_obj.get("id"))
-    run_id = int(meta["id"])
-    attempt = _int(doc.get("run_attempt") or meta.get("run_attempt")) or 1
+    repo_id = api_int(repo_obj.get("id"), "repository.id")
+    run_id = api_id(meta["id"], "metadata.id")
+    attempt = (
+        api_int(doc.get("run_attempt") or meta.get("run_attempt"), "run_attempt", 2**31 - 1) or 1
+    )
     created = epoch_us(meta.get("run_started_at") or meta.get("created_at"))
     commit = meta.get("head_commit") if isinstance(meta.get("head_commit"), dict) else {}
     conclusion = "success" if meta.get("conclusion") == "success" else "unknown"
@@ -308,12 +300,12 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
                 repo_id,
                 run_id,
                 attempt,
-                _int(doc.get("run_number") or meta.get("run_number")),
+                api_int(doc.get("run_number") or meta.get("run_number"), "run_number"),
                 meta.get("event"),
                 meta.get("head_branch"),
                 meta.get("head_sha"),
                 first_line(commit.get("message")),
-                _int(meta.get("workflow_id")),
+                api_int(meta.get("workflow_id"), "workflow_id"),
                 path,
                 meta.get("name"),
                 job_name,
@@ -324,7 +316,7 @@ def _run_rows(doc: dict[str, Any], buf: ColumnBuffer, logs: Path | None, problem
                 started,
                 completed,
                 conclusion,
-                _int(entry.get("log_size")),
+                api_int(entry.get("log_size"), "log_size"),
             )
         )
         n += 1
@@ -433,3 +425,22 @@ def read_ghalogs(
         "id_rule": "ghalogs-<first 24 hex of sha256('ghalogs:{repo_id}:{run_id}:{attempt}:{log file}')>",
     }
     return with_runner_os(rows), problems, info
+
+
+@dataclass(frozen=True)
+class GhalogsSource:
+    """The GHALogs dump at `dump` (and its log archives under `logs`) as a build Source."""
+
+    dump: Path
+    logs: Path | None = None
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """read_ghalogs' rows, problems and provenance as Candidates (SourceError: no dump)."""
+        read = [read_ghalogs(self.dump, logs=self.logs, progress=progress)]
+        _, problems, info = read[0]
+        return Candidates(
+            frame=read.pop()[0],  # no reference kept here: the build frees it stage by stage
+            problems=problems,
+            provenance={"kind": "ghalogs", "synthetic": False, **info},
+            build={"records": info.get("runs_read", 0)},
+        )

@@ -31,12 +31,14 @@ from gharuntime.sources._columns import (
     gc_paused,
     pack_list,
 )
+from gharuntime.sources.values import api_int
 from gharuntime.workflow import strip_ref
 
 __all__ = ["RawTables", "count_records", "read_raw_stores", "runner_from_log"]
 
 _LAYOUT = RawStoreLayout()
 _STRS = pl.List(pl.String)
+_INT32 = 2**31 - 1  # run_attempt is an Int32 column
 
 REPOSITORY_SCHEMA = {
     "repo_id": pl.Int64(),
@@ -150,10 +152,6 @@ def count_records(roots: Iterable[Path]) -> int | None:
     return total
 
 
-def _int(v: Any) -> int | None:
-    return None if v is None or v == "" else int(v)
-
-
 class _Reader:
     def __init__(self) -> None:
         self.repos = ColumnBuffer(REPOSITORY_SCHEMA, 10_000)
@@ -170,11 +168,11 @@ class _Reader:
     def repository(self, repo_id: int | None, b: dict[str, Any]) -> None:
         self.repos.append(
             (
-                _int(b.get("id", repo_id)),
+                api_int(b.get("id", repo_id), "id"),
                 b["full_name"],
                 b.get("language"),
-                _int(b.get("stargazers_count")),
-                _int(b.get("size")),
+                api_int(b.get("stargazers_count"), "stargazers_count"),
+                api_int(b.get("size"), "size"),
                 pack_list(b.get("topics")),
                 b.get("fork"),
                 epoch_us(b.get("created_at")),
@@ -183,23 +181,23 @@ class _Reader:
         )
 
     def workflow(self, repo_id: int | None, b: dict[str, Any]) -> None:
-        self.workflows.append((_int(b["id"]), b.get("name")))
+        self.workflows.append((api_int(b["id"], "id"), b.get("name")))
 
     def run(self, repo_id: int | None, b: dict[str, Any]) -> None:
         repo = b.get("repository") or {}
         commit = b.get("head_commit") or {}
         self.runs.append(
             (
-                _int(b["id"]),
-                _int(b.get("run_attempt")) or 1,
-                _int(repo.get("id", repo_id)),
+                api_int(b["id"], "id"),
+                api_int(b.get("run_attempt"), "run_attempt", _INT32) or 1,
+                api_int(repo.get("id", repo_id), "repository.id"),
                 repo.get("full_name"),
-                _int(b.get("run_number")),
+                api_int(b.get("run_number"), "run_number"),
                 b.get("event"),
                 b.get("head_branch"),
                 b.get("head_sha"),
                 first_line(commit.get("message")),
-                _int(b.get("workflow_id")),
+                api_int(b.get("workflow_id"), "workflow_id"),
                 strip_ref(b["path"])[0] if b.get("path") else None,
                 b.get("name"),
                 epoch_us(b.get("created_at")),
@@ -211,9 +209,9 @@ class _Reader:
         steps = b.get("steps")
         self.jobs.append(
             (
-                _int(b["id"]),
-                _int(b["run_id"]),
-                _int(b.get("run_attempt")) or 1,
+                api_int(b["id"], "id"),
+                api_int(b["run_id"], "run_id"),
+                api_int(b.get("run_attempt"), "run_attempt", _INT32) or 1,
                 b["name"],
                 b.get("status"),
                 b.get("conclusion"),
@@ -242,7 +240,7 @@ class _Reader:
     def workflow_ref(self, repo_id: int | None, b: dict[str, Any]) -> None:
         self.refs.append(
             (
-                _int(b.get("repo_id", repo_id)),
+                api_int(b.get("repo_id", repo_id), "repo_id"),
                 strip_ref(b["path"])[0],
                 b["head_sha"],
                 b.get("blob_sha"),
@@ -255,7 +253,15 @@ class _Reader:
         size = b.get("bytes")
         if size is None and isinstance(text, str) and b.get("status") == "ok":
             size = len(text.encode())
-        self.logs.append((_int(b["job_id"]), b.get("status"), _int(size), image, pack_list(labels)))
+        self.logs.append(
+            (
+                api_int(b["job_id"], "job_id"),
+                b.get("status"),
+                api_int(size, "bytes"),
+                image,
+                pack_list(labels),
+            )
+        )
 
 
 def read_raw_stores(

@@ -1,8 +1,15 @@
-"""The values of one API record, each checked for what its column can hold before it is kept:
-a record whose id is `true`, `1e999` or `10**30`, whose time is `true` or a number beyond any
-date, or whose name is not text (or is megabytes of it) is malformed, counted by its file and
-skipped. Without this, a bool passes for 1 (job 1, 1970-01-01) and an out-of-range number
-fails the whole build when the column is made, long after the record that caused it."""
+"""The one place a JSON value of a source record (raw store, GHALogs dump, API JSON) becomes a
+column's value, so every reader agrees on what a record may hold.
+
+The rule for integers: a whole number from 0 to the column's limit (2**63-1 unless smaller), as
+a JSON integer, a float with no fraction (12.0, as some dumps write them) or a string of ASCII
+digits ("12", as `json.dumps(default=str)` dumps write ids); None when absent (null or "").
+Anything else raises ValueError: a bool (`true` is not job 1), a fraction (1.5 or "1.5" is not
+attempt 1), a negative, NaN or infinity, a number beyond the limit, another type. Each reader
+catches it per record, so the record is counted as malformed (by kind, with an example) and
+skipped; never the whole build. Without this, a bool passes for 1 (job 1, 1970-01-01) and an
+out-of-range number fails the whole build when the column is made, long after the record that
+caused it. Times and texts follow the same pattern (`api_time_us`, `api_text`)."""
 
 from __future__ import annotations
 
@@ -37,13 +44,13 @@ def _whole(value: Any, what: str, low: int, high: int) -> int:
 
 
 def api_id(value: Any, what: str) -> int:
-    """A required id: a whole number from 0 to 2**63-1 (a digit string too, as some dumps
-    write them); ValueError for anything else, a bool included."""
+    """A required id, by the module's rule for integers (ValueError when absent too)."""
     return _whole(value, what, 0, INT64_MAX)
 
 
 def api_int(value: Any, what: str, high: int = INT64_MAX) -> int | None:
-    """An optional whole number (None when absent or empty)."""
+    """An optional integer by the module's rule: None when absent (null or ""), else a whole
+    number from 0 to `high`; ValueError for anything else. `what` names the field in it."""
     if value is None or value == "":
         return None
     return _whole(value, what, 0, high)
