@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,6 +44,38 @@ def _regenerate_module() -> ModuleType:
 
 def _committed() -> dict[str, dict[str, Any]]:
     return {p.name: json.loads(p.read_text()) for p in sorted(FOLDER.glob("*.json"))}
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    git = shutil.which("git")
+    assert git is not None
+    return subprocess.run([git, "-C", str(ROOT), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_every_committed_result_was_scored_at_a_clean_commit_of_this_history() -> None:
+    """Anyone can check out the code that scored a committed result: its tree was clean and its
+    commit is HEAD or an ancestor of it (regenerate from a clean tree, then commit the results)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the commits cannot be checked")
+    if _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        pytest.skip("a shallow clone lacks the history to check the commits against")
+    files = sorted((ROOT / "leaderboard").glob("results/*/*.json"))
+    files += sorted((ROOT / "leaderboard").glob("reference/*/*.json"))
+    assert files
+    bad = []
+    for path in files:
+        prov = json.loads(path.read_text(encoding="utf-8")).get("provenance") or {}
+        name = path.relative_to(ROOT)
+        commit = prov.get("git_commit")
+        if prov.get("git_dirty") is not False:
+            bad.append(f"{name}: scored on a tree with uncommitted changes (git_dirty)")
+        elif not isinstance(commit, str) or not commit:
+            bad.append(f"{name}: names no commit")
+        elif _git("merge-base", "--is-ancestor", commit, "HEAD").returncode != 0:
+            bad.append(f"{name}: commit {commit[:12]} is not HEAD or an ancestor of it")
+    assert not bad, "\n".join(
+        [*bad, "regenerate them from a clean commit: python benchmarks/regenerate_results.py"]
+    )
 
 
 def test_the_ci_results_table_is_committed() -> None:
