@@ -271,7 +271,9 @@ def test_the_committed_real_results_validate_with_their_transfer_tables() -> Non
         ("gharuntime-sim-small", "temporal", "config"),
         ("gharuntime-sim-small", "temporal", "history"),
     ]
-    assert sum(len(t.entries) for t in tables) == 37  # 26 own (LASER, tuned on temporal) + 11 transfer
+    assert (
+        sum(len(t.entries) for t in tables) == 37
+    )  # 26 own (LASER, tuned on temporal) + 11 transfer
     for table in tables:
         for e in table.entries:
             assert e.result["dataset"]["synthetic"] is False, e.path  # real jobs
