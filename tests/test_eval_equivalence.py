@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from eval_scenarios import SCENARIOS, scores_json
 
-from gharuntime.eval.bootstrap import Bootstrap
+from gharuntime.eval.bootstrap import Bootstrap, Cell
 from gharuntime.eval.metrics import TargetTerms, average_ranks
 
 GOLDEN = Path(__file__).parent / "data" / "eval-before-perf" / "scores.json"
@@ -86,3 +86,43 @@ def test_partition_equals_each_group_on_its_own() -> None:
         assert np.array_equal(sp, pp) and np.array_equal(sy, yy)
         assert op is not None and oy is not None
         assert np.array_equal(sp[op], np.sort(pp)) and np.array_equal(sy[oy], np.sort(yy))
+
+
+def test_group_sums_equal_the_laid_out_partition() -> None:
+    """group_sums (what eval scores) gives each group the per-cluster sums, sorted APE values,
+    repositories and Spearman inputs the laid-out partition gives, bit for bit."""
+    rng = np.random.default_rng(8)
+    n, clusters = 3_000, 37
+    y = np.round(rng.lognormal(2, 1, n))
+    p = np.round(y * rng.lognormal(0, 0.5, n))
+    failed = rng.random(n) < 0.05
+    labels = rng.integers(-1, 4, n)
+    cluster = rng.integers(0, clusters, n)
+    cluster[labels == 2] = 5  # a group of one cluster
+    terms = TargetTerms(y, p, failed)
+    parts = terms.partition(labels, 5)  # group 4 is empty
+    sums = terms.group_sums(labels, 5, cluster, clusters)
+    for g, (part, got) in enumerate(zip(parts, sums, strict=True)):
+        rows = np.flatnonzero(labels == g)
+        want = Cell(part, cluster[rows], clusters)
+        cell = Cell.from_group(got, clusters)
+        assert cell.rows == want.rows == rows.shape[0]
+        assert np.array_equal(cell.sums, want.sums)
+        assert np.array_equal(cell.values, want.values)
+        assert np.array_equal(cell.value_cluster, want.value_cluster)
+        assert cell.repositories == want.repositories
+        assert _close(cell.point, want.point)
+        pp, yy, cc, po, yo = got.spearman_source()
+        wp, wy, _, _ = part.spearman_inputs() or (None, None, None, None)
+        assert np.array_equal(pp, wp) and np.array_equal(yy, wy)
+        assert np.array_equal(cc, cluster[rows])
+        assert po is not None and yo is not None
+        assert np.array_equal(pp[po], np.sort(pp)) and np.array_equal(yy[yo], np.sort(yy))
+        if rows.shape[0]:
+            weights = next(Bootstrap.for_repositories(1, 9, np.arange(clusters)).weights())
+            assert np.allclose(
+                cell.exact_spearman(weights),
+                want.exact_spearman(weights),
+                equal_nan=True,
+                rtol=1e-12,
+            )

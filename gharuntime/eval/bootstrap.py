@@ -25,7 +25,14 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gharuntime.eval.metrics import MEDIAN_METRIC, METRICS, RowTerms, metrics_from_sums
+from gharuntime.eval.metrics import (
+    MEDIAN_METRIC,
+    METRICS,
+    GroupSums,
+    RowTerms,
+    SpearmanInputs,
+    metrics_from_sums,
+)
 from gharuntime.eval.spearman import (
     EXACT_SPEARMAN_MAX_WORK,
     SPEARMAN_APPROXIMATE,
@@ -61,7 +68,9 @@ _PILOT: Final = 32  # resamples that place the window
 _CHUNK_ENTRIES: Final = 8_000_000  # resample-by-repository weights held at once
 _MAX_WORKERS: Final = 4  # threads resampling cells at once
 _QUERY_ENTRIES: Final = 500_000  # window entries of the queries compared at once
-_DRAW_ENTRIES: Final = 1_000_000  # repository draws counted in one bincount
+_DRAW_ENTRIES: Final = (
+    100_000  # repository draws counted in one bincount (its counts stay in cache)
+)
 
 
 @dataclass(frozen=True)
@@ -85,11 +94,13 @@ class Bootstrap:
         words = np.frombuffer(digest, dtype="<u4").tolist()
         return np.random.default_rng(np.random.SeedSequence([self.seed, *words]))
 
-    def weights(self, chunk: int | None = None) -> Iterator[FloatArray]:
+    def weights(self, chunk: int | None = None, *, reuse: bool = False) -> Iterator[FloatArray]:
         """(rows, clusters) multinomial counts, a chunk of resamples at a time.
 
         One draw call per resample, so the stream (and every result) is the same whatever the
-        chunk size.
+        chunk size. With `reuse`, every chunk is written into the same array (valid until the
+        next one is asked for): memory the process touches for the first time is slow to get,
+        and a fresh 64 MB chunk each time costs more than drawing its counts.
         """
         c = self.clusters
         if chunk is None:
@@ -98,9 +109,15 @@ class Bootstrap:
         # resamples drawn (and counted) together, a few at a time: one integers() call of
         # (k, c) gives the stream k calls of c give, so the counts are the same
         group = max(1, _DRAW_ENTRIES // max(c, 1))
+        buffer: FloatArray | None = None
         for start in range(0, self.resamples, chunk):
             b = min(chunk, self.resamples - start)
-            out = np.empty((b, c), dtype=np.float64)
+            if reuse:
+                if buffer is None:
+                    buffer = np.empty((min(chunk, self.resamples), c), dtype=np.float64)
+                out = buffer[:b]
+            else:
+                out = np.empty((b, c), dtype=np.float64)
             for i in range(0, b, group) if c else ():
                 k = min(group, b - i)
                 draws = rng.integers(0, c, size=(k, c))
@@ -129,28 +146,77 @@ class Cell:
         repositories: int | None = None,
     ) -> None:
         n = terms.ape.shape[0]
+        sums = np.empty((clusters, terms.stats.shape[0]), dtype=np.float64)
+        for j, column in enumerate(terms.stats):
+            sums[:, j] = np.bincount(cluster, weights=column, minlength=clusters)
+        order = terms.ape_order
+
+        def source() -> SpearmanInputs:
+            inputs = terms.spearman_inputs()
+            if inputs is None:
+                raise ValueError("these row terms carry no values to re-rank")
+            p, y, p_order, y_order = inputs
+            return p, y, cluster, p_order, y_order
+
+        self._setup(
+            GroupSums(n, sums, terms.ape[order], cluster[order], source),
+            clusters,
+            half_window=half_window,
+            repositories=(
+                repositories
+                if repositories is not None
+                else int(np.unique(cluster).shape[0])
+                if n
+                else 0
+            ),
+        )
+
+    @classmethod
+    def from_group(
+        cls,
+        group: GroupSums,
+        clusters: int,
+        *,
+        half_window: int | None = None,
+        repositories: int | None = None,
+    ) -> Cell:
+        """A cell from one group's sums (TargetTerms.group_sums): the numbers the row-terms
+        constructor gives for the same rows. `repositories` defaults to the clusters with rows
+        (right when clusters are repositories)."""
+        cell = cls.__new__(cls)
+        cell._setup(
+            group,
+            clusters,
+            half_window=half_window,
+            repositories=(
+                repositories
+                if repositories is not None
+                else int(np.count_nonzero(group.sums[:, 0]))
+            ),
+        )
+        return cell
+
+    def _setup(
+        self,
+        group: GroupSums,
+        clusters: int,
+        *,
+        half_window: int | None,
+        repositories: int,
+    ) -> None:
+        n = group.rows
         self.rows = n
         self.clusters = clusters
-        # the cell's repositories; when clusters are runs, the caller counts them
-        self.repositories = (
-            repositories
-            if repositories is not None
-            else int(np.unique(cluster).shape[0])
-            if n
-            else 0
-        )
-        self.sums = np.empty((clusters, terms.stats.shape[0]), dtype=np.float64)
-        for j, column in enumerate(terms.stats):
-            self.sums[:, j] = np.bincount(cluster, weights=column, minlength=clusters)
-        order = terms.ape_order
-        self.values = terms.ape[order]
-        self.value_cluster = cluster[order]
+        self.repositories = repositories
+        self.sums = group.sums
+        self.values = group.ape_sorted
+        self.value_cluster = group.ape_cluster
         half = max(_WINDOW_MIN, int(n * _WINDOW_SHARE)) if half_window is None else half_window
         self.tuned = half_window is not None
         self.version = 0  # bumped whenever columns() changes
         self._set_window(n // 2 - half, n // 2 + half)
-        self.point = self._point(terms)
-        self._terms_for_spearman = (terms, cluster)
+        self.point = self._point()
+        self._spearman_source = group.spearman_source
         self._spearman: ResampledSpearman | None = None
 
     def _set_window(self, a: int, z: int) -> None:
@@ -160,10 +226,10 @@ class Cell:
         self.below = np.bincount(self.value_cluster[:a], minlength=self.clusters).astype(np.float64)
         self.version += 1
 
-    def _point(self, terms: RowTerms) -> dict[str, float]:
-        total = terms.stats.sum(axis=1)
+    def _point(self) -> dict[str, float]:
+        total = self.sums.sum(axis=0)
         out = {k: float(v) for k, v in metrics_from_sums(total).items()}
-        out[MEDIAN_METRIC.name] = float(np.median(terms.ape)) if self.rows else float("nan")
+        out[MEDIAN_METRIC.name] = _sorted_median(self.values)
         return out
 
     def columns(self) -> FloatArray:
@@ -197,11 +263,7 @@ class Cell:
     def exact_spearman(self, weights: FloatArray) -> FloatArray:
         """Spearman ρ of each resample, its multiset re-ranked (gharuntime.eval.spearman)."""
         if self._spearman is None:
-            terms, cluster = self._terms_for_spearman
-            inputs = terms.spearman_inputs()
-            if inputs is None:
-                raise ValueError("these row terms carry no values to re-rank")
-            p, y, p_order, y_order = inputs
+            p, y, cluster, p_order, y_order = self._spearman_source()
             self._spearman = ResampledSpearman(p, y, cluster, p_order, y_order)
         return self._spearman(weights)
 
@@ -391,6 +453,17 @@ class MeanCell:
             }
 
 
+def _sorted_median(values: FloatArray) -> float:
+    """np.median of ascending `values`, from its middle (the same arithmetic: the mean of the
+    two middle values); NaN when empty or when a value is NaN (sorted last)."""
+    n = values.shape[0]
+    if n == 0 or np.isnan(values[-1]):
+        return float("nan")
+    if n % 2:
+        return float(values[n // 2])
+    return float((values[n // 2 - 1] + values[n // 2]) / 2.0)
+
+
 def _queries(total: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Resamples with rows, and (resample, position) queries for their two middle values."""
     ok = np.flatnonzero(total > 0)
@@ -474,7 +547,7 @@ def _resample_all(
     done = 0
     stacked: FloatArray | None = None
     versions: list[int] = []
-    for weights in boot.weights():
+    for weights in boot.weights(reuse=True):
         if done == 0:
             for cell in cells:
                 cell.tune(weights[:_PILOT])

@@ -18,7 +18,7 @@ from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.metrics import RowTerms, TargetTerms
+from gharuntime.eval.metrics import GroupSums, TargetTerms
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.quantiles import (
     ParsedQuantiles,
@@ -227,14 +227,18 @@ class Scores:
     targets: list[dict[str, TargetScores]]  # per method: target -> scores
 
 
-def _partition(
-    terms: TargetTerms, has_truth: BoolArray, gs: dict[str, BoolArray]
-) -> list[RowTerms]:
-    """The terms of each group of one breakdown, over the rows with a truth."""
+def _group_sums(
+    terms: TargetTerms,
+    has_truth: BoolArray,
+    gs: dict[str, BoolArray],
+    cluster: npt.NDArray[np.int64],
+    clusters: int,
+) -> list[GroupSums]:
+    """The per-cluster sums of each group of one breakdown, over the rows with a truth."""
     labels = np.full(has_truth.shape[0], -1, dtype=np.int64)
     for i, m in enumerate(gs.values()):
         labels[m & has_truth] = i
-    return terms.partition(labels, len(gs))
+    return terms.group_sums(labels, len(gs), cluster, clusters)
 
 
 def score(
@@ -262,20 +266,30 @@ def score(
             has_truth = np.isfinite(y)
             terms = TargetTerms(y, p, failed)
 
-            def add(group_terms: RowTerms, mask: BoolArray) -> int:
-                rows = np.flatnonzero(mask)
-                repos = int(np.unique(truth.repo_id[rows]).shape[0])
-                cells.append(
-                    Cell(group_terms, truth.cluster[rows], boot.clusters, repositories=repos)
+            def add(group: GroupSums, mask: BoolArray) -> int:
+                # clusters are repositories unless the split has too few (then runs)
+                repos = (
+                    None
+                    if truth.cluster_by == "repo_id"
+                    else int(np.unique(truth.repo_id[mask]).shape[0])
                 )
+                cells.append(Cell.from_group(group, boot.clusters, repositories=repos))
                 return len(cells) - 1
 
             # the breakdowns are independent, and numpy releases the GIL in their sorts and
-            # gathers: threads use every core (the terms are the same whichever thread runs)
+            # gathers: threads use every core (the sums are the same whichever thread runs)
+            everyone = {"all": has_truth}
             with ThreadPoolExecutor(max_workers=min(len(masks), os.cpu_count() or 1)) as pool:
-                done = pool.map(_partition, repeat(terms), repeat(has_truth), masks.values())
-                overall = add(terms.subset(np.flatnonzero(has_truth)), has_truth)
-                partitions = list(done)
+                done = pool.map(
+                    _group_sums,
+                    repeat(terms),
+                    repeat(has_truth),
+                    [everyone, *masks.values()],
+                    repeat(truth.cluster),
+                    repeat(boot.clusters),
+                )
+                (whole,), *partitions = list(done)
+            overall = add(whole, has_truth)
             by_group: dict[str, dict[str, int]] = {}
             for (name, gs), parts in zip(masks.items(), partitions, strict=True):
                 by_group[name] = {

@@ -31,8 +31,10 @@ __all__ = [
     "METRICS",
     "METRIC_BY_NAME",
     "STAT_COLUMNS",
+    "GroupSums",
     "Metric",
     "RowTerms",
+    "SpearmanInputs",
     "TargetTerms",
     "average_ranks",
     "metrics_from_sums",
@@ -315,6 +317,24 @@ class RowTerms:
         return self.spearman_source() if self.spearman_source is not None else None
 
 
+SpearmanInputs = tuple[FloatArray, FloatArray, IntArray, IntArray | None, IntArray | None]
+"""(p, y, cluster, p_order, y_order) of a group's rows, ascending row order; an order may be
+None (then it is sorted when needed)."""
+
+
+@dataclass(frozen=True)
+class GroupSums:
+    """One group's terms as a bootstrap cell needs them, without its rows laid out: the
+    per-cluster sums of every STAT_COLUMNS term, the group's APE values ascending (and their
+    clusters) for the median, and, made when first asked, the values exact Spearman re-ranks."""
+
+    rows: int
+    sums: FloatArray  # (clusters, len(STAT_COLUMNS))
+    ape_sorted: FloatArray  # (rows,)
+    ape_cluster: IntArray  # (rows,): the cluster of each sorted value
+    spearman_source: Callable[[], SpearmanInputs] = field(compare=False, repr=False)
+
+
 class TargetTerms:
     """One target's per-row terms over every row, computed once (and its three sorts done
     once), so that each breakdown group's terms are a cheap `subset`.
@@ -356,6 +376,94 @@ class TargetTerms:
         labels = np.full(self.total, -1, dtype=np.int64)
         labels[rows] = 0
         return self.partition(labels, 1)[0]
+
+    def group_sums(
+        self,
+        labels: npt.NDArray[np.int64],
+        groups: int,
+        cluster: npt.NDArray[np.int64],
+        clusters: int,
+    ) -> list[GroupSums]:
+        """Per-cluster sums of every term for each group 0..groups-1 of `labels` (-1: in
+        none), every group at once, straight from the rows in their order.
+
+        What `partition` followed by one bincount per term and group gives, bit for bit (each
+        (group, cluster) bin adds its rows in ascending row order either way), without laying
+        out a (terms × rows) copy per breakdown: at a million rows those copies were most of
+        eval's memory, and memory a process touches for the first time is slow to get.
+        """
+        n = self.total
+        key: npt.NDArray[np.signedinteger[Any]] = labels.astype(
+            np.int16 if groups < 2**15 else np.int64
+        )
+        member = key >= 0
+        counts = np.bincount(key[member], minlength=groups)[:groups]
+        off = np.zeros(groups + 1, dtype=np.intp)
+        np.cumsum(counts, out=off[1:])
+        skip = n - int(off[-1])
+        # rows in no group go to one extra bin past the last, dropped
+        width = groups * clusters
+        bins = np.where(member, labels * clusters + cluster, width)
+        sums = np.empty((groups, clusters, len(STAT_COLUMNS)), dtype=np.float64)
+
+        def add(column: int, weights: FloatArray | None) -> None:
+            got = np.bincount(bins, weights=weights, minlength=width + 1)[:width]
+            sums[:, :, column] = got.reshape(groups, clusters)
+
+        add(0, None)
+        for i, name in enumerate(self._BASE):
+            add(_STAT[name], self.base[i])
+        group_of = np.repeat(np.arange(groups, dtype=np.intp), counts)  # per grouped position
+
+        def regroup(order: IntArray) -> IntArray:  # members of `order`, by group, stably
+            by = key[order]
+            if by.shape[0] < 2 or bool((by[1:] >= by[:-1]).all()):  # grouped already
+                return order[skip:]
+            return order[np.argsort(by, kind="stable")[skip:]]
+
+        centre = ((counts + 1) / 2.0)[np.maximum(key, 0)]  # per row (rows in no group: any)
+        ranks: list[FloatArray] = []
+        for values, order in ((self.p, self.order_p), (self.y, self.order_y)):
+            go = regroup(order)
+            by_row = np.zeros(n, dtype=np.float64)
+            by_row[go] = _grouped_ranks(values[go], off, group_of)
+            del go
+            by_row -= centre
+            ranks.append(by_row)
+        del centre
+        rank_p, rank_y = ranks
+        add(_STAT["rank_p"], rank_p)
+        add(_STAT["rank_y"], rank_y)
+        add(_STAT["rank_p2"], rank_p * rank_p)
+        add(_STAT["rank_y2"], rank_y * rank_y)
+        add(_STAT["rank_py"], rank_p * rank_y)
+        del ranks, rank_p, rank_y
+        go_ape = regroup(self.order_ape)
+        ape = self.ape[go_ape]
+        ape_cluster = cluster[go_ape]
+        del go_ape
+
+        def source(g: int) -> SpearmanInputs:
+            rows = np.flatnonzero(key == g)
+            local = np.full(n, -1, dtype=np.intp)
+            local[rows] = np.arange(rows.shape[0], dtype=np.intp)
+            p_order = local[self.order_p][key[self.order_p] == g]
+            y_order = local[self.order_y][key[self.order_y] == g]
+            return self.p[rows], self.y[rows], cluster[rows], p_order, y_order
+
+        out = []
+        for g in range(groups):
+            a, z = int(off[g]), int(off[g + 1])
+            out.append(
+                GroupSums(
+                    rows=z - a,
+                    sums=sums[g],
+                    ape_sorted=ape[a:z],
+                    ape_cluster=ape_cluster[a:z],
+                    spearman_source=lambda g=g: source(g),  # type: ignore[misc]
+                )
+            )
+        return out
 
     def partition(self, labels: npt.NDArray[np.int64], groups: int) -> list[RowTerms]:
         """The terms of each group 0..groups-1 of `labels` (-1: in none), every group at once.

@@ -114,13 +114,13 @@ class Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets)."""
         repo_id = split_rows["repo_id"].to_numpy().astype(np.int64)
-        repo_ids = np.unique(repo_id)
+        repo_ids, cluster = np.unique(repo_id, return_inverse=True)  # one sort for both
+        cluster_ids = repo_ids
         cluster_by = "repo_id"
-        key = repo_id
         if repo_ids.shape[0] < MIN_REPOSITORY_CLUSTERS and "run_id" in split_rows.columns:
             cluster_by = "run_id"
             key = split_rows["run_id"].cast(pl.Int64).fill_null(-1).to_numpy().astype(np.int64)
-        cluster_ids, cluster = np.unique(key, return_inverse=True)
+            cluster_ids, cluster = np.unique(key, return_inverse=True)
         train_repos = train_rows["repo_id"].unique().to_numpy().astype(np.int64)
         targets = {
             t: split_rows[t].cast(pl.Float64).fill_null(float("nan")).to_numpy() for t in TARGETS
