@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -489,9 +489,11 @@ def run_cells(
     progress: Progress | None = None,
     exact_spearman_max: int | None = None,
     stage: str = "bootstrap",
+    weights: Iterable[FloatArray] | None = None,
 ) -> list[CellResult]:
     """Resample every cell with the same weights, one chunk of resamples at a time, counting
-    resamples done through `progress` as `stage`.
+    resamples done through `progress` as `stage`. `weights` are `boot.weights()`'s chunks
+    when the caller drew them already (drawn here otherwise).
 
     Spearman is re-ranked exactly per resample when the total rows × resamples is at most
     `exact_spearman_max` (default EXACT_SPEARMAN_MAX_WORK)."""
@@ -503,7 +505,7 @@ def run_cells(
         for c in cells
     ]
     with ThreadPoolExecutor(max_workers=_workers(len(cells))) as pool:
-        _resample_all(boot, cells, parts, pool, exact, progress, stage)
+        _resample_all(boot, cells, parts, pool, exact, progress, stage, weights)
     return [
         CellResult(
             rows=cell.rows,
@@ -542,12 +544,13 @@ def _resample_all(
     exact: bool,
     progress: Progress | None,
     stage: str,
+    chunks: Iterable[FloatArray] | None = None,
 ) -> None:
     """Every chunk of resamples through every cell, appending each metric's values to parts."""
     done = 0
     stacked: FloatArray | None = None
     versions: list[int] = []
-    for weights in boot.weights(reuse=True):
+    for weights in boot.weights(reuse=True) if chunks is None else chunks:
         if done == 0:
             for cell in cells:
                 cell.tune(weights[:_PILOT])

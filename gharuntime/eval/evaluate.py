@@ -253,6 +253,11 @@ def score(
     """Point estimates and bootstrap resamples of every metric for every method, target and
     breakdown group, all from the same resamples."""
     boot = Bootstrap.for_repositories(seed, resamples, truth.cluster_ids)
+    # the resamples are drawn beside the per-group sums (numpy draws without the GIL), once
+    # for the point and the interval cells
+    drawer = ThreadPoolExecutor(max_workers=1)
+    drawn = drawer.submit(lambda: list(boot.weights()))
+    drawer.shutdown(wait=False)
     masks = groups(truth)
     targets = TRACKS[track].targets
     cells: list[Cell | MeanCell] = []
@@ -321,7 +326,13 @@ def score(
         if not indices and stage != "bootstrap":
             continue
 
-        finished = run_cells(boot, [cells[i] for i in indices], progress=progress, stage=stage)
+        finished = run_cells(
+            boot,
+            [cells[i] for i in indices],
+            progress=progress,
+            stage=stage,
+            weights=drawn.result(),
+        )
         for i, r in zip(indices, finished, strict=True):
             results[i] = r
     scored = [

@@ -17,6 +17,7 @@ Conventions, so that zeros never divide:
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -352,24 +353,37 @@ class TargetTerms:
         self.total = y.shape[0]
         self.y = y
         self.p = p
-        ly = np.log1p(y)
-        lp = np.log1p(p)
-        hi = np.maximum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-        lo = np.minimum(np.maximum(p, 1.0), np.maximum(y, 1.0))
-        finite = ly[np.isfinite(ly)]
-        lyc = ly - (finite.mean() if finite.shape[0] else 0.0)
-        base = np.empty((len(self._BASE), self.total), dtype=np.float64)
-        base[0] = np.abs(p - y)
-        base[1] = (lp - ly) ** 2
-        base[2] = (hi <= 2.0 * lo) & ~failed
-        base[3] = lyc
-        base[4] = lyc * lyc
-        self.base = base
-        self.ape = base[0] / np.maximum(y, 1.0)
-        # the order among equal values never matters: ties share ranks and values
-        self.order_p = np.argsort(p)
-        self.order_y = np.argsort(y)
-        self.order_ape = np.argsort(self.ape)
+        # the two value sorts run beside the arithmetic (numpy sorts without the GIL); the
+        # arithmetic writes into few arrays: fresh memory is slow to get at a million rows
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            sort_p = pool.submit(np.argsort, p)
+            sort_y = pool.submit(np.argsort, y)
+            base = np.empty((len(self._BASE), self.total), dtype=np.float64)
+            ly = np.log1p(y)
+            lp = np.log1p(p)
+            np.subtract(p, y, out=base[0])
+            np.abs(base[0], out=base[0])
+            np.subtract(lp, ly, out=base[1])
+            np.square(base[1], out=base[1])
+            pc = np.maximum(p, 1.0, out=lp)  # lp is spent
+            yc = np.maximum(y, 1.0)
+            hi = np.maximum(pc, yc)
+            np.minimum(pc, yc, out=pc)  # lo
+            np.multiply(pc, 2.0, out=pc)
+            np.less_equal(hi, pc, out=base[2])
+            base[2][failed] = 0.0
+            del hi, pc
+            finite = np.isfinite(ly)
+            centre = ly.mean() if finite.all() else ly[finite].mean() if finite.any() else 0.0
+            np.subtract(ly, centre, out=base[3])
+            np.multiply(base[3], base[3], out=base[4])
+            del ly, finite
+            self.base = base
+            self.ape = np.divide(base[0], yc, out=yc)
+            # the order among equal values never matters: ties share ranks and values
+            self.order_ape = np.argsort(self.ape)
+            self.order_p = sort_p.result()
+            self.order_y = sort_y.result()
 
     def subset(self, rows: IntArray) -> RowTerms:
         """The terms of `rows` (ascending row indices)."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -161,7 +162,12 @@ class Truth:
         )
 
     def decile_edges(self) -> FloatArray:
-        """Cut points of the primary target's deciles over this split."""
+        """Cut points of the primary target's deciles over this split (a copy; computed once:
+        the breakdowns and the report both ask)."""
+        return self._decile_edges.copy()
+
+    @cached_property
+    def _decile_edges(self) -> FloatArray:
         y = self.targets[PRIMARY_TARGET]
         y = y[np.isfinite(y)]
         if y.shape[0] == 0:
