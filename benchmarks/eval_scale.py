@@ -5,7 +5,8 @@ for the seen/unseen breakdown) and a matching submission file, then, in a fresh 
 validates and scores it with RESAMPLES bootstrap resamples exactly as `gharuntime eval` does
 (truth -> read_submission -> score -> result JSON). Prints each stage's wall time, the child's
 peak RSS, and, as a reference measured in the same run, how long bare `json.loads` over the
-same file takes (the faster of a run before and one after). Goals: 1,000,000 lines, 1,000
+same file takes (the faster of a run before and one after); `--repeat` times (default 3), the
+run with the median ratio reported. Goals: 1,000,000 lines, 1,000
 resamples, < 10 s and < 2 GB (issue #6); eval within 1.5x of that json.loads (issue #31), in
 wall time and in CPU time (eval's threads use both cores; CPU time is the steadier figure when
 other work shares the machine). `--data DIR` keeps the built files for quick reruns.
@@ -131,6 +132,13 @@ def main() -> None:
         help="keep the built split and submission in this folder and reuse them when they are "
         "already there (built with the same --rows/--repos/--track/--seed), to rerun quickly",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="run eval (and the json.loads reference beside it) this many times and report the "
+        "run with the median ratio (default 3)",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -150,28 +158,39 @@ def main() -> None:
                 f"{time.perf_counter() - t:.1f} s",
                 file=sys.stderr,
             )
-        before = json_reference(folder / "submission.jsonl")
-        proc = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--child",
-                str(folder),
-                "--track",
-                args.track,
-                "--resamples",
-                str(args.resamples),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr)
-            raise SystemExit(proc.returncode)
-        figures = json.loads(proc.stdout.strip().splitlines()[-1])
-        after = json_reference(folder / "submission.jsonl")  # the faster of two: conservative
-        reference, reference_cpu = min(before[0], after[0]), min(before[1], after[1])
+        runs = []  # (eval figures, json.loads wall, json.loads CPU) per repeat
+        for _ in range(args.repeat):
+            before = json_reference(folder / "submission.jsonl")
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(folder),
+                    "--track",
+                    args.track,
+                    "--resamples",
+                    str(args.resamples),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                sys.stderr.write(proc.stderr)
+                raise SystemExit(proc.returncode)
+            one = json.loads(proc.stdout.strip().splitlines()[-1])
+            after = json_reference(folder / "submission.jsonl")  # the faster of two
+            runs.append((one, min(before[0], after[0]), min(before[1], after[1])))
+            print(
+                f"run {len(runs)}: eval {one['total_s']:.2f} s, json.loads "
+                f"{runs[-1][1]:.2f} s: {one['total_s'] / runs[-1][1]:.2f}x",
+                file=sys.stderr,
+            )
+        # the repeat with the median wall ratio: one machine's noise moves single runs by 20%
+        runs.sort(key=lambda r: r[0]["total_s"] / r[1])
+        figures, reference, reference_cpu = runs[len(runs) // 2]
+        ratios = [round(r[0]["total_s"] / r[1], 2) for r in runs]
         size_mb = (folder / "submission.jsonl").stat().st_size / 2**20
     for key in ("truth_s", "validate_s", "score_s", "result_s", "total_s", "work_cpu_s", "cpu_s"):
         print(f"{key:>12}: {figures[key]:7.2f}")
@@ -201,7 +220,11 @@ def main() -> None:
                 "json_loads_reference_s": round(reference, 3),
                 "json_loads_reference_cpu_s": round(reference_cpu, 3),
                 "total_over_json_loads": round(figures["total_s"] / reference, 2),
+                "total_over_json_loads_every_repeat": ratios,
                 "cpu_over_json_loads_cpu": round(figures["work_cpu_s"] / reference_cpu, 2),
+                "issue31_wall_goal_met": figures["total_s"] / reference <= 1.5
+                if full_size
+                else None,
                 "load_average": round(os.getloadavg()[0], 2),
                 "cpus": os.cpu_count(),
                 "goal_met": goal,

@@ -417,7 +417,9 @@ class TargetTerms:
         skip = n - int(off[-1])
         # rows in no group go to one extra bin past the last, dropped
         width = groups * clusters
-        bins = np.where(member, labels * clusters + cluster, width)
+        bins = np.multiply(labels, clusters, dtype=np.int64)  # one array, filled in place
+        bins += cluster
+        bins[~member] = width
         sums = np.empty((groups, clusters, len(STAT_COLUMNS)), dtype=np.float64)
 
         def add(column: int, weights: FloatArray | None) -> None:
@@ -435,23 +437,22 @@ class TargetTerms:
                 return order[skip:]
             return order[np.argsort(by, kind="stable")[skip:]]
 
-        centre = ((counts + 1) / 2.0)[np.maximum(key, 0)]  # per row (rows in no group: any)
+        centre = (counts + 1) / 2.0  # ranks are centred on their group's middle rank
         ranks: list[FloatArray] = []
         for values, order in ((self.p, self.order_p), (self.y, self.order_y)):
             go = regroup(order)
-            by_row = np.zeros(n, dtype=np.float64)
-            by_row[go] = _grouped_ranks(values[go], off, group_of)
+            by_row = np.zeros(n, dtype=np.float64)  # rows in no group: 0, in the dropped bin
+            by_row[go] = _grouped_ranks(values[go], off, group_of, centre)
             del go
-            by_row -= centre
             ranks.append(by_row)
-        del centre
         rank_p, rank_y = ranks
         add(_STAT["rank_p"], rank_p)
         add(_STAT["rank_y"], rank_y)
-        add(_STAT["rank_p2"], rank_p * rank_p)
-        add(_STAT["rank_y2"], rank_y * rank_y)
-        add(_STAT["rank_py"], rank_p * rank_y)
-        del ranks, rank_p, rank_y
+        product = np.multiply(rank_p, rank_p)  # one scratch array for the three products
+        add(_STAT["rank_p2"], product)
+        add(_STAT["rank_y2"], np.multiply(rank_y, rank_y, out=product))
+        add(_STAT["rank_py"], np.multiply(rank_p, rank_y, out=product))
+        del ranks, rank_p, rank_y, product
         go_ape = regroup(self.order_ape)
         ape = self.ape[go_ape]
         ape_cluster = cluster[go_ape]
@@ -554,11 +555,15 @@ class TargetTerms:
 
 
 def _grouped_ranks(
-    ordered: FloatArray, off: npt.NDArray[np.intp], group_of: npt.NDArray[np.intp]
+    ordered: FloatArray,
+    off: npt.NDArray[np.intp],
+    group_of: npt.NDArray[np.intp],
+    centre: FloatArray | None = None,
 ) -> FloatArray:
     """Average ranks (1-based, ties sharing) within each group of `ordered`: values laid out
     group by group (`off`: where each starts), ascending within each. The same arithmetic as
-    average_ranks on each group alone, so the same numbers."""
+    average_ranks on each group alone, so the same numbers; minus `centre[group]` when given
+    (subtracted once per tie group: the same numbers as subtracting per row)."""
     n = ordered.shape[0]
     new = np.empty(n, dtype=bool)
     if n:
@@ -570,6 +575,8 @@ def _grouped_ranks(
     ends = np.append(starts[1:], n)
     base = off[group_of[starts]]  # the start of each tie group's group
     average = ((starts - base) + (ends - base) - 1) / 2.0 + 1.0
+    if centre is not None:
+        average -= centre[group_of[starts]]
     ranks: FloatArray = average[tie]
     return ranks
 
