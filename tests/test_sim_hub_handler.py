@@ -462,11 +462,6 @@ def test_huggingface_hubs_client_uploads_and_downloads(hub: Hub, tmp_path: Path)
     assert Path(got).read_bytes() == (tmp_path / "big.parquet").read_bytes()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store names a repository's refs file by its id with '/' as '__', and names may "
-    "hold '__': org 'a__b' name 'c' and org 'a' name 'b__c' share one file",
-)
 def test_two_repositories_whose_ids_differ_only_in_where_the_slash_is_are_two(
     hub: Hub,
 ) -> None:

@@ -196,3 +196,13 @@ def test_parallel_requests_are_each_counted_once(hub: HubServer) -> None:
     assert statuses == [200] * 8
     assert hub.traffic.count("POST", r"^/api/repos/create$") - before == 8
     assert all(hub.store.repo(f"org/par{i}") is not None for i in range(8))
+
+
+@pytest.mark.timeout(20)
+def test_a_server_never_started_stops_at_once_and_frees_its_port(tmp_path: Path) -> None:
+    """stop() once waited forever for a serving loop that never ran."""
+    hub = HubServer(tmp_path)
+    port = int(hub.url.rsplit(":", 1)[1])
+    hub.stop()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # the port is free again

@@ -110,10 +110,24 @@ def test_a_repository_record_round_trips_under_a_flat_name(tmp_path: Path) -> No
     record = {"private": True, "branches": {"main": "a" * 40}, "tags": {"v1": "b" * 40}}
     store.save_repo("org/ds", record)
     assert store.repo("org/ds") == record
-    assert [p.name for p in (tmp_path / "repos").iterdir()] == ["org__ds.json"]
+    assert [p.name for p in (tmp_path / "repos").iterdir()] == ["org%2Fds.json"]
     store.save_repo("org/ds", {**record, "tags": {}})  # replaced whole
     assert store.repo("org/ds") == {**record, "tags": {}}
     assert store.repo("org/other") is None
+
+
+def test_ids_that_differ_only_in_where_the_slash_is_are_two_records(tmp_path: Path) -> None:
+    """'a__b/c' and 'a/b__c' once shared a file ('/' written as '__')."""
+    store = Store(tmp_path)
+    store.save_repo("a__b/c", {"n": 1})
+    store.save_repo("a/b__c", {"n": 2})
+    store.save_repo("a%2Fb/c", {"n": 3})  # a percent sign is encoded too
+    assert [store.repo(r) for r in ("a__b/c", "a/b__c", "a%2Fb/c")] == [
+        {"n": 1},
+        {"n": 2},
+        {"n": 3},
+    ]
+    assert len(list((tmp_path / "repos").iterdir())) == 3
 
 
 def test_commits_are_addressed_by_their_content(tmp_path: Path) -> None:

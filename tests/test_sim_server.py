@@ -501,3 +501,18 @@ def test_an_expired_attempts_log_archive_is_gone(
     )
     url = f"{sim_server.url}/repos/{rw.meta.full_name}/actions/runs/{run.id}/attempts/1/logs"
     assert gh.get(url, allow_redirects=False).status_code == 410
+
+
+@pytest.mark.timeout(20)
+def test_a_server_never_started_stops_at_once() -> None:
+    """stop() once waited forever for a serving loop that never ran; started, it stops too."""
+    from gharuntime.sim import ServerConfig
+
+    idle = SimServer(World(seed=1, scale="tiny"), ServerConfig())
+    idle.stop()
+    used = SimServer(World(seed=1, scale="tiny"), ServerConfig())
+    url = used.start()
+    assert requests.get(url + "/rate_limit", timeout=10).status_code in (200, 401)
+    used.stop()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/rate_limit", timeout=5)

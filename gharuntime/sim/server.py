@@ -175,9 +175,11 @@ class SimServer:
         self.url = f"http://{host}:{self._httpd.server_address[1]}"
         self.payloads = Payloads(self.url)
         self._thread: threading.Thread | None = None
+        self._serving = False  # a serve_forever loop was started: only then can shutdown() wait
 
     # ----- lifecycle ----------------------------------------------------------------------
     def start(self) -> str:
+        self._serving = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="sim-github", daemon=True
         )
@@ -185,7 +187,11 @@ class SimServer:
         return self.url
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        """Stop serving and close the socket; a server never started is only closed
+        (socketserver's shutdown() would wait forever for a loop that never ran)."""
+        if self._serving:
+            self._httpd.shutdown()
+            self._serving = False
         self._httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -193,6 +199,7 @@ class SimServer:
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted; the socket is closed on the way out (the port
         is free again, and an in-process caller leaks no socket)."""
+        self._serving = True
         try:
             self._httpd.serve_forever()
         finally:

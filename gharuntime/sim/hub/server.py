@@ -60,6 +60,7 @@ class HubServer:
         self._traffic_lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", port), make_handler(self))
         self._thread: threading.Thread | None = None
+        self._serving = False  # a serve_forever loop was started: only then can shutdown() wait
 
     @property
     def url(self) -> str:
@@ -67,17 +68,23 @@ class HubServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> str:
+        self._serving = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self.url
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        """Stop serving and close the socket; a server never started is only closed
+        (socketserver's shutdown() would wait forever for a loop that never ran)."""
+        if self._serving:
+            self._httpd.shutdown()
+            self._serving = False
         self._httpd.server_close()
         if self._thread is not None:
             self._thread.join()
 
     def serve_forever(self) -> None:
+        self._serving = True
         self._httpd.serve_forever()
 
     def fault_for(self, method: str, path: str) -> str | None:

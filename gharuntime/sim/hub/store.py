@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from gharuntime.errors import GharuntimeError
 
@@ -98,7 +99,9 @@ class Store:
                 os.unlink(tmp)
 
     def _repo_file(self, repo_id: str) -> Path:
-        return self.root / "repos" / (repo_id.replace("/", "__") + ".json")
+        # percent-encoded, "/" and "%" included: one file per id (replacing "/" with "__" gave
+        # org "a__b" name "c" and org "a" name "b__c" the same file), and never a path
+        return self.root / "repos" / (quote(repo_id, safe="") + ".json")
 
     def repo(self, repo_id: str) -> dict[str, Any] | None:
         path = self._repo_file(repo_id)
