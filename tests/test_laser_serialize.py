@@ -259,3 +259,74 @@ def test_fixture_rows_serialize_within_budget() -> None:
     assert all(estimate_tokens(t) <= 256 for t in texts)
     assert all("job yaml:" in t and "steps:" in t for t in texts)
     assert len(set(texts)) > 1
+
+
+_EDGE_YAML = [
+    "name: ci\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo hi\n",
+    # comments, blank lines and a trailing comment after the last job
+    "on: [push]\n# top\njobs:\n  a:  # the first\n    runs-on: x\n\n    steps:\n      - run: |\n"
+    "          one\n          two\n\n  b:\n    needs: a\n    runs-on: y\n# end\n",
+    # flow style, anchors and aliases, quoted keys, a tab inside a string
+    'jobs: {a: &j {runs-on: "u", steps: [{run: "x\\ty"}]}, "b": *j}\n',
+    "defaults: &d\n  runs-on: u\njobs:\n  a:\n    <<: *d\n    steps:\n    - run: ok\n",
+    # CRLF line ends, unicode, a document marker, a document end
+    "---\r\njobs:\r\n  ä:\r\n    runs-on: ü\r\n    steps:\r\n      - run: é\r\n...\r\n",
+    # not YAML at all, not a mapping, two documents, an empty file
+    "jobs: [unclosed\n",
+    "- a\n- b\n",
+    "jobs:\n  a: {}\n---\njobs:\n  b: {}\n",
+    "",
+    # block scalars with indentation indicators and chomping
+    "jobs:\n  a:\n    steps:\n      - run: |2-\n           x\n      - run: >+\n          y\n\n  b: {}\n",
+]
+
+
+def test_the_c_yaml_loader_gives_the_prompts_of_the_python_one() -> None:
+    """Prompts parse YAML with libyaml's loader where PyYAML has it (3-4x faster); every part
+    built from a parse (workflow context, job text, a job cut from its workflow) is the same
+    with PyYAML's own Python loader, on edge cases and on many simulated workflows."""
+    import random
+
+    import yaml
+
+    from gharuntime.baselines.laser import serialize as s
+    from gharuntime.sim.workflows import LANGUAGES, draft_workflows, render_yaml
+
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("this PyYAML has no libyaml: prompts use the Python loader only")
+    texts = list(_EDGE_YAML)
+    rng = random.Random(4)
+    for i in range(60):
+        language = sorted(LANGUAGES)[i % len(LANGUAGES)]
+        for draft in draft_workflows(rng, language, "main", 4, 2):
+            texts += [render_yaml(v) for v in draft.versions]
+
+    def parts(loader: object) -> list[object]:
+        s._LOADER = loader
+        for fn in (s._workflow_context, s._job_text, s._job_from_workflow):
+            fn.cache_clear()
+        out: list[object] = []
+        for text in texts:
+            out.append(s._workflow_context(text))
+            out.append(s._job_text(text))
+            node = s._compose(text)
+            jobs = (
+                next((v for k, v in node.value if k.value == "jobs"), None)
+                if isinstance(node, yaml.MappingNode)
+                else None
+            )
+            keys = (
+                [str(k.value) for k, _ in jobs.value] if isinstance(jobs, yaml.MappingNode) else []
+            )
+            out += [s._job_from_workflow(text, k) for k in [*keys, "missing"]]
+        return out
+
+    original = s._LOADER
+    try:
+        fast, slow = parts(yaml.CSafeLoader), parts(yaml.SafeLoader)
+    finally:
+        s._LOADER = original
+        for fn in (s._workflow_context, s._job_text, s._job_from_workflow):
+            fn.cache_clear()
+    assert len(texts) > 500
+    assert fast == slow

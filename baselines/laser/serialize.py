@@ -142,9 +142,12 @@ def _dedent(chunk: list[str]) -> list[str]:
     return [s[indent:] for s in chunk]
 
 
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _compose(text: str) -> yaml.Node | None:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError:
         return None
 
