@@ -62,7 +62,12 @@ def main() -> None:
         prompt_token_ids_many,
     )
     from gharuntime.baselines.laser.models import train_tokenizer
-    from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, serialize_batch
+    from gharuntime.baselines.laser.prompts import (
+        EstimateCounter,
+        TokenCounter,
+        prompt_rows,
+        serialize_batch,
+    )
     from gharuntime.baselines.laser.serialize import serialize_job
 
     path = args.dataset / "data" / args.config / "train-00000-of-00001.parquet"
@@ -99,7 +104,7 @@ def main() -> None:
     old_s, old_cpu = time.perf_counter() - t, time.process_time() - c
     counter = TokenCounter(tokenizer)
     t, c = time.perf_counter(), time.process_time()
-    new = serialize_batch(list(head.iter_rows(named=True)), **kw, count=counter)
+    new = serialize_batch(prompt_rows(head, args.track), **kw, count=counter)
     new_ids = counter.ids(new)
     new_s, new_cpu = time.perf_counter() - t, time.process_time() - c
     assert new_ids == prompt_token_ids_many(tokenizer, new), "joined unit ids differ"
@@ -113,7 +118,7 @@ def main() -> None:
 
     t, c = time.perf_counter(), time.process_time()
     fresh = TokenCounter(tokenizer)
-    whole = serialize_batch(list(frame.iter_rows(named=True)), **kw, count=fresh)
+    whole = serialize_batch(prompt_rows(frame, args.track), **kw, count=fresh)
     whole_ids = fresh.ids(whole)
     whole_s, whole_cpu = time.perf_counter() - t, time.process_time() - c
     mean_tokens = sum(map(len, whole_ids)) / max(1, len(whole_ids))

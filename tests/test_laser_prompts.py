@@ -17,6 +17,7 @@ from gharuntime.baselines.laser.decoding import (
 from gharuntime.baselines.laser.prompts import (
     EstimateCounter,
     TokenCounter,
+    prompt_rows,
     serialize_batch,
     units_add_up,
 )
@@ -113,6 +114,21 @@ def test_token_budgeted_prompts_and_ids_are_the_old_ones(
         return
     assert counter.ids(prompts) == [prompt_token_ids(tokenizer, p) for p in prompts]
     assert prompt_token_ids_many(tokenizer, prompts) == counter.ids(prompts)
+
+
+@pytest.mark.parametrize("track", ["config", "history"])
+def test_prompt_rows_give_the_prompts_of_whole_rows(track: str) -> None:
+    """fit reads only the prompt's columns, from whole columns: the same prompts as every
+    column of every row (iter_rows), and extra columns are left out."""
+    frame = fixture_jobs(seed=3, repos=5, runs_per_repo=3).with_columns(
+        pl.lit("not read").alias("unrelated")
+    )
+    rows = prompt_rows(frame, track)
+    assert len(rows) == frame.height and "unrelated" not in rows[0]
+    assert serialize_batch(rows, track=track, budget=300) == [
+        serialize_job(r, track=track, budget=300) for r in frame.iter_rows(named=True)
+    ]
+    assert prompt_rows(frame.clear(), track) == []
 
 
 def test_units_add_up_only_for_byte_level_bpe(tokenizer: Any) -> None:

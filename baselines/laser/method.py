@@ -28,7 +28,12 @@ import polars as pl
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
 from gharuntime.baselines.laser.params import check_params
 from gharuntime.baselines.laser.processes import Group
-from gharuntime.baselines.laser.prompts import EstimateCounter, TokenCounter, serialize_batch
+from gharuntime.baselines.laser.prompts import (
+    EstimateCounter,
+    TokenCounter,
+    prompt_rows,
+    serialize_batch,
+)
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import PRIMARY_TARGET
@@ -184,7 +189,7 @@ class Laser(Method):
             count = TokenCounter(tokenizer) if tokenizer is not None else EstimateCounter()
         try:
             return serialize_batch(
-                list(frame.iter_rows(named=True)), track=self.track, budget=budget, count=count
+                prompt_rows(frame, self.track), track=self.track, budget=budget, count=count
             )
         except PromptTooLong as exc:
             raise MethodError(f"laser: {exc} (--param budget=N)") from exc

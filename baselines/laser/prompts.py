@@ -31,11 +31,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+import polars as pl
+
 from gharuntime.baselines.laser.encoding import TARGET_SEPARATOR
 from gharuntime.baselines.laser.serialize import (
     PromptTooLong,
     Shared,
     build_prompt,
+    columns_for,
     estimate_tokens,
     too_long,
 )
@@ -44,6 +47,7 @@ from gharuntime.contract import TRACKS
 __all__ = [
     "EstimateCounter",
     "TokenCounter",
+    "prompt_rows",
     "serialize_batch",
     "units_add_up",
 ]
@@ -176,6 +180,20 @@ class EstimateCounter:
                 total += n
             out.append(total)
         return out
+
+
+def prompt_rows(frame: pl.DataFrame, track: str) -> list[dict[str, Any]]:
+    """The rows of `frame` as serialize_batch reads them: a dict per row of the columns a
+    prompt is built from (`columns_for(track)`, those the frame has), made from whole columns.
+    Polars' `iter_rows(named=True)` converts every column of every row, which took as long as
+    building the prompts."""
+    names = [c for c in columns_for(track) if c in frame.columns]
+    columns = [frame.get_column(c).to_list() for c in names]
+    return (
+        [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        if names
+        else [{} for _ in range(frame.height)]
+    )
 
 
 def serialize_batch(
