@@ -407,9 +407,7 @@ class TargetTerms:
         eval's memory, and memory a process touches for the first time is slow to get.
         """
         n = self.total
-        key: npt.NDArray[np.signedinteger[Any]] = labels.astype(
-            np.int16 if groups < 2**15 else np.int64
-        )
+        key = _group_key(labels, groups)
         member = key >= 0
         counts = np.bincount(key[member], minlength=groups)[:groups]
         off = np.zeros(groups + 1, dtype=np.intp)
@@ -431,16 +429,10 @@ class TargetTerms:
             add(_STAT[name], self.base[i])
         group_of = np.repeat(np.arange(groups, dtype=np.intp), counts)  # per grouped position
 
-        def regroup(order: IntArray) -> IntArray:  # members of `order`, by group, stably
-            by = key[order]
-            if by.shape[0] < 2 or bool((by[1:] >= by[:-1]).all()):  # grouped already
-                return order[skip:]
-            return order[np.argsort(by, kind="stable")[skip:]]
-
         centre = (counts + 1) / 2.0  # ranks are centred on their group's middle rank
         ranks: list[FloatArray] = []
         for values, order in ((self.p, self.order_p), (self.y, self.order_y)):
-            go = regroup(order)
+            go = _regroup(order, key, skip)
             by_row = np.zeros(n, dtype=np.float64)  # rows in no group: 0, in the dropped bin
             by_row[go] = _grouped_ranks(values[go], off, group_of, centre)
             del go
@@ -453,7 +445,7 @@ class TargetTerms:
         add(_STAT["rank_y2"], np.multiply(rank_y, rank_y, out=product))
         add(_STAT["rank_py"], np.multiply(rank_p, rank_y, out=product))
         del ranks, rank_p, rank_y, product
-        go_ape = regroup(self.order_ape)
+        go_ape = _regroup(self.order_ape, key, skip)
         ape = self.ape[go_ape]
         ape_cluster = cluster[go_ape]
         del go_ape
@@ -489,9 +481,7 @@ class TargetTerms:
         and each group's terms are views into it: the numbers a group-by-group computation
         gives, bit for bit (tests/test_eval_equivalence.py), in far fewer passes over the rows.
         """
-        key: npt.NDArray[np.signedinteger[Any]] = labels.astype(
-            np.int16 if groups < 2**15 else np.int64
-        )
+        key = _group_key(labels, groups)
         member = int(np.count_nonzero(key >= 0))
         skip = self.total - member  # the -1 rows sort first
         everything = skip == 0 and groups == 1  # one group of every row: nothing to regroup
@@ -505,13 +495,8 @@ class TargetTerms:
         off = np.zeros(groups + 1, dtype=np.intp)
         np.cumsum(counts, out=off[1:])
 
-        def regroup(order: IntArray) -> IntArray:  # members of `order`, by group, stably
-            if everything:
-                return order
-            by = key[order]
-            if by.shape[0] < 2 or bool((by[1:] >= by[:-1]).all()):  # grouped already
-                return order[skip:]
-            return order[np.argsort(by, kind="stable")[skip:]]
+        def regroup(order: IntArray) -> IntArray:
+            return order if everything else _regroup(order, key, skip)
 
         stats = np.empty((len(STAT_COLUMNS), member), dtype=np.float64)
         stats[0] = 1.0
@@ -552,6 +537,21 @@ class TargetTerms:
                 )
             )
         return out
+
+
+def _group_key(labels: npt.NDArray[np.int64], groups: int) -> npt.NDArray[np.signedinteger[Any]]:
+    """`labels` in the smallest integer type that holds them: a stable argsort of int16 is a
+    radix sort."""
+    return labels.astype(np.int16 if groups < 2**15 else np.int64)
+
+
+def _regroup(order: IntArray, key: npt.NDArray[np.signedinteger[Any]], skip: int) -> IntArray:
+    """The members of `order` (rows, in some order) laid out group by group, keeping their
+    order within each group; `skip` rows are in no group (key -1, sorted first, dropped)."""
+    by = key[order]
+    if by.shape[0] < 2 or bool((by[1:] >= by[:-1]).all()):  # grouped already
+        return order[skip:]
+    return order[np.argsort(by, kind="stable")[skip:]]
 
 
 def _grouped_ranks(
