@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from graphql import GraphQLObjectType, GraphQLSchema, build_schema, parse, validate
+from graphql import GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, parse, validate
 
 from gharuntime.builder.build import build_from_raw
 from gharuntime.contract import DATASET_LAYOUT, RawKind
@@ -220,7 +220,7 @@ def main() -> None:
         schema = build_schema(
             args.schema.read_text(encoding="utf-8"), assume_valid=True, assume_valid_sdl=True
         )
-    except (TypeError, ValueError) as e:  # GraphQLError is a ValueError... of sorts
+    except (GraphQLError, TypeError, ValueError) as e:  # a syntax error is a GraphQLError
         sys.exit(f"{args.schema}: not a GraphQL schema: {e}")
     figures: dict[str, Any] = {"repos": args.repos, "seed": args.seed}
 
