@@ -3,7 +3,7 @@ CatBoost's own categoricals (ordered target statistics, which it computes withou
 row's own target), so the three libraries differ in the learner alone.
 
 Oblivious trees of depth 6 by default, RMSE on log1p (RMSLE), early stopping on the validation
-split, 2 threads, a fixed seed.
+split, 2 threads (`tree_threads`), a fixed seed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gharuntime.baselines.gbdt import GBDT, THREADS
+from gharuntime.baselines.gbdt import GBDT, tree_threads
 
 __all__ = ["CatBoost"]
 
@@ -67,7 +67,7 @@ class CatBoost(GBDT):
             depth=p["depth"],
             l2_leaf_reg=p["l2_leaf_reg"],
             loss_function=loss,
-            thread_count=THREADS,
+            thread_count=tree_threads(),
             random_seed=self.seed,
             verbose=False,
             allow_writing_files=False,  # no catboost_info/ folder in the working directory
@@ -84,7 +84,7 @@ class CatBoost(GBDT):
         return model, int(model.tree_count_)
 
     def _predict(self, booster: Any, x: np.ndarray) -> np.ndarray:
-        return np.asarray(booster.predict(self._pool(x), thread_count=THREADS))
+        return np.asarray(booster.predict(self._pool(x), thread_count=tree_threads()))
 
     def _gains(self, booster: Any, n: int) -> np.ndarray:
         # CatBoost lists importances numeric columns first, then the categoricals, as _pool

@@ -1,16 +1,20 @@
 """LightGBM and XGBoost on the fixture dataset: they learn, they are reproducible, and a saved
-model predicts what the fitted one did."""
+model predicts what the fitted one did; OMP_NUM_THREADS sets their threads and only their speed."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from gharuntime.baselines.gbdt import THREADS, tree_threads
 from gharuntime.baselines.model_io import load_model, save_model
 from gharuntime.baselines.registry import make_method
-from gharuntime.dataset import load
+from gharuntime.dataset import load, write_dataset
+from gharuntime.fixture import fixture_jobs
 
 SMALL = {"n_estimators": 60, "early_stopping_rounds": 10, "learning_rate": 0.2}
 
@@ -128,3 +132,62 @@ def test_an_unknown_interval_method_is_refused() -> None:
 
     with pytest.raises(MethodError, match="intervals='bootstrap'; choose one of conformal"):
         make_method("lightgbm", "config", params={"intervals": "bootstrap"})
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("", THREADS),
+        ("1", 1),
+        (" 1 ", 1),
+        ("1,4", 1),
+        ("0", THREADS),
+        ("-3", THREADS),
+        ("two", THREADS),
+    ],
+)
+def test_omp_num_threads_sets_the_trees_threads(
+    value: str, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert tree_threads() == expected
+
+
+def test_more_threads_than_cpus_are_not_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "100000")
+    assert tree_threads() == len(os.sched_getaffinity(0))
+
+
+def _threads_used(name: str, booster: object) -> int:
+    if name == "lightgbm":
+        return int(booster.params["num_threads"])  # type: ignore[attr-defined]
+    if name == "xgboost":
+        config = json.loads(booster.save_config())  # type: ignore[attr-defined]
+        return int(config["learner"]["generic_param"]["nthread"])
+    return int(booster.get_params()["thread_count"])  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def larger_splits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """~20k jobs: enough rows that two threads split the histogram work between them."""
+    out = tmp_path_factory.mktemp("larger") / "fixture"
+    write_dataset(fixture_jobs(repos=400, runs_per_repo=12), out, source={"kind": "fixture"})
+    return {s: load(out, "temporal", s) for s in ("train", "validation", "test")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["lightgbm", "xgboost", "catboost"])
+def test_the_trees_are_the_same_for_any_thread_count(
+    name: str, larger_splits: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OMP_NUM_THREADS is speed only (tree_threads): 1 and 2 threads fit the same trees."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: two threads cannot be asked for")
+    runs = []
+    for threads in (1, 2):
+        monkeypatch.setenv("OMP_NUM_THREADS", str(threads))
+        m = make_method(name, "history", seed=3, params=SMALL)
+        m.fit(larger_splits["train"], larger_splits["validation"])
+        assert _threads_used(name, m.boosters["duration_s"]) == threads  # type: ignore[attr-defined]
+        runs.append(m.predict_rows(larger_splits["test"])["duration_s"])
+    np.testing.assert_array_equal(runs[0], runs[1])

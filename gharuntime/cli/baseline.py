@@ -148,8 +148,9 @@ def baseline_command(
                     -m gharuntime.cli.main baseline laser ... (each process trains on its
                     share of every step and decodes its share of the jobs; rank 0 writes)
     Gradient-boosted models train on log1p of each target with early stopping on the
-    validation split, 2 threads and a fixed seed. The fitted model folder (model.json,
-    importances.json, the library's files) is what `gharuntime predict --model` reads.
+    validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fixed seed.
+    The fitted model folder (model.json, importances.json, the library's files) is what
+    `gharuntime predict --model` reads.
     A method that reads a column its track forbids (last-run on --track config) is refused.
 
     \b
