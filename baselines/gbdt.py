@@ -4,9 +4,10 @@ and the job's identity (`gharuntime.baselines.identity`).
 One model per target, trained on log1p of the target (squared error there is RMSLE), with
 fixed seeds, 2 threads (`tree_threads`), and early stopping on the validation split. Both
 libraries see the very same dense float32 matrix (NaN = unknown) with the same columns marked
-categorical, so their difference is the learner alone. Version 2.0 reads the job's identity (repository, workflow,
-job, matrix values, runner labels, name words) and out-of-fold group target encodings, both hidden
-on the share of training rows that the validation split says the test will not know.
+categorical, so their difference is the learner alone. Version 2.0 reads the job's identity
+(repository, workflow, job, matrix values, runner labels, name words) and out-of-fold group
+target encodings, both hidden on the share of training rows that the validation split says the
+test will not know.
 
 Quantiles (`intervals`): "conformal" (the default) adds to the point prediction, on the log1p
 scale, the quantiles of the validation split's residuals (split-conformal calibration; the
@@ -61,7 +62,7 @@ def tree_threads() -> int:
     Speed only: the three libraries fit the same trees for any count (a test checks; so did 1
     against 2 threads on the medium world's 100k training rows). A busy machine wants 1:
     OpenMP's threads spin while they wait for each other, and a 2-thread LightGBM fit beside one
-    busy core ran 3x slower than a 1-thread one here (CI runs the suite so, beside command (a))."""
+    busy core ran 2-3x slower than a 1-thread one here (CI runs the suite so, beside command (a))."""
     raw = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if not raw.isdigit() or int(raw) < 1:
         return THREADS

@@ -51,7 +51,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
     Stages: serve the seeded simulated GitHub on 127.0.0.1 → crawl it → build a (synthetic)
     dataset and validate it → for cross_repo and temporal, config and history tracks: median,
     group-median, last-run (history only), lightgbm, xgboost, catboost, and on the config track
-    lightgbm-tuned, xgboost-tuned (10 Optuna trials each) and laser (the tiny model, a few
+    lightgbm-tuned, xgboost-tuned (a few seeded Optuna trials) and laser (the tiny model, a few
     hundred steps) → gharuntime eval → gharuntime leaderboard.
     Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
 
