@@ -1,9 +1,11 @@
 """GHARuntime: predict how long a GitHub Actions job will run, and what it will cost, from its
 configuration. The public API: the data contract, dataset folders, and the stages over them."""
 
+import importlib
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from gharuntime.contract import (
     COLUMNS,
@@ -21,6 +23,65 @@ from gharuntime.dataset import DatasetError, Problem, read_manifest, validate, w
 from gharuntime.errors import GharuntimeError
 from gharuntime.hub import load
 from gharuntime.version import __version__
+
+# The error tree: every exception a library caller may catch, by the module that defines it. Each
+# is imported on first use (PEP 562), so `import gharuntime` stays as light as it was; the
+# command line's and the simulator's own signals are not part of it. tests/test_public_api.py
+# checks that every public exception of the package is here, documented.
+ERRORS: dict[str, str] = {
+    "ArchiveError": "gharuntime.logarchive",
+    "BadCredentials": "gharuntime.crawler.client",
+    "BenchError": "gharuntime.baselines.laser.bench",
+    "BuildError": "gharuntime.builder.build",
+    "Cancelled": "gharuntime.crawler.client",
+    "CrawlDirError": "gharuntime.builder.crawl_dir",
+    "CrawlError": "gharuntime.crawler.client",
+    "DecodingError": "gharuntime.baselines.laser.decoding",
+    "EmptySplit": "gharuntime.eval.provenance",
+    "EncodingError": "gharuntime.baselines.laser.encoding",
+    "ForbiddenInputError": "gharuntime.baselines.method",
+    "GitError": "gharuntime.sources.gitstore",
+    "HubError": "gharuntime.hub.spec",
+    "InputFileError": "gharuntime.readfile",
+    "InvalidSubmission": "gharuntime.eval.evaluate",
+    "LeaderboardError": "gharuntime.leaderboard.registry",
+    "MatrixTooLarge": "gharuntime.workflow",
+    "MethodError": "gharuntime.baselines.method",
+    "PriceError": "gharuntime.billing.prices",
+    "PromptTooLong": "gharuntime.baselines.laser.serialize",
+    "RawStoreError": "gharuntime.rawstore",
+    "RequestFailed": "gharuntime.crawler.client",
+    "SourceError": "gharuntime.sources._columns",
+    "UnknownExpression": "gharuntime.expressions",
+    "WorkflowError": "gharuntime.workflow",
+}
+
+if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports them
+    from gharuntime.baselines.laser.bench import BenchError as BenchError
+    from gharuntime.baselines.laser.decoding import DecodingError as DecodingError
+    from gharuntime.baselines.laser.encoding import EncodingError as EncodingError
+    from gharuntime.baselines.laser.serialize import PromptTooLong as PromptTooLong
+    from gharuntime.baselines.method import ForbiddenInputError as ForbiddenInputError
+    from gharuntime.baselines.method import MethodError as MethodError
+    from gharuntime.billing.prices import PriceError as PriceError
+    from gharuntime.builder.build import BuildError as BuildError
+    from gharuntime.builder.crawl_dir import CrawlDirError as CrawlDirError
+    from gharuntime.crawler.client import BadCredentials as BadCredentials
+    from gharuntime.crawler.client import Cancelled as Cancelled
+    from gharuntime.crawler.client import CrawlError as CrawlError
+    from gharuntime.crawler.client import RequestFailed as RequestFailed
+    from gharuntime.eval.evaluate import InvalidSubmission as InvalidSubmission
+    from gharuntime.eval.provenance import EmptySplit as EmptySplit
+    from gharuntime.expressions import UnknownExpression as UnknownExpression
+    from gharuntime.hub.spec import HubError as HubError
+    from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
+    from gharuntime.logarchive import ArchiveError as ArchiveError
+    from gharuntime.rawstore import RawStoreError as RawStoreError
+    from gharuntime.readfile import InputFileError as InputFileError
+    from gharuntime.sources._columns import SourceError as SourceError
+    from gharuntime.sources.gitstore import GitError as GitError
+    from gharuntime.workflow import MatrixTooLarge as MatrixTooLarge
+    from gharuntime.workflow import WorkflowError as WorkflowError
 
 __all__ = [
     "COLUMNS",
@@ -41,7 +102,22 @@ __all__ = [
     "read_manifest",
     "validate",
     "write_dataset",
+    *ERRORS,
 ]
+
+
+def __getattr__(name: str) -> object:
+    """An error class of ERRORS, imported from its module on first use."""
+    module = ERRORS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *ERRORS})
 
 
 def _checkout_packages() -> None:
