@@ -23,6 +23,7 @@ from gharuntime.eval.report import write_result
 from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
 from gharuntime.leaderboard.registry import add_result
 from gharuntime.progress import Progress
+from gharuntime.resume import RECORD_SUFFIX, kept_record, step_inputs, write_record
 
 __all__ = [
     "PIPELINE_CONFIGS",
@@ -100,6 +101,10 @@ class PipelineResult:
     leaderboard: Leaderboard
     skipped: list[str]
     seconds: dict[str, float]
+    kept: list[str] = field(default_factory=list)
+    """The steps scored by an earlier run over the same folder with the same inputs, kept."""
+    ran: list[str] = field(default_factory=list)
+    """The steps this run fitted and scored."""
 
 
 def _num(value: float | None) -> str:
@@ -136,9 +141,14 @@ def run_pipeline(
     methods: tuple[MethodPlan, ...] = PIPELINE_METHODS,
     progress: Progress | None = None,
     step_done: StepDone | None = None,
+    fresh: bool = False,
 ) -> PipelineResult:
     """Build and validate `out/gharuntime-sim-<scale>-seed<seed>` (crawl store beside it), fit
     and score every step into `out/runs/` and `out/results/`, and write `out/leaderboard/`.
+
+    Run again over the same `out` (after a kill, or a method that failed), it keeps each step
+    an earlier run scored with the same inputs (gharuntime.resume: dataset revision, code,
+    parameters) and runs the rest; `fresh` runs every step again.
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
     from gharuntime.builder.crawled import build_from_simulated
 
@@ -161,8 +171,27 @@ def run_pipeline(
             skipped.append(f"every method on {config}: its test split is empty at this scale")
     steps = [s for s in steps if splits.get(s.config, {}).get("test")]
     results = out / "results"
+    revision = str(read_manifest(dataset)["revision"])
+    kept: list[str] = []
+    ran: list[str] = []
     t1 = time.perf_counter()
     for i, step in enumerate(steps):
+        submission = out / "runs" / step.config / step.track / f"{step.method.name}.jsonl"
+        record_path = submission.with_name(step.method.name + RECORD_SUFFIX)
+        inputs = step_inputs(
+            method=step.method.name,
+            params=dict(step.method.params),
+            config=step.config,
+            track=step.track,
+            resamples=resamples,
+            dataset_revision=revision,
+        )
+        record = None if fresh else kept_record(record_path, inputs)
+        if record is not None:
+            kept.append(step.label)
+            if step_done:
+                step_done(step, i + 1, len(steps), f"kept (scored earlier) {record.summary}")
+            continue
 
         def stage(
             msg: str, _done: int = 0, _total: int | None = None, step: Step = step, i: int = i
@@ -171,7 +200,7 @@ def run_pipeline(
             say(f"{step.label}: {msg}", i, len(steps))
 
         stage("fitting")
-        submission = out / "runs" / step.config / step.track / f"{step.method.name}.jsonl"
+        record_path.unlink(missing_ok=True)  # this step's old outputs are about to be replaced
         run = run_baseline(
             step.method.name,
             dataset,
@@ -185,19 +214,20 @@ def run_pipeline(
         result = evaluate_file(submission, dataset, resamples=resamples)
         scored = submission.with_name(submission.stem + ".result.json")
         write_result(result, scored)
-        add_result(scored, results, replace=True)
+        filed = add_result(scored, results, replace=True)
         rmsle = result["metrics"]["duration_s"]["rmsle"]
+        score = f"RMSLE {_num(rmsle['value'])} [{_num(rmsle['ci_low'])}, {_num(rmsle['ci_high'])}]"
+        write_record(record_path, inputs, filed, score)  # last: a step killed before it reruns
+        ran.append(step.label)
         if step_done:
             step_done(
                 step,
                 i + 1,
                 len(steps),
-                f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, "
-                f"RMSLE {_num(rmsle['value'])} [{_num(rmsle['ci_low'])}, "
-                f"{_num(rmsle['ci_high'])}]",
+                f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, {score}",
             )
     seconds["methods"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     board = build_leaderboard(results, out / "leaderboard")
     seconds["leaderboard"] = time.perf_counter() - t2
-    return PipelineResult(dataset, results, board, skipped, seconds)
+    return PipelineResult(dataset, results, board, skipped, seconds, kept, ran)

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +94,112 @@ def test_the_help_names_every_method_the_pipeline_runs() -> None:
     named = set(re.findall(r"[a-z]+(?:-[a-z]+)*", stages))
     for plan in PIPELINE_METHODS:
         assert plan.name in named, plan.name
+
+
+RESUME_METHODS = (
+    # the costly step first, so that the steps a kill leaves scored are most of the work
+    MethodPlan("lightgbm", {"n_estimators": 400}),
+    MethodPlan("median"),
+    MethodPlan("group-median"),
+    MethodPlan("last-run"),
+)
+_CHILD = f"""
+import json, sys
+from pathlib import Path
+from gharuntime.pipeline import MethodPlan, run_pipeline
+result = run_pipeline(Path(sys.argv[1]), seed=1, scale="tiny", resamples=20, methods={RESUME_METHODS!r})
+print(json.dumps({{"kept": result.kept, "ran": result.ran, "seconds": result.seconds}}))
+"""
+
+
+def _pipeline_child(out: Path) -> subprocess.Popen[str]:
+    """The pipeline in a child process (a fresh interpreter, as `gharuntime pipeline` is)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(out)], stdout=subprocess.PIPE, text=True
+    )
+
+
+def _finished(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    stdout, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0
+    doc: dict[str, Any] = json.loads(stdout.splitlines()[-1])
+    return doc
+
+
+def _filed(result_dir: Path) -> dict[str, Any]:
+    """Each filed result's scores, by file name: metrics, intervals, dataset and submission
+    (its hash and counts), the run's folder written OUT; provenance and timing aside."""
+    out = str(result_dir.parent)
+    return {
+        path.name: {k: doc[k] for k in ("metrics", "intervals", "dataset", "submission")}
+        for path in sorted(result_dir.rglob("*.json"))
+        for doc in [json.loads(path.read_text().replace(out, "OUT"))]
+    }
+
+
+def _scores_only(markdown: Path) -> list[str]:
+    """The leaderboard's lines, each table row without its last two cells (fit and predict
+    seconds per 1,000 jobs: wall time, which no two runs share)."""
+    lines = markdown.read_text().splitlines()
+    assert any(line.endswith("| fit s / 1k jobs | predict s / 1k jobs |") for line in lines)
+    return [line.rsplit("|", 3)[0] if line.startswith("|") else line for line in lines]
+
+
+@pytest.mark.slow
+def test_a_pipeline_killed_midway_resumes_to_the_same_leaderboard(tmp_path: Path) -> None:
+    """A real SIGKILL of the child process running the pipeline, after two steps are scored;
+    the rerun keeps those, runs the rest, and ends with the uninterrupted run's leaderboard."""
+    killed = tmp_path / "killed"
+    proc = _pipeline_child(killed)
+    deadline = time.monotonic() + 300
+    try:
+        while len(list(killed.glob("runs/*/*/*.step.json"))) < 2:
+            assert proc.poll() is None, "the pipeline ended before it could be killed"
+            assert time.monotonic() < deadline, "no step was scored in 300 s"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    records_before = len(list(killed.glob("runs/*/*/*.step.json")))
+    assert not (killed / "leaderboard").exists()
+
+    # each run in a fresh interpreter, so neither pays the other's imports and warm-up
+    resumed = _finished(_pipeline_child(killed))
+    whole = _finished(_pipeline_child(tmp_path / "whole"))
+    assert len(resumed["kept"]) == records_before >= 2
+    assert resumed["kept"] + resumed["ran"] == whole["ran"]  # same steps, same order
+    assert resumed["seconds"]["methods"] < whole["seconds"]["methods"]
+    assert _filed(killed / "results") == _filed(tmp_path / "whole/results")
+    assert _scores_only(killed / "leaderboard/README.md") == _scores_only(
+        tmp_path / "whole/leaderboard/README.md"
+    )
+
+
+@pytest.mark.slow
+def test_a_rerun_keeps_what_is_unchanged_and_reruns_what_changed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=RESUME_METHODS)
+    assert first.kept == [] and len(first.ran) >= 7
+    scores = _filed(first.results)  # the same folder: each run below rewrites what it runs
+    again = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=RESUME_METHODS)
+    assert again.kept == first.ran and again.ran == []
+    assert _filed(again.results) == scores
+
+    # other parameters for one method: only its steps run again, and their results change
+    changed = (MethodPlan("lightgbm", {"n_estimators": 5}), *RESUME_METHODS[1:])
+    third = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=changed)
+    assert third.ran and all(label.startswith("lightgbm") for label in third.ran)
+    assert len(third.kept) == len(first.ran) - len(third.ran)
+    lgb = [name for name in scores if name.endswith("-lightgbm.json")]
+    assert lgb and all(_filed(third.results)[n] != scores[n] for n in lgb)
+    assert all(_filed(third.results)[n] == scores[n] for n in scores if n not in lgb)
+
+    # a filed result edited by hand is not trusted: its step runs again and restores it
+    target = next(first.results.rglob("*-config-median.json"))
+    target.write_text(target.read_text().replace('"value"', '"value" ', 1))
+    fourth = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=changed)
+    assert len(fourth.ran) == 1 and fourth.ran[0].startswith("median")
+
+    fresh = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=changed, fresh=True)
+    assert fresh.kept == [] and len(fresh.ran) == len(first.ran)

@@ -43,7 +43,12 @@ __all__ = ["pipeline_command"]
     show_default=True,
     help="Bootstrap resamples of repositories for every interval.",
 )
-def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Run every step again, even those an earlier run over OUT scored with the same inputs.",
+)
+def pipeline_command(out: Path, seed: int, scale: str, resamples: int, fresh: bool) -> None:
     """Build from the simulated GitHub, fit every baseline on both tracks and both configs,
     score each, and write the leaderboard, offline.
 
@@ -54,6 +59,12 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
     lightgbm-tuned, xgboost-tuned (a few seeded Optuna trials) and laser (the tiny model, a few
     hundred steps) → gharuntime eval → gharuntime leaderboard.
     Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
+
+    \b
+    Resumable: run it again over the same OUT after a kill or a failed method, and it keeps
+    every step already scored whose inputs are unchanged (dataset revision, code, parameters,
+    libraries: recorded in OUT/runs/CONFIG/TRACK/METHOD.step.json) and runs the rest; a step
+    whose inputs changed runs again. --fresh runs every step again.
 
     \b
     Exit codes: 0 done, 2 a stage failed (it says which).
@@ -78,6 +89,7 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
                 resamples=resamples,
                 progress=report,
                 step_done=done,
+                fresh=fresh,
             )
     except (
         BuildError,
@@ -90,6 +102,11 @@ def pipeline_command(out: Path, seed: int, scale: str, resamples: int) -> None:
         raise Refusal(error_line(exc, "pipeline failed")) from exc
     for line in skipped:
         err_console.print(f"skipped {line}")
+    if result.kept:
+        err_console.print(
+            f"kept {len(result.kept)} of {len(result.kept) + len(result.ran)} steps scored by an "
+            "earlier run with the same inputs (--fresh runs them again)"
+        )
     took = ", ".join(f"{k} {v:.0f} s" for k, v in result.seconds.items())
     err_console.print(
         styled(
