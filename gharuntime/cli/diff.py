@@ -8,7 +8,7 @@ import click
 
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.hub import check_endpoint
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
@@ -67,8 +67,8 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
     except DatasetError as exc:
         raise Refusal(error_line(exc, "diff failed")) from exc
     if as_json:
-        click.echo(json.dumps(diff, indent=2, ensure_ascii=False))
+        echo_json(json.dumps(diff, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_markdown(diff), nl=False)
+        click.echo(terminal_safe(render_markdown(diff)), nl=False)
     for note in diff["notes"]:
         err_console.print(f"note: {note}")

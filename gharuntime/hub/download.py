@@ -15,6 +15,7 @@ import polars as pl
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import DatasetError, read_manifest, sha256_file
 from gharuntime.dataset import load as load_folder
+from gharuntime.folderfiles import folder_files
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import (
     HUB_ID,
@@ -146,11 +147,10 @@ def _copy_to(src: Path, to: Path) -> None:
     to.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.tmp-", dir=to.parent))
     try:
-        for path in sorted(src.rglob("*")):
-            if path.is_file():
-                dst = tmp / path.relative_to(src)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dst)  # follows the cache's symlinks
+        for rel, path in folder_files(src).files.items():  # the cache's links into blobs/
+            dst = tmp / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dst)
         verify_folder(tmp)
         replace_folder(tmp, to)
     except BaseException:
