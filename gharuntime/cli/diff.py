@@ -12,6 +12,7 @@ from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
+from gharuntime.redact import redact
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
 
 __all__ = ["diff_command", "open_side"]
@@ -21,7 +22,7 @@ def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
     """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff."""
     try:
         local = open_dataset(spec, endpoint=endpoint)
-        return side_from_folder(local.root, label=spec)
+        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
     except OSError as exc:  # a name the OS refuses (too long, unreadable)
         raise DatasetError(
             f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
