@@ -16,7 +16,6 @@ from fuzz_support import check, invoke
 from hostile_support import build_world, sandbox, text_options
 
 from gharuntime.leaderboard.page import spreadsheet_safe
-from gharuntime.markdown import code, md
 
 
 @pytest.fixture(scope="module")
@@ -112,12 +111,6 @@ def test_the_card_section_of_build_previous_shows_it_as_written(
     start = card.index("## Changes since the previous release")
     end = card.find("\n## ", start + 5)
     _assert_markdown_holds(card[start : end if end > 0 else None], payload)
-
-
-def test_the_markdown_helpers() -> None:
-    assert md("<b>#1</b> | x") == "&lt;b&gt;\\#1&lt;/b&gt; \\| x"
-    assert md("- a") == "\\- a" and md("2.0") == "2.0" and md("-1") == "-1"
-    assert code("a`b|c\nd") == "`a'b\\|c d`"
 
 
 # ---------------------------------------------------------- the leaderboard's CSV

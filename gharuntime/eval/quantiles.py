@@ -10,6 +10,14 @@ seconds (bytes for `log_bytes`): finite, non-negative, and non-decreasing in the
 Eval scores it (gharuntime.eval.metrics.INTERVAL_METRICS): coverage of each central interval
 (p10–p90: nominal 80%), its mean width in log1p space, the pinball loss of each level on the
 log1p scale, and the observed share of records at or below each level (the calibration table).
+
+Limits, each checked before anything is scored: the sidecar is a regular file (a FIFO, device
+or folder is refused at once, never waited on or skipped); a line holds at most
+`MAX_LINE_BYTES` (1 MB; a longer one is refused with its line number, never held whole); at
+most `MAX_LEVELS` (200) levels per target, counted on the first line that is a JSON object
+before the rest is read; a line nested too deeply for the parser is one problem of that line.
+Scoring is linear in the number of levels. Two sidecars with different levels (`--vs`) are
+compared on the levels both give.
 """
 
 from __future__ import annotations
