@@ -7,10 +7,11 @@ files is a link into the repository's own `blobs/` folder (and checked there by 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FolderFiles", "folder_files"]
+__all__ = ["FolderFiles", "folder_files", "target_kind"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,17 @@ def folder_files(root: Path) -> FolderFiles:
                 out.files[rel] = path
     out.leaving.sort()
     return FolderFiles(dict(sorted(out.files.items())), out.leaving)
+
+
+def target_kind(link: Path) -> str:
+    """What `link` leads to, from its target's mode alone (nothing is opened, so a FIFO cannot
+    block): "a file", "a folder", "a device, pipe or socket (not a regular file)"."""
+    try:
+        mode = link.stat().st_mode
+    except OSError:
+        return "nothing (a dangling link)"
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a device, pipe or socket (not a regular file)"

@@ -4,7 +4,6 @@ with the file (and row) at fault, rather than stopping at the first."""
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
 from gharuntime.croissant import check_croissant
-from gharuntime.folderfiles import folder_files
+from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
@@ -39,19 +38,6 @@ class Problem:
         return f"{self.where}: {self.message}"
 
 
-def _kind(link: Path) -> str:
-    """What a link leads to, from its target's mode alone (nothing is opened)."""
-    try:
-        mode = link.stat().st_mode
-    except OSError:
-        return "nothing (a dangling link)"
-    if stat.S_ISREG(mode):
-        return "a file"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a device, pipe or socket (not a regular file)"
-
-
 def validate_folder(root: Path, progress: Progress | None = None) -> list[Problem]:
     """Every way the folder at `root` breaks the contract (empty when it is valid); `progress`
     hears which file is being checked."""
@@ -67,7 +53,7 @@ def validate_folder(root: Path, progress: Progress | None = None) -> list[Proble
         return [
             Problem(
                 rel,
-                f"a symlink to {_kind(root / rel)} outside the dataset folder, which would be "
+                f"a symlink to {target_kind(root / rel)} outside the dataset folder, which would be "
                 "read and published with it; put the file itself in the folder (nothing else "
                 "was checked)",
             )

@@ -1,5 +1,6 @@
 """Issue 37 class 1, secrets: nothing outside a dataset folder is ever read or uploaded (a
-symlink leaving it is reported by `validate` and refused by `publish`), and no credential a
+symlink leaving it is reported by `validate` and refused by `publish`, `eval`, `baseline` and
+`diff`), and no credential a
 location carries is ever printed, whichever command, argument, option or variable it came by
 (gharuntime.redact, applied by every error and by the command line's output layer)."""
 
@@ -148,6 +149,15 @@ def test_a_link_leaving_the_folder_fails_validate_and_publish(
     check(out, case)
     assert out.code == 1 and rel.split("/")[0] in out.output, out.output[-2000:]
     assert PASSWORD not in out.output
+    for args in (  # the commands that read a dataset refuse it, naming the link
+        ["eval", "--gold", "--dataset", str(fixture_dataset), "--resamples", "3"],
+        ["baseline", "median", "--dataset", str(fixture_dataset), "--out", "o/x.jsonl"],
+        ["diff", str(fixture_dataset), str(fixture_dataset)],
+    ):
+        out = invoke(args, tmp_path)
+        check(out, (case, args[0]))
+        assert out.code == 2 and rel.split("/")[0] in out.output, out.output[-2000:]
+        assert PASSWORD not in out.output and not (tmp_path / "o").exists()
     before = tree_digest(fixture_dataset)
     with pytest.raises(HubError):
         publish(fixture_dataset, "org/bench", endpoint=hub.url, token=TOKEN)
