@@ -5,10 +5,14 @@ An error says what is wrong, and where and how to fix it when it knows: `where` 
 message as `WHERE: WHAT` and `fix` after it on its own line as `  fix: FIX`, the layout the
 price and workflow errors already used. Given neither, str() is the message alone, so an error
 reads as it did before it derived from here. A class that callers catch as a builtin keeps that
-builtin as a second base (`class PriceError(GharuntimeError, ValueError)`). Imports nothing from
-gharuntime, so every module can derive from it without an import circle."""
+builtin as a second base (`class PriceError(GharuntimeError, ValueError)`). Imports only
+gharuntime.redact (which imports nothing of gharuntime's), so every module can derive from it
+without an import circle. str() has every credential a URL in it carries masked
+(gharuntime.redact): a message naming a location the user gave can never show its password."""
 
 from __future__ import annotations
+
+from gharuntime.redact import redact
 
 __all__ = ["GharuntimeError"]
 
@@ -38,4 +42,4 @@ class GharuntimeError(Exception):
             text = f"{self.where}: {text}"
         if self.fix:
             text = f"{text}\n  fix: {self.fix}"
-        return text
+        return redact(text)

@@ -20,6 +20,7 @@ __all__ = [
     "make_temp_dir",
     "make_temp_file",
     "output_file_problem",
+    "output_folder_problem",
     "replace_folder",
     "umask",
 ]
@@ -163,4 +164,26 @@ def output_file_problem(out: Path, inputs: Iterable[Path | None] = ()) -> str | 
         return f"{out} is inside the dataset folder {root}; write results outside it"
     if str(resolved).startswith(("/proc/", "/sys/", "/dev/")):
         return f"{out} is not a place for a result file"
+    return None
+
+
+def output_folder_problem(out: Path, inputs: Iterable[Path | None]) -> str | None:
+    """Why the folder `out`, which a command replaces whole, must not be written (None when it
+    may): it is one of the command's inputs, files or folders (resolved, links followed), or
+    holds one, which the replacement would destroy."""
+    try:
+        target = out.resolve()
+        for given in inputs:
+            if given is None:
+                continue
+            real = given.resolve()
+            if real == target:
+                return f"{out} is an input of this command ({given}); give another output folder"
+            if real.is_relative_to(target):
+                return (
+                    f"{out} holds {given}, an input of this command, which replacing it would "
+                    "destroy; give another output folder"
+                )
+    except (OSError, RuntimeError) as exc:  # a name the OS refuses, a symlink loop
+        return f"{out}: {getattr(exc, 'strerror', None) or exc}"
     return None

@@ -8,12 +8,21 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from gharuntime.errors import GharuntimeError
 
-__all__ = ["InputFileError", "open_regular", "parse_json", "read_bytes", "read_json", "read_text"]
+__all__ = [
+    "InputFileError",
+    "iter_lines",
+    "open_regular",
+    "parse_json",
+    "read_bytes",
+    "read_json",
+    "read_text",
+]
 
 
 class InputFileError(GharuntimeError, OSError, ValueError):
@@ -53,6 +62,36 @@ def open_regular(path: Path) -> BinaryIO:
     fd = _open(path)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def iter_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the newline) of each line of the regular file `path`, read
+    in bounded blocks; InputFileError at a line over `max_line_bytes` (a file without newlines
+    is never held whole), or for a file that is not regular."""
+    with open_regular(path) as f:
+        carry = b""
+        lineno = 0
+        while True:
+            block = f.read(1 << 16)
+            data = carry + block
+            *lines, carry = data.split(b"\n")
+            for line in lines:
+                lineno += 1
+                if len(line) > max_line_bytes:
+                    break
+                yield lineno, line
+            else:
+                if len(carry) <= max_line_bytes and block:
+                    continue
+                if len(carry) <= max_line_bytes:  # the end of the file
+                    if carry:
+                        yield lineno + 1, carry
+                    return
+                lineno += 1
+            raise InputFileError(
+                f"{path} line {lineno} is over {_mb(max_line_bytes)}; a line holds one short "
+                "record: is it the right file?"
+            )
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:

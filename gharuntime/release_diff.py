@@ -18,6 +18,7 @@ import polars as pl
 
 from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
 from gharuntime.dataset import DatasetError, manifest_files, read_manifest
+from gharuntime.markdown import md
 from gharuntime.parquet import parquet_schema, read_parquet
 
 __all__ = [
@@ -261,9 +262,15 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
     }
 
 
+def _cell(x: Any) -> str:
+    """A table cell: None as -, anything else (a manifest's or a dataset's text, a number)
+    escaped by the one Markdown helper."""
+    return "-" if x is None else md(x)
+
+
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join("-" if x is None else str(x) for x in row) + " |" for row in rows]
+    out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in rows]
     return "\n".join(out)
 
 
@@ -284,11 +291,14 @@ def _signed(x: int | None) -> str | None:
 
 
 def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
-    """The diff as Markdown (the CLI's default output and the card's section)."""
+    """The diff as Markdown (the CLI's default output and the card's section). Every text a
+    manifest or the data brings (labels, versions, notes, column, repository and filter names,
+    configs and splits) passes gharuntime.markdown, so none can add a heading, a tag or a
+    cell."""
     o, n = diff["old"], diff["new"]
     sub = heading + "#"
     lines = [
-        f"{heading} Changes from {o['dataset']} to {n['dataset']}",
+        f"{heading} Changes from {md(o['dataset'])} to {md(n['dataset'])}",
         "",
         _table(
             ("", "old", "new"),
@@ -305,19 +315,15 @@ def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
     ]
     if diff["same_revision"]:
         lines += ["The two datasets have the same revision: the same rows in the same files.", ""]
-    lines += [f"- {note}" for note in diff["notes"]]
+    lines += [f"- {md(note)}" for note in diff["notes"]]
     if diff["notes"]:
         lines.append("")
     cols = diff["columns"]
     lines += [f"{sub} Columns", ""]
     if cols["added"] or cols["removed"] or cols["retyped"]:
-        lines += [f"- added: {', '.join(f'`{c}`' for c in cols['added'])}"] if cols["added"] else []
-        lines += (
-            [f"- removed: {', '.join(f'`{c}`' for c in cols['removed'])}"]
-            if cols["removed"]
-            else []
-        )
-        lines += [f"- `{r['column']}`: {r['old']} → {r['new']}" for r in cols["retyped"]]
+        lines += [f"- added: {', '.join(map(md, cols['added']))}"] if cols["added"] else []
+        lines += [f"- removed: {', '.join(map(md, cols['removed']))}"] if cols["removed"] else []
+        lines += [f"- {md(r['column'])}: {md(r['old'])} → {md(r['new'])}" for r in cols["retyped"]]
     else:
         lines.append("Same columns with the same types.")
     lines += [
@@ -345,7 +351,7 @@ def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
         for what in ("added", "removed"):
             items = repos[what]
             if items:
-                shown = ", ".join(f"`{r['repo']}` ({r['jobs']:,} jobs)" for r in items[:_SHOWN])
+                shown = ", ".join(f"{md(r['repo'])} ({r['jobs']:,} jobs)" for r in items[:_SHOWN])
                 more = f", and {len(items) - _SHOWN:,} more" if len(items) > _SHOWN else ""
                 lines += [f"- {what}: {shown}{more}", ""]
         changed = [r for r in repos["jobs"] if r["change"]]
@@ -360,7 +366,7 @@ def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
                 _table(
                     ("repository", "old", "new", "change"),
                     [
-                        (f"`{r['repo']}`", _num(r["old"]), _num(r["new"]), _signed(r["change"]))
+                        (r["repo"], _num(r["old"]), _num(r["new"]), _signed(r["change"]))
                         for r in changed[:_SHOWN]
                     ],
                 ),
@@ -386,7 +392,7 @@ def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
                 ),
                 [
                     (
-                        f"`{t['target']}`",
+                        t["target"],
                         _num(t["old"]["median"]),
                         _num(t["new"]["median"]),
                         _num(t["old"]["p90"]),
@@ -407,7 +413,7 @@ def render_markdown(diff: Mapping[str, Any], *, heading: str = "##") -> str:
             _table(
                 ("filter", "old", "new", "change"),
                 [
-                    (f"`{f['filter']}`", _num(f["old"]), _num(f["new"]), _signed(f["change"]))
+                    (f["filter"], _num(f["old"]), _num(f["new"]), _signed(f["change"]))
                     for f in diff["filters"]
                 ],
             ),

@@ -15,6 +15,7 @@ import yaml
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SCHEMA_VERSION, SPLITS
 from gharuntime.croissant import check_croissant
+from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.parquet import parquet_schema, read_parquet
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
@@ -47,6 +48,17 @@ def validate_folder(root: Path, progress: Progress | None = None) -> list[Proble
 
     if not root.is_dir():
         return [Problem(str(root), "not a folder")]
+    leaving = folder_files(root).leaving
+    if leaving:  # checked first, and alone: nothing outside the folder is read
+        return [
+            Problem(
+                rel,
+                f"a symlink to {target_kind(root / rel)} outside the dataset folder, which would be "
+                "read and published with it; put the file itself in the folder (nothing else "
+                "was checked)",
+            )
+            for rel in leaving
+        ]
     manifest_path = root / DATASET_LAYOUT.manifest
     try:
         if not os.path.lexists(manifest_path):

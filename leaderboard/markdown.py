@@ -3,7 +3,6 @@ table (methods trained on another dataset), headed by the dataset they were trai
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -15,22 +14,16 @@ from gharuntime.leaderboard.view import (
     fmt_count,
     fmt_metric,
 )
+from gharuntime.markdown import md
 
 __all__ = ["md", "render_markdown"]
 
 
-# What a result's text must not bring into the Markdown: HTML (as entities) and the inline
-# punctuation of Markdown (backslash-escaped), so a name or warning shows as written and cannot
-# open a tag, a comment, a link, emphasis or a code span, or end a table cell. (Nothing a result
-# holds starts a line, where `#`, `-` or `>` would matter.)
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# What a result's text must not bring into the Markdown is escaped by the one helper,
+# gharuntime.markdown.md (HTML as entities, Markdown's punctuation backslashed), so a name or
+# warning shows as written and cannot open a tag, a comment, a link, emphasis, a heading or a
+# code span, or end a table cell.
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-
-
-def md(text: object) -> str:
-    """`text` as literal Markdown inline text: one line, HTML and Markdown escaped."""
-    plain = _BREAKS.sub(" ", str(text))
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(plain, quote=False))
 
 
 def _code(text: object) -> str:

@@ -1,6 +1,6 @@
 """`leaderboard/index.html`: one self-contained page (no network: the data is embedded as JSON,
 the plots are inline SVG, the script is inline) with a sortable, filterable table and a CSV
-download."""
+download whose text cells are spreadsheet-safe (no cell can be read as a formula)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gharuntime.leaderboard.plots import table_plots
 from gharuntime.leaderboard.rank import GROUP_MEANING
 from gharuntime.leaderboard.view import INTERVAL_COLUMNS, METRIC_COLUMNS, TableView, fmt_metric
 
-__all__ = ["CSV_COLUMNS", "render_page"]
+__all__ = ["CSV_COLUMNS", "render_page", "spreadsheet_safe"]
 
 CSV_COLUMNS: Final = (
     "dataset",
@@ -61,6 +61,19 @@ _HEAD: Final = (
 
 
 _MARKER: Final = re.compile(r"/\*[A-Z_]+\*/")
+
+
+_FORMULA: Final = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell's value that no spreadsheet reads as a formula: text starting with `=`, `+`,
+    `-`, `@`, a tab or a line break (after any spaces) gets a leading `'`, as OWASP's
+    spreadsheet-safe CSV writers do; numbers and other values are kept. The page's CSV download
+    writes the embedded rows as they are, so this is where `=HYPERLINK(...)` is defused."""
+    if isinstance(value, str) and value.lstrip(" ").startswith(_FORMULA):
+        return "'" + value
+    return value
 
 
 def _json_for_script(value: Any) -> str:
@@ -135,7 +148,7 @@ def render_page(views: list[TableView], results_label: str) -> str:
     for view in views:
         for row in view.rows:
             i = len(rows)
-            rows.append({c: row[c] for c in CSV_COLUMNS})
+            rows.append({c: spreadsheet_safe(row[c]) for c in CSV_COLUMNS})
             group = f"g{row['group']}" if row["group"] is not None else "g-"
             body.append(
                 f'<tr class="{group}" data-i="{i}" {_attrs(view)}>'

@@ -26,6 +26,7 @@ from gharuntime.contract import COLUMNS, RawStoreLayout
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
+from gharuntime.markdown import code
 from gharuntime.progress import Progress
 from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
@@ -128,7 +129,7 @@ def with_previous_release(render: CardRender, previous: DatasetSide) -> CardRend
         new = DatasetSide("this release", folder, manifest)
         section = (
             "\n## Changes since the previous release\n\n"
-            f"Compared with `{previous.label}` by `gharuntime diff` at build time.\n\n"
+            f"Compared with {code(previous.label)} by `gharuntime diff` at build time.\n\n"
             + render_markdown(diff_datasets(previous, new), heading="###")
         )
         at = text.find(PREVIOUS_HEADING)

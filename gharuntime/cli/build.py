@@ -21,6 +21,7 @@ from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.paths import output_folder_problem
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sim.world import SCALES
@@ -274,6 +275,12 @@ def build_command(
             before = open_side(previous)
         except DatasetError as exc:
             raise click.BadParameter(str(exc), param_hint="--previous") from None
+    # the folder replaced at --out is never one the build reads (a --previous release, a source)
+    problem = output_folder_problem(
+        out, [*roots, *yaml_git, logs, before.root if before is not None else None]
+    )
+    if problem:
+        raise click.BadParameter(problem, param_hint="--out")
     started = time.monotonic()
     try:
         with ProgressView(first="starting") as report:

@@ -8,10 +8,11 @@ import click
 
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.hub import check_endpoint
-from gharuntime.cli.output import err_console
+from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
+from gharuntime.redact import redact
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
 
 __all__ = ["diff_command", "open_side"]
@@ -21,7 +22,7 @@ def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
     """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff."""
     try:
         local = open_dataset(spec, endpoint=endpoint)
-        return side_from_folder(local.root, label=spec)
+        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
     except OSError as exc:  # a name the OS refuses (too long, unreadable)
         raise DatasetError(
             f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
@@ -67,8 +68,8 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
     except DatasetError as exc:
         raise Refusal(error_line(exc, "diff failed")) from exc
     if as_json:
-        click.echo(json.dumps(diff, indent=2, ensure_ascii=False))
+        echo_json(json.dumps(diff, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_markdown(diff), nl=False)
+        click.echo(terminal_safe(render_markdown(diff)), nl=False)
     for note in diff["notes"]:
         err_console.print(f"note: {note}")

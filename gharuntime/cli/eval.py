@@ -12,12 +12,18 @@ import click
 from rich.text import Text as RichText
 
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.output import err_console, out_console, styled
+from gharuntime.cli.output import echo_json, err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
-from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT, evaluate_file, evaluate_gold
+from gharuntime.eval.api import (
+    DEFAULT_CONFIG,
+    DEFAULT_SPLIT,
+    evaluate_file,
+    evaluate_gold,
+    input_files,
+)
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.problems import ProblemLog
@@ -235,24 +241,12 @@ def eval_command(
         raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
     pinned = dataset is None
     dataset = dataset or default_dataset()
-    if out is not None:
-        given = Path(dataset)
-        sidecars = [
-            p.with_name(name)
-            for p in (submission, vs)
-            if p is not None
-            for name in (p.name + ".meta.json", p.stem + ".meta.json", p.stem + ".quantiles.jsonl")
-        ]
+    if out is not None:  # never any file this evaluation reads, by the readers' own rules
         problem = output_file_problem(
             out,
-            [
-                submission,
-                vs,
-                meta_path,
-                quantiles,
-                *sidecars,
-                given / "manifest.json" if given.is_dir() else None,
-            ],
+            input_files(
+                submission, vs=vs, meta_path=meta_path, quantiles=quantiles, dataset=dataset
+            ),
         )
         if problem:
             raise click.BadParameter(problem, param_hint="--out")
@@ -309,7 +303,7 @@ def eval_command(
         ) from exc
     except InvalidSubmission as exc:
         if as_json:
-            click.echo(json.dumps({"valid": False, **exc.problems.to_json()}, indent=2))
+            echo_json(json.dumps({"valid": False, **exc.problems.to_json()}, indent=2))
         raise _problems_refusal(exc.problems) from exc
     if out is not None:
         try:
@@ -317,7 +311,7 @@ def eval_command(
         except OSError as exc:
             raise Refusal(error_line(exc, f"cannot write {out}")) from exc
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        echo_json(json.dumps(result, indent=2))
     else:
         for table in render_tables(result):
             out_console.print(table)

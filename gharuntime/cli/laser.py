@@ -10,7 +10,7 @@ import json
 import click
 
 from gharuntime.cli.errors import UsageProblem
-from gharuntime.cli.output import out_console
+from gharuntime.cli.output import echo_json, out_console
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import Text
 
@@ -155,7 +155,7 @@ def bench_command(
             progress=progress,
         )
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True))
+        echo_json(json.dumps(result, sort_keys=True))
         return
     out_console.print(f"model: {result['model']} on {result['device_name']} ({result['dtype']})")
     for r in result["results"]:

@@ -15,7 +15,7 @@ from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.laser import laser_group
 from gharuntime.cli.leaderboard import leaderboard_command
-from gharuntime.cli.output import safe_streams
+from gharuntime.cli.output import safe_streams, terminal_safe
 from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
 from gharuntime.cli.simulate import simulate_command
@@ -26,9 +26,22 @@ from gharuntime.version import __version__
 __all__ = ["cli", "main"]
 
 
+def _make_safe(exc: click.ClickException) -> None:
+    """click's message, terminal-safe (click types it Final; it is a plain attribute)."""
+    vars(exc)["message"] = terminal_safe(exc.message)
+
+
 class _Root(click.Group):
     """The root group: the one place a refusal (any GharuntimeError a command raises) becomes
-    its message on stderr and exit 2, with no traceback."""
+    its message on stderr and exit 2, with no traceback; click's own usage errors (which quote
+    what was typed) are made terminal-safe here before click prints them."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.ClickException as exc:
+            _make_safe(exc)
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,6 +49,9 @@ class _Root(click.Group):
         except GharuntimeError as exc:
             report(exc)
             ctx.exit(EXIT_REFUSED)
+        except click.ClickException as exc:
+            _make_safe(exc)
+            raise
 
 
 @click.group(

@@ -30,7 +30,7 @@ from rich.progress import (
 from rich.progress import Progress as Bars
 from rich.text import Text
 
-from gharuntime.cli.output import err_console, plain_column
+from gharuntime.cli.output import err_console, plain_column, terminal_safe
 from gharuntime.progress import Progress
 
 __all__ = ["ProgressView"]
@@ -100,7 +100,7 @@ class ProgressView:
             self._bars = None
 
     def __call__(self, what: str, done: int, total: int | None) -> None:
-        text = self.prefix + what
+        text = terminal_safe(self.prefix + what)
         if total is None and self.lines:
             self.console.print(Text(text))
             return

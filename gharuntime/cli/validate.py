@@ -40,7 +40,8 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
     if not Path(dataset_dir).exists() and not HUB_ID.match(dataset_dir):
         raise click.BadParameter(f"{dataset_dir} does not exist", param_hint="DATASET_DIR")
     with ProgressView(first="validating…") as progress:
-        root = open_dataset(dataset_dir).root  # a DatasetError is refused as it is
+        # a DatasetError is refused as it is; links leading out are listed as problems
+        root = open_dataset(dataset_dir, refuse_links=False).root
         problems = validate_folder(root, progress=progress)
     if as_json:
         out_console.print_json(

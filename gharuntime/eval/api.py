@@ -17,14 +17,15 @@ from gharuntime.eval.evaluate import (
     resolve_meta,
     score,
 )
-from gharuntime.eval.meta import MethodMeta, check_meta
+from gharuntime.eval.meta import MethodMeta, check_meta, sidecar_candidates
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.provenance import add_provenance, check_not_empty
+from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
 from gharuntime.progress import Progress
 
-__all__ = ["DEFAULT_CONFIG", "DEFAULT_SPLIT", "evaluate_file", "evaluate_gold"]
+__all__ = ["DEFAULT_CONFIG", "DEFAULT_SPLIT", "evaluate_file", "evaluate_gold", "input_files"]
 
 DEFAULT_CONFIG: Final = "temporal"
 DEFAULT_SPLIT: Final = "test"
@@ -32,6 +33,31 @@ DEFAULT_SPLIT: Final = "test"
 
 def _dataset(dataset: DatasetRef | Path | str) -> DatasetRef:
     return dataset if isinstance(dataset, DatasetRef) else resolve_dataset(str(dataset))
+
+
+def input_files(
+    submission: Path | str | None,
+    *,
+    vs: Path | str | None = None,
+    meta_path: Path | None = None,
+    quantiles: Path | str | None = None,
+    dataset: Path | str | None = None,
+) -> list[Path]:
+    """Every file `evaluate_file` with these arguments may read, named by the rules its readers
+    use (the metadata and quantile sidecars beside each submission, the dataset's manifest):
+    what an output must never be (`gharuntime.paths.output_file_problem`)."""
+    out: list[Path] = []
+    for path, sidecar in ((submission, quantiles), (vs, None)):
+        if path is None:
+            continue
+        path = Path(path)
+        out += [path, *sidecar_candidates(path)]
+        out.append(Path(sidecar) if sidecar is not None else quantiles_path(path))
+    if meta_path is not None:
+        out.append(meta_path)
+    if dataset is not None and Path(dataset).is_dir():
+        out.append(Path(dataset) / "manifest.json")
+    return out
 
 
 def evaluate_file(

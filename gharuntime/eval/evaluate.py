@@ -29,6 +29,7 @@ from gharuntime.eval.quantiles import (
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.truth import Truth
 from gharuntime.progress import Progress
+from gharuntime.readfile import InputFileError
 
 __all__ = [
     "BREAKDOWNS",
@@ -133,11 +134,13 @@ def prepare_submission(
         raise InvalidSubmission(log) from exc
     sidecar = quantiles if quantiles is not None else quantiles_path(submission)
     parsed_q = None
-    if quantiles is not None and not sidecar.is_file():
+    if quantiles is not None and not os.path.lexists(sidecar):
         log.add("unreadable", str(sidecar), "no such quantile sidecar")
-    elif sidecar.is_file():
+    elif os.path.lexists(sidecar):  # a FIFO or folder there is refused by the reader, not skipped
         try:
             parsed_q = read_quantiles(sidecar, truth.ids, targets, meta.track, parsed.present, log)
+        except InputFileError as exc:
+            log.add("unreadable", str(sidecar), str(exc))
         except OSError as exc:
             log.add("unreadable", str(sidecar), f"cannot read: {exc.strerror or exc}")
     if log:

@@ -14,7 +14,15 @@ from gharuntime.contract import COLUMN_BY_NAME, CONFIGS, SPLITS, TRACKS, Role, i
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.readfile import InputFileError, read_json
 
-__all__ = ["META_FIELDS", "MethodMeta", "check_meta", "merge_meta", "read_sidecar", "sidecar_for"]
+__all__ = [
+    "META_FIELDS",
+    "MethodMeta",
+    "check_meta",
+    "merge_meta",
+    "read_sidecar",
+    "sidecar_candidates",
+    "sidecar_for",
+]
 
 META_FIELDS: Final = (
     "method",
@@ -54,12 +62,18 @@ class MethodMeta:
         return out
 
 
-def sidecar_for(submission: Path) -> Path | None:
-    """The sidecar of `preds.jsonl`: `preds.meta.json`, else `preds.jsonl.meta.json`."""
-    for candidate in (
+def sidecar_candidates(submission: Path) -> tuple[Path, Path]:
+    """Where the sidecar of `preds.jsonl` may be: `preds.meta.json`, then
+    `preds.jsonl.meta.json`."""
+    return (
         submission.with_suffix(".meta.json"),
         submission.with_name(submission.name + ".meta.json"),
-    ):
+    )
+
+
+def sidecar_for(submission: Path) -> Path | None:
+    """The sidecar of `preds.jsonl`: the first of `sidecar_candidates` that is a file."""
+    for candidate in sidecar_candidates(submission):
         if candidate.is_file():
             return candidate
     return None

@@ -10,6 +10,14 @@ seconds (bytes for `log_bytes`): finite, non-negative, and non-decreasing in the
 Eval scores it (gharuntime.eval.metrics.INTERVAL_METRICS): coverage of each central interval
 (p10–p90: nominal 80%), its mean width in log1p space, the pinball loss of each level on the
 log1p scale, and the observed share of records at or below each level (the calibration table).
+
+Limits, each checked before anything is scored: the sidecar is a regular file (a FIFO, device
+or folder is refused at once, never waited on or skipped); a line holds at most
+`MAX_LINE_BYTES` (1 MB; a longer one is refused with its line number, never held whole); at
+most `MAX_LEVELS` (200) levels per target, counted on the first line that is a JSON object
+before the rest is read; a line nested too deeply for the parser is one problem of that line.
+Scoring is linear in the number of levels. Two sidecars with different levels (`--vs`) are
+compared on the levels both give.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,9 +35,11 @@ import numpy.typing as npt
 import polars as pl
 
 from gharuntime.eval.problems import ProblemLog
-from gharuntime.eval.submission import read_submission
+from gharuntime.eval.submission import MAX_LINE_BYTES, read_submission
+from gharuntime.readfile import iter_lines
 
 __all__ = [
+    "MAX_LEVELS",
     "REQUIRED_LEVELS",
     "IntervalTerms",
     "ParsedQuantiles",
@@ -43,6 +54,9 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 REQUIRED_LEVELS: Final = ("p10", "p50", "p90")
+MAX_LEVELS: Final = 200
+"""The most levels a sidecar may give per target (p1 to p99 in steps of 0.5 fit), checked on
+its first line before anything else is read."""
 _LEVEL: Final = re.compile(r"p(\d{1,2}(?:\.\d{1,3})?)")
 _SHOW: Final = 20  # non-monotone lines reported with their text per target, then counted
 
@@ -68,26 +82,28 @@ def _percent(name: str) -> float | None:
 
 @dataclass(frozen=True)
 class QuantileLevels:
-    """The levels of a sidecar, ascending, and the central intervals they form."""
+    """The levels of a sidecar, ascending, and the central intervals they form (each computed
+    once, in linear time: scoring is linear in the number of levels)."""
 
     percents: tuple[float, ...]
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(level_name(p) for p in self.percents)
 
-    @property
+    @cached_property
     def fractions(self) -> tuple[float, ...]:
         return tuple(p / 100.0 for p in self.percents)
 
-    @property
+    @cached_property
     def central(self) -> tuple[tuple[int, int], ...]:
         """(low, high) level indices of each central interval (p10 with p90), widest first."""
+        index = {round(p, 6): i for i, p in enumerate(self.percents)}
         out = []
         for i, a in enumerate(self.percents):
-            for j in range(len(self.percents) - 1, i, -1):
-                if abs(a + self.percents[j] - 100.0) < 1e-9:
-                    out.append((i, j))
+            j = index.get(round(100.0 - a, 6))
+            if j is not None and j > i:
+                out.append((i, j))
         return tuple(out)
 
     def interval_name(self, pair: tuple[int, int]) -> str:
@@ -116,33 +132,47 @@ class ParsedQuantiles:
         }
 
 
-def _first_object(path: Path) -> dict[str, Any] | None:
-    """The first non-blank line as an object, or None (the full read reports why)."""
-    with open(path, "rb") as f:
-        for raw in f:
-            if raw.strip():
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
-                    return None
-                return obj if isinstance(obj, dict) else None
-    return None
+def _first_object(path: Path) -> tuple[int, dict[str, Any] | None]:
+    """The first line that is a JSON object (the full read reports the lines before it), read
+    through the bounded reader: a line over MAX_LINE_BYTES, a FIFO or a device raise
+    InputFileError; nesting too deep for the parser is a line that is not an object."""
+    for lineno, raw in iter_lines(path, MAX_LINE_BYTES):
+        if raw.strip():
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict):
+                return lineno, obj
+    return 1, None
 
 
 def _levels(
-    first: dict[str, Any] | None, targets: Sequence[str], log: ProblemLog, where: str
-) -> QuantileLevels:
-    """The levels the first line declares; problems (missing or uneven levels) go to `log`."""
-    if first is None:
+    first: tuple[int, dict[str, Any] | None], targets: Sequence[str], log: ProblemLog, where: str
+) -> QuantileLevels | None:
+    """The levels the first object line declares; problems (missing or uneven levels) go to
+    `log`. None, with its problem logged, when it gives more than MAX_LEVELS: nothing more is
+    read."""
+    line, obj = first
+    if obj is None:
         return QuantileLevels(tuple(float(n[1:]) for n in REQUIRED_LEVELS))
     per_target: dict[str, set[float]] = {t: set() for t in targets}
-    for key in first:
+    for key in obj:
         for t in targets:
             if key.startswith(t + "_"):
                 pct = _percent(key[len(t) + 1 :])
                 if pct is not None:
                     per_target[t].add(pct)
     union = sorted(set().union(*per_target.values()))
+    if len(union) > MAX_LEVELS:
+        log.add(
+            "quantile_levels",
+            where,
+            f"line {line} gives {len(union):,} levels; a sidecar gives at most {MAX_LEVELS} "
+            "(e.g. p1 to p99 in steps of 0.5): keep the levels you mean to be scored on",
+            line,
+        )
+        return None
     for t, got in per_target.items():
         lacking = [level_name(p) for p in union if p not in got]
         lacking += [n for n in REQUIRED_LEVELS if float(n[1:]) not in got and n not in lacking]
@@ -150,10 +180,10 @@ def _levels(
             log.add(
                 "quantile_levels",
                 where,
-                f"line 1 has no {', '.join(f'{t}_{n}' for n in lacking)}; every line gives "
-                f"the same levels for every target ({', '.join(targets)}), at least "
+                f"line {line} has no {', '.join(f'{t}_{n}' for n in lacking)}; every line "
+                f"gives the same levels for every target ({', '.join(targets)}), at least "
                 f"{', '.join(REQUIRED_LEVELS)}",
-                1,
+                line,
             )
     required = {float(n[1:]) for n in REQUIRED_LEVELS}
     return QuantileLevels(tuple(sorted(set(union) | required)))
@@ -166,12 +196,17 @@ def read_quantiles(
     track: str,
     present: BoolArray,
     log: ProblemLog,
-) -> ParsedQuantiles:
+) -> ParsedQuantiles | None:
     """Read and check the sidecar `path` against the split's `ids` and the submission's rows
     (`present`): the same ids, every value finite and non-negative, non-decreasing in the level.
-    Every problem goes to `log` with its line; the values are meaningful only without any."""
+    Every problem goes to `log` with its line; the values are meaningful only without any.
+    None (its problem logged) for a sidecar with more than MAX_LEVELS levels, which is not
+    read further. InputFileError (an OSError) for a file that is not regular or whose line
+    holds over MAX_LINE_BYTES, before anything is scored."""
     where = str(path)
     levels = _levels(_first_object(path), targets, log, where)
+    if levels is None:
+        return None
     fields = tuple(f"{t}_{n}" for t in targets for n in levels.names)
     parsed = read_submission(path, ids, fields, track, log, allow_partial=True)
     has = parsed.present

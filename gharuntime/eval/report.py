@@ -222,13 +222,35 @@ def _interval_block(series: Series, levels: QuantileLevels) -> dict[str, Any]:
     }
 
 
-def _interval_difference(a: Series, b: Series) -> dict[str, Any]:
-    """A − B of every interval term both sidecars have (same resamples, so paired)."""
-    return {
+def _common_levels(a: QuantileLevels, b: QuantileLevels) -> tuple[str, ...]:
+    """The levels both sidecars give, ascending: what A − B compares."""
+    theirs = set(b.names)
+    return tuple(n for n in a.names if n in theirs)
+
+
+def _mean_pinball(series: Series, names: tuple[str, ...]) -> tuple[float, Any]:
+    """The mean pinball loss over `names` only: the mean of those levels' means, which is the
+    mean of the per-row means over them (the same rows weigh the same in every resample)."""
+    point = float(np.mean([series[f"pinball:{n}"][0] for n in names]))
+    values = np.mean(np.stack([series[f"pinball:{n}"][1] for n in names]), axis=0)
+    return point, values
+
+
+def _interval_difference(
+    a: Series, b: Series, la: QuantileLevels, lb: QuantileLevels
+) -> dict[str, Any]:
+    """A − B of every interval term both sidecars have (same resamples, so paired). The mean
+    pinball loss averages each side's own levels, so with different level sets it is compared
+    over the levels both give (`_common_levels`), never over two different sets."""
+    out = {
         key: _estimate(a[key][0] - b[key][0], a[key][1] - b[key][1], key.split(":")[0])
         for key in a
         if key in b
     }
+    if la.names != lb.names:
+        (pa, va), (pb, vb) = (_mean_pinball(s, _common_levels(la, lb)) for s in (a, b))
+        out["mean_pinball"] = _estimate(pa - pb, va - vb, "mean_pinball")
+    return out
 
 
 def _intervals_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[str, Any] | None:
@@ -344,10 +366,21 @@ def result_json(scores: Scores) -> dict[str, Any]:
                 t: _interval_difference(
                     _interval_series(sa.intervals, a.levels),
                     _interval_series(sb.intervals, b.levels),
+                    a.levels,
+                    b.levels,
                 )
                 for t, sa in scores.targets[0].items()
                 if (sb := scores.targets[1][t]).intervals is not None and sa.intervals is not None
             }
+            if a.levels.names != b.levels.names:
+                common = _common_levels(a.levels, b.levels)
+                second["intervals_levels_compared"] = list(common)
+                result["warnings"] = [
+                    f"the two quantile sidecars give different levels (A: "
+                    f"{', '.join(a.levels.names)}; B: {', '.join(b.levels.names)}): A − B is "
+                    f"shown only for the levels both give, and the mean pinball loss A − B "
+                    f"averages those levels alone ({', '.join(common)})"
+                ]
         result["comparison"] = second
     if any(m.quantiles is not None for m in scores.methods):
         result["interval_metric_definitions"] = {
@@ -384,13 +417,23 @@ def _fmt(metric: str, value: float | None, unit: str = "s") -> str:
     return METRIC_BY_NAME[metric].format(value, unit)
 
 
-def _with_ci(metric: str, block: dict[str, Any], unit: str) -> str:
+def _value_ci(value: str, low: str | None = None, high: str | None = None) -> Any:
+    """A table cell: the value, then its interval dimmed (a rich Text: the consoles read no
+    markup, so a `[dim]` written in the string would show as it is)."""
+    from rich.text import Text
+
+    if low is None:
+        return Text(value)
+    return Text.assemble(value, (f" [{low}, {high}]", "dim"))
+
+
+def _with_ci(metric: str, block: dict[str, Any], unit: str) -> Any:
     value = _fmt(metric, block["value"], unit)
     if block["ci_low"] is None:
-        return value
+        return _value_ci(value)
     low = _fmt(metric, block["ci_low"], "").strip()
     high = _fmt(metric, block["ci_high"], "").strip()
-    return f"{value} [dim]\\[{low}, {high}][/dim]"
+    return _value_ci(value, low, high)
 
 
 _BREAKDOWN_LABELS: Final = {
@@ -477,12 +520,12 @@ def _interval_tables(result: dict[str, Any], intervals: dict[str, Any], pct: int
     return tables
 
 
-def _interval_with_ci(metric: str, block: dict[str, Any]) -> str:
+def _interval_with_ci(metric: str, block: dict[str, Any]) -> Any:
     spec = INTERVAL_METRIC_BY_NAME[metric]
     value = spec.format(block["value"])
     if block["ci_low"] is None:
-        return value
-    return f"{value} [dim]\\[{spec.format(block['ci_low'])}, {spec.format(block['ci_high'])}][/dim]"
+        return _value_ci(value)
+    return _value_ci(value, spec.format(block["ci_low"]), spec.format(block["ci_high"]))
 
 
 def render_tables(result: dict[str, Any]) -> list[Any]:

@@ -15,6 +15,7 @@ import polars as pl
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import DatasetError, read_manifest, sha256_file
 from gharuntime.dataset import load as load_folder
+from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import (
     HUB_ID,
@@ -146,11 +147,10 @@ def _copy_to(src: Path, to: Path) -> None:
     to.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.tmp-", dir=to.parent))
     try:
-        for path in sorted(src.rglob("*")):
-            if path.is_file():
-                dst = tmp / path.relative_to(src)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dst)  # follows the cache's symlinks
+        for rel, path in folder_files(src).files.items():  # the cache's links into blobs/
+            dst = tmp / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dst)
         verify_folder(tmp)
         replace_folder(tmp, to)
     except BaseException:
@@ -196,12 +196,23 @@ def open_dataset(
     endpoint: str | None = None,
     token: str | None = None,
     progress: Progress | None = None,
+    refuse_links: bool = True,
 ) -> LocalDataset:
-    """A dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked first."""
+    """A dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked first. A
+    folder holding a symlink that leads outside it is refused (DatasetError), so nothing
+    outside a dataset folder is read; `validate` passes refuse_links=False to report each."""
     path = Path(spec).expanduser()
     if path.exists():
         if not path.is_dir():
             raise DatasetError(f"{spec}: not a folder; give a dataset folder or ORG/NAME[@REV]")
+        leaving = folder_files(path).leaving if refuse_links else []
+        if leaving:
+            raise DatasetError(
+                f"{spec}: {leaving[0]} is a symlink to {target_kind(path / leaving[0])} "
+                "outside the dataset folder, and nothing outside a dataset folder is read; "
+                "put the file itself there "
+                f"(`gharuntime validate {spec}` lists every such link)"
+            )
         return LocalDataset(root=path.resolve())
     if not HUB_ID.match(str(spec)):
         raise DatasetError(

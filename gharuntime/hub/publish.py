@@ -11,11 +11,16 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gharuntime.dataset import dataset_revision, sha256_file, validate
+from gharuntime.folderfiles import folder_files
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import HubError, check_token, endpoint_url, parse_spec, scrub
 from gharuntime.progress import Progress
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 __all__ = ["PublishResult", "publish"]
 
@@ -39,11 +44,15 @@ def _git_blob_oid(path: Path) -> str:
 
 
 def _local_files(folder: Path) -> dict[str, Path]:
-    return {
-        p.relative_to(folder).as_posix(): p
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    }
+    """What goes up: the folder's files (gharuntime.folderfiles), never a link's target outside
+    it (validate reports such a link first; this refuses it again, whoever calls)."""
+    walked = folder_files(folder)
+    if walked.leaving:
+        raise HubError(
+            f"{folder}/{walked.leaving[0]} is a symlink to something outside the folder; nothing "
+            "was published (put the file itself in the folder)"
+        )
+    return walked.files
 
 
 def _changed(local: dict[str, Path], remote: dict[str, tuple[str, bool]]) -> list[str]:
@@ -58,6 +67,21 @@ def _changed(local: dict[str, Path], remote: dict[str, tuple[str, bool]]) -> lis
         if oid != (sha256_file(path) if lfs else _git_blob_oid(path)):
             out.append(rel)
     return out
+
+
+def _check_tag(api: HfApi, repo_id: str, tag: str, *, unchanged: bool) -> None:
+    """Refuse, before the commit, a tag that already names a commit other than the one this
+    publish leaves on main: main's head when nothing changed, a new commit otherwise."""
+    refs = api.list_repo_refs(repo_id, repo_type="dataset")
+    tags = {t.name: t.target_commit for t in refs.tags}
+    head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    if tag in tags and not (unchanged and tags[tag] == head):
+        raise HubError(
+            f"{repo_id}: tag {tag} already names commit {tags[tag]}, and this folder "
+            f"{'is not that commit' if not unchanged else 'is the head of main, not it'}; a "
+            "release tag is never moved, so choose a new --tag. Nothing was published: main "
+            "is unchanged"
+        )
 
 
 def publish(
@@ -113,6 +137,8 @@ def publish(
             }
             changed = _changed(local, remote)
             deleted = sorted(p for p in remote if p not in local and not p.startswith("."))
+            if tag is not None:  # checked before any ref moves: a refusal leaves main as it was
+                _check_tag(api, spec.repo_id, tag, unchanged=not changed and not deleted)
             operations: list[CommitOperationAdd | CommitOperationDelete] = [
                 CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(path))
                 for rel, path in local.items()

@@ -11,6 +11,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from gharuntime.dataset import DatasetError
+from gharuntime.redact import redact
 
 __all__ = [
     "DATASET_ENV",
@@ -114,10 +115,6 @@ def check_token(token: str | None) -> None:
             )
 
 
-# user[:password]@ after a scheme: what a URL in a message must never show.
-_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")
-
-
 def scrub(text: str, token: str | None) -> str:
     """`text` with the token (and any token huggingface_hub would find) replaced by ***, and
     any user or password in a URL too."""
@@ -129,4 +126,4 @@ def scrub(text: str, token: str | None) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
-    return _USERINFO.sub("***", text)
+    return redact(text)
