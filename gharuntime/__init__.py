@@ -50,6 +50,7 @@ ERRORS: dict[str, str] = {
     "PriceError": "gharuntime.billing.prices",
     "PromptTooLong": "gharuntime.baselines.laser.serialize",
     "RawStoreError": "gharuntime.rawstore",
+    "ReproduceError": "gharuntime.leaderboard.reproduce",
     "RequestFailed": "gharuntime.crawler.client",
     "SourceError": "gharuntime.sources._columns",
     "UnknownExpression": "gharuntime.expressions",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.expressions import UnknownExpression as UnknownExpression
     from gharuntime.hub.spec import HubError as HubError
     from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
+    from gharuntime.leaderboard.reproduce import ReproduceError as ReproduceError
     from gharuntime.logarchive import ArchiveError as ArchiveError
     from gharuntime.rawstore import RawStoreError as RawStoreError
     from gharuntime.readfile import InputFileError as InputFileError

@@ -113,3 +113,99 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
     except OSError as exc:
         raise Refusal(styled(("error", "red"), f" cannot write into {results}: {exc}")) from exc
     err_console.print(styled(("filed", "green"), f" {result} as {path}"))
+
+
+@leaderboard_command.command("reproduce")
+@click.argument("result", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--all",
+    "all_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Reproduce every result under this folder whose dataset is at hand, and write a table.",
+)
+@click.option(
+    "--dataset",
+    help="The dataset folder or Hub id (ORG/NAME@REVISION) of the result's revision; default: "
+    "the folder the result names, else the simulated world rebuilt when the result is on one.",
+)
+@click.option(
+    "--work",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Keep rebuilt datasets here (reused by later runs) instead of a temporary folder.",
+)
+@click.option(
+    "--table",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --all: write TABLE.md and TABLE.json [default: ALL/reproduced].",
+)
+def reproduce_command(
+    result: Path | None,
+    all_dir: Path | None,
+    dataset: str | None,
+    work: Path | None,
+    table: Path | None,
+) -> None:
+    """Re-run RESULT.json from its own record (dataset revision, method, parameters, seed,
+    resamples) and compare every metric with the recorded one.
+
+    \b
+    Prints, per metric, the recorded value, the reproduced one and the difference, then one
+    line: reproduced exactly; reproduced within the method's stated tolerance (the trees and
+    naive methods 1e-9, LASER 0.02); or not reproduced, with why (another commit, and what
+    changed in the method's files since; another gharuntime version).
+
+    \b
+    Exit codes: 0 reproduced, 1 not reproduced, 2 cannot be re-run here (no provenance, the
+    dataset revision not at hand offline: give it with --dataset).
+    Examples:
+      gharuntime leaderboard reproduce leaderboard/results/gharuntime-sim-small/temporal-config-lightgbm.json
+      gharuntime leaderboard reproduce --all leaderboard/results --work data/
+    """
+    from gharuntime.cli.progress import ProgressView
+    from gharuntime.leaderboard.reproduce import (
+        ReproduceError,
+        reproduce_all,
+        reproduce_result,
+        write_table,
+    )
+
+    if (result is None) == (all_dir is None):
+        raise Refusal("give one RESULT.json, or --all RESULTS_DIR")
+    if all_dir is not None:
+        with ProgressView(first="starting") as report:
+            done, left_out = reproduce_all(all_dir, dataset=dataset, work=work, progress=report)
+        md, js = write_table(done, left_out, table or all_dir / "reproduced")
+        failed = [item for item in done if not item.reproduced]
+        for item in done:
+            err_console.print(f"{item.result}: {item.verdict()}", markup=False)
+        for path, why in left_out:
+            err_console.print(f"{path}: not run: {why}", markup=False)
+        err_console.print(
+            f"{len(done) - len(failed)} of {len(done)} reproduced, {len(left_out)} not run; "
+            f"table: {md} and {js}",
+            markup=False,
+        )
+        if failed:
+            raise SystemExit(1)
+        return
+    assert result is not None
+    try:
+        with ProgressView(first="starting") as report:
+            item = reproduce_result(result, dataset=dataset, work=work, progress=report)
+    except ReproduceError as exc:
+        raise Refusal(str(exc)) from exc
+    width = max((len(row.metric) for row in item.rows), default=6)
+    click.echo(f"{'metric':<{width}}  {'recorded':>16}  {'reproduced':>16}  {'difference':>11}")
+    for row in item.rows:
+        diff = "—" if row.difference is None else f"{row.difference:+.3g}"
+        click.echo(
+            f"{row.metric:<{width}}  {_num(row.committed):>16}  {_num(row.reproduced):>16}  "
+            f"{diff:>11}"
+        )
+    click.echo(item.verdict())
+    if not item.reproduced:
+        raise SystemExit(1)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.10g}"

@@ -1,0 +1,113 @@
+"""`gharuntime leaderboard reproduce`: committed results re-run from their own record.
+
+The sim-small results of each method family (naive, tree, tuned tree) are refitted on the
+simulated world rebuilt here and must match the committed numbers within 1e-9: a change that
+moves a committed result fails this test (CI runs it)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gharuntime.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "leaderboard/results/gharuntime-sim-small"
+REAL = ROOT / "leaderboard/results/gharuntime-real-apache"
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One rebuilt simulated world for every test here."""
+    return tmp_path_factory.mktemp("reproduce-work")
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["leaderboard", "reproduce", *args])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        "temporal-config-median.json",
+        "temporal-config-lightgbm.json",
+        "cross_repo-config-lightgbm-tuned.json",
+    ],
+)
+def test_a_committed_result_of_each_family_reproduces(work: Path, name: str) -> None:
+    done = _run(str(SIM / name), "--work", str(work))
+    assert done.exit_code == 0, done.output
+    last = done.output.strip().splitlines()[-1]
+    assert last.startswith("reproduced "), done.output
+    rows = [line.split() for line in done.output.splitlines() if line.startswith("duration_s.")]
+    assert any(row[0] == "duration_s.rmsle.value" for row in rows)
+    recorded = json.loads((SIM / name).read_text())["metrics"]["duration_s"]["rmsle"]["value"]
+    rmsle = next(row for row in rows if row[0] == "duration_s.rmsle.value")
+    assert abs(float(rmsle[2]) - recorded) <= 1e-9
+
+
+@pytest.mark.slow
+def test_a_result_that_differs_is_not_reproduced_and_says_why(work: Path, tmp_path: Path) -> None:
+    doc = json.loads((SIM / "temporal-config-median.json").read_text())
+    doc["metrics"]["duration_s"]["rmsle"]["value"] += 0.01
+    edited = tmp_path / "temporal-config-median.json"
+    edited.write_text(json.dumps(doc))
+    done = _run(str(edited), "--work", str(work))
+    assert done.exit_code == 1, done.output
+    last = done.output.strip().splitlines()[-1]
+    assert last.startswith("not reproduced: made at commit ")
+    assert doc["provenance"]["git_commit"][:12] in last and "baselines/naive.py" in last
+
+
+def _copy(tmp_path: Path, change: Any) -> Path:
+    doc = json.loads((SIM / "temporal-config-median.json").read_text())
+    change(doc)
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_what_cannot_be_re_run_is_refused_with_the_fix(tmp_path: Path) -> None:
+    def no_provenance(doc: dict[str, Any]) -> None:
+        del doc["provenance"]
+
+    def no_dataset(doc: dict[str, Any]) -> None:
+        doc["dataset"].update(source_kind="local", id=str(tmp_path / "gone"), revision="f" * 64)
+
+    for change, words in ((no_provenance, "no provenance"), (no_dataset, "not at hand")):
+        done = _run(str(_copy(tmp_path, change)))
+        assert done.exit_code == 2, done.output
+        assert words in done.output and "fix:" in done.output
+        assert "Traceback" not in done.output
+    (tmp_path / "bad.json").write_text("{")
+    done = _run(str(tmp_path / "bad.json"))
+    assert done.exit_code == 2 and "not a readable result JSON" in done.output
+    done = _run()
+    assert done.exit_code == 2 and "give one RESULT.json, or --all" in done.output
+    missing = _run(str(_copy(tmp_path, no_dataset)), "--dataset", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2 and "not at hand" in missing.output
+
+
+@pytest.mark.slow
+def test_all_reproduces_what_is_at_hand_and_writes_a_table(work: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    (results / "gharuntime-sim-small").mkdir(parents=True)
+    (results / "gharuntime-real-apache").mkdir()
+    shutil.copy(SIM / "temporal-config-median.json", results / "gharuntime-sim-small")
+    real = json.loads((REAL / "temporal-config-median.json").read_text())
+    real["dataset"]["id"] = str(tmp_path / "not-here")  # the real dataset is not at hand
+    (results / "gharuntime-real-apache/temporal-config-median.json").write_text(json.dumps(real))
+    done = _run("--all", str(results), "--work", str(work))
+    assert done.exit_code == 0, done.output
+    table = json.loads((results / "reproduced.json").read_text())
+    assert [r["status"] for r in table["reproduced"]] in (["exact"], ["within"])
+    assert len(table["not_run"]) == 1 and "not at hand" in table["not_run"][0]["reason"]
+    md = (results / "reproduced.md").read_text()
+    assert "| temporal-config-median.json | median | reproduced" in md
+    assert "not run: " in md
