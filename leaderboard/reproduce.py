@@ -225,7 +225,7 @@ def _simulated(label: str, doc: dict[str, Any]) -> tuple[str, int] | None:
 class _Datasets:
     """Dataset revisions obtained so far (a simulated world is built once per run)."""
 
-    given: str | None
+    given: tuple[str, ...]
     work: Path
     built: dict[str, Path] = field(default_factory=dict)
 
@@ -235,9 +235,9 @@ class _Datasets:
         revision = _need(doc, path, "dataset", "revision")
         label = str((doc.get("meta") or {}).get("dataset") or "")
         tried: list[str] = []
-        candidates: list[str] = [self.given] if self.given else []
+        candidates = list(self.given)
         recorded = str((doc.get("dataset") or {}).get("id") or "")
-        if recorded and not self.given:
+        if recorded:
             candidates.append(recorded)
         for spec in candidates:
             try:
@@ -249,7 +249,7 @@ class _Datasets:
                 tried.append(f"{spec}: {str(exc).splitlines()[0]}")
         if revision in self.built:
             return self.built[revision]
-        sim = None if self.given else _simulated(label, doc)
+        sim = _simulated(label, doc)
         if sim is not None:
             from gharuntime.builder.crawled import build_from_simulated
 
@@ -268,14 +268,14 @@ class _Datasets:
             f"{path}: its dataset revision {revision[:12]} is not at hand"
             + (f" ({'; '.join(tried)})" if tried else ""),
             fix="give the dataset with --dataset FOLDER or ORG/NAME@REVISION (a download needs "
-            "the Hub; offline, a folder of that revision)",
+            "the Hub; offline, a folder of that revision; repeat --dataset for several)",
         )
 
 
 def reproduce_result(
     result: Path,
     *,
-    dataset: str | None = None,
+    datasets: tuple[str, ...] = (),
     work: Path | None = None,
     progress: Progress | None = None,
     _datasets: _Datasets | None = None,
@@ -302,9 +302,9 @@ def reproduce_result(
     method_config = (meta.get("extra") or {}).get("method_config") or {}
     bootstrap = _need(doc, result, "bootstrap")
     scratch = Path(tempfile.mkdtemp(prefix="gharuntime-reproduce-"))
-    datasets = _datasets or _Datasets(dataset, work or scratch)
+    at_hand = _datasets or _Datasets(datasets, work or scratch)
     try:
-        folder = datasets.obtain(doc, result, progress)
+        folder = at_hand.obtain(doc, result, progress)
         say(progress, f"refitting {method} on {meta.get('config')}/{meta.get('track')}")
         submission = scratch / "submission.jsonl"
         run_baseline(
@@ -352,7 +352,7 @@ def _results(folder: Path) -> Iterator[Path]:
 def reproduce_all(
     folder: Path,
     *,
-    dataset: str | None = None,
+    datasets: tuple[str, ...] = (),
     work: Path | None = None,
     progress: Progress | None = None,
 ) -> tuple[list[Reproduction], list[tuple[Path, str]]]:
@@ -361,14 +361,14 @@ def reproduce_all(
     done: list[Reproduction] = []
     left_out: list[tuple[Path, str]] = []
     scratch = Path(tempfile.mkdtemp(prefix="gharuntime-reproduce-data-"))
-    datasets = _Datasets(dataset, work or scratch)
+    at_hand = _Datasets(datasets, work or scratch)
     paths = list(_results(folder))
     try:
         for i, path in enumerate(paths):
             if progress is not None:
                 progress(f"reproducing {path.parent.name}/{path.name}", i, len(paths))
             try:
-                done.append(reproduce_result(path, progress=None, _datasets=datasets))
+                done.append(reproduce_result(path, progress=None, _datasets=at_hand))
             except ReproduceError as exc:
                 left_out.append((path, str(exc).splitlines()[0]))
     finally:

@@ -125,8 +125,11 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
 )
 @click.option(
     "--dataset",
-    help="The dataset folder or Hub id (ORG/NAME@REVISION) of the result's revision; default: "
-    "the folder the result names, else the simulated world rebuilt when the result is on one.",
+    "datasets",
+    multiple=True,
+    help="A dataset folder or Hub id (ORG/NAME@REVISION) to use where its revision is the "
+    "result's (repeatable); then the folder the result names, then the simulated world rebuilt "
+    "when the result is on one.",
 )
 @click.option(
     "--work",
@@ -141,7 +144,7 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
 def reproduce_command(
     result: Path | None,
     all_dir: Path | None,
-    dataset: str | None,
+    datasets: tuple[str, ...],
     work: Path | None,
     table: Path | None,
 ) -> None:
@@ -173,7 +176,7 @@ def reproduce_command(
         raise Refusal("give one RESULT.json, or --all RESULTS_DIR")
     if all_dir is not None:
         with ProgressView(first="starting") as report:
-            done, left_out = reproduce_all(all_dir, dataset=dataset, work=work, progress=report)
+            done, left_out = reproduce_all(all_dir, datasets=datasets, work=work, progress=report)
         md, js = write_table(done, left_out, table or all_dir / "reproduced")
         failed = [item for item in done if not item.reproduced]
         for item in done:
@@ -191,7 +194,7 @@ def reproduce_command(
     assert result is not None
     try:
         with ProgressView(first="starting") as report:
-            item = reproduce_result(result, dataset=dataset, work=work, progress=report)
+            item = reproduce_result(result, datasets=datasets, work=work, progress=report)
     except ReproduceError as exc:
         raise Refusal(str(exc)) from exc
     width = max((len(row.metric) for row in item.rows), default=6)
