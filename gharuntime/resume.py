@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.metadata
 import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from gharuntime.eval.provenance import library_versions
 from gharuntime.leaderboard.registry import write_atomic
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "StepRecord",
     "code_fingerprint",
     "kept_record",
-    "library_versions",
     "step_inputs",
     "write_record",
 ]
@@ -49,19 +48,6 @@ _DATA_FILES: Final = frozenset(
         "leaderboard/result.schema.json",
         "leaderboard/template.html",
     }
-)
-_LIBRARIES: Final = (
-    "numpy",
-    "polars",
-    "pyarrow",
-    "lightgbm",
-    "xgboost-cpu",
-    "xgboost",
-    "catboost",
-    "optuna",
-    "scikit-learn",
-    "torch",
-    "transformers",
 )
 
 
@@ -89,22 +75,6 @@ def code_fingerprint() -> str:
         digest.update(key.encode("utf-8") + b"\0")
         digest.update(hashlib.sha256(files[key].read_bytes()).digest())
     return digest.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def _library_versions() -> tuple[tuple[str, str], ...]:
-    found = []
-    for name in _LIBRARIES:
-        try:
-            found.append((name, importlib.metadata.version(name)))
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return tuple(found)
-
-
-def library_versions() -> dict[str, str]:
-    """The installed versions of the libraries a result's numbers depend on."""
-    return dict(_library_versions())
 
 
 def step_inputs(

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 from gharuntime.baselines.registry import METHODS
 from gharuntime.dataset import DatasetError, read_manifest
 from gharuntime.errors import GharuntimeError
+from gharuntime.eval.provenance import library_versions
 from gharuntime.progress import Progress, say
 from gharuntime.version import __version__
 
@@ -339,7 +340,18 @@ def reproduce_result(
             reasons.append(
                 f"gharuntime {provenance.get('gharuntime_version')} then, {__version__} now"
             )
-        reasons.append("the result records no library versions, so they cannot be compared")
+        recorded = provenance.get("libraries")
+        if isinstance(recorded, dict):
+            now = library_versions()
+            moved = [
+                f"{name} {recorded.get(name, 'absent')} then, {now.get(name, 'absent')} now"
+                for name in sorted(set(recorded) | set(now))
+                if recorded.get(name) != now.get(name)
+            ]
+            if moved:
+                reasons.append("library versions differ: " + ", ".join(moved))
+        else:
+            reasons.append("the result records no library versions, so they cannot be compared")
     return Reproduction(result, method, status, tolerance, rows, reasons)
 
 

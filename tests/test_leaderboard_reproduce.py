@@ -111,3 +111,15 @@ def test_all_reproduces_what_is_at_hand_and_writes_a_table(work: Path, tmp_path:
     md = (results / "reproduced.md").read_text()
     assert "| temporal-config-median.json | median | reproduced" in md
     assert "not run: " in md
+
+
+@pytest.mark.slow
+def test_a_result_made_with_other_libraries_says_which(work: Path, tmp_path: Path) -> None:
+    doc = json.loads((SIM / "temporal-config-median.json").read_text())
+    doc["metrics"]["duration_s"]["rmsle"]["value"] += 0.01
+    doc["provenance"]["libraries"] = {"numpy": "0.1", "polars": "0.2"}
+    edited = tmp_path / "temporal-config-median.json"
+    edited.write_text(json.dumps(doc))
+    done = _run(str(edited), "--work", str(work))
+    assert done.exit_code == 1, done.output
+    assert "library versions differ: " in done.output and "numpy 0.1 then, " in done.output

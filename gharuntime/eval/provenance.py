@@ -8,9 +8,11 @@ A split with no records is not scored at all (`EmptySplit`).
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import subprocess
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,6 +24,7 @@ __all__ = [
     "EmptySplit",
     "add_provenance",
     "check_not_empty",
+    "library_versions",
     "provenance",
     "source_commit",
     "warnings_for",
@@ -64,16 +67,49 @@ def source_commit(root: Path = _SOURCE_ROOT) -> tuple[str | None, bool | None]:
     return (head or None), bool(status.strip())
 
 
+_LIBRARIES: Final = (
+    "numpy",
+    "polars",
+    "pyarrow",
+    "lightgbm",
+    "xgboost-cpu",
+    "xgboost",
+    "catboost",
+    "optuna",
+    "scikit-learn",
+    "torch",
+    "transformers",
+)
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> tuple[tuple[str, str], ...]:
+    found = []
+    for name in _LIBRARIES:
+        try:
+            found.append((name, importlib.metadata.version(name)))
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return tuple(found)
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of the libraries a result's numbers depend on (the fits, the
+    arithmetic, the Parquet reader), so a result that does not reproduce can say which moved."""
+    return dict(_library_versions())
+
+
 def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
     """The `provenance` object of a result: version, git commit and dirtiness of the source tree
-    (null when it is not a git checkout), and the command line (argv list; null when called as
-    a library without one)."""
+    (null when it is not a git checkout), the command line (argv list; null when called as a
+    library without one), and the numeric libraries' versions."""
     commit, dirty = source_commit()
     return {
         "gharuntime_version": __version__,
         "git_commit": commit,
         "git_dirty": dirty,
         "command": list(command) if command is not None else None,
+        "libraries": library_versions(),
     }
 
 
