@@ -95,6 +95,16 @@ def _levels_line(folder: Path, count: int) -> list[str]:
     return [json.dumps({"id": i, **{f"duration_s_{n}": float(n[1:]) for n in names}}) for i in ids]
 
 
+def _edit(line: str, drop: str | None = None, add: str | None = None) -> str:
+    """A sidecar line with one level dropped, or one added (the p90 value, kept monotone)."""
+    doc = json.loads(line)
+    if drop:
+        doc.pop(f"duration_s_{drop}")
+    if add:
+        doc[f"duration_s_{add}"] = doc["duration_s_p90"]
+    return json.dumps(doc)
+
+
 # name -> how to put the hostile sidecar at `path` (the sandbox folder given)
 SIDECARS: dict[str, Callable[[Path, Path], None]] = {
     "fifo": lambda folder, path: os.mkfifo(path),
@@ -108,6 +118,16 @@ SIDECARS: dict[str, Callable[[Path, Path], None]] = {
     ),
     "bad first line": lambda folder, path: path.write_text(
         "\n".join(["{bad", *_lines(folder)[1:]]) + "\n"
+    ),
+    "first line lacks a level": lambda folder, path: path.write_text(
+        "\n".join([_edit(_lines(folder)[0], drop="p90"), *_lines(folder)[1:]]) + "\n"
+    ),
+    "first line adds a level": lambda folder, path: path.write_text(
+        "\n".join([_edit(_lines(folder)[0], add="p95"), *_lines(folder)[1:]]) + "\n"
+    ),
+    "line 7 lacks a level": lambda folder, path: path.write_text(
+        "\n".join([*_lines(folder)[:6], _edit(_lines(folder)[6], drop="p10"), *_lines(folder)[7:]])
+        + "\n"
     ),
     "long first line": lambda folder, path: path.write_text(
         "\n".join(['{"id": "' + "x" * 2_000_000 + '"}', *_lines(folder)[1:]]) + "\n"

@@ -144,6 +144,20 @@ def _build_cases(folder: Path) -> dict[str, list[str]]:
         ],
         "out holds --raw": ["--raw", "prev/raw", "--out", "prev"],
         "out is --raw": ["--raw", "ds", "--out", "ds"],
+        "out is --crawl-dir": [
+            "--source",
+            "simulated",
+            "--scale",
+            "tiny",
+            "--crawl-dir",
+            "prev",
+            "--out",
+            "prev",
+        ],
+        "out holds --crawl-dir": [
+            *("--source", "simulated", "--scale", "tiny"),
+            *("--crawl-dir", "prev/raw", "--out", "prev"),
+        ],
     }
 
 
@@ -155,6 +169,8 @@ def _build_cases(folder: Path) -> dict[str, list[str]]:
         "out is --previous, spelled otherwise",
         "out holds --raw",
         "out is --raw",
+        "out is --crawl-dir",
+        "out holds --crawl-dir",
     ],
 )
 def test_build_never_replaces_what_it_reads(

@@ -277,7 +277,16 @@ def build_command(
             raise click.BadParameter(str(exc), param_hint="--previous") from None
     # the folder replaced at --out is never one the build reads (a --previous release, a source)
     problem = output_folder_problem(
-        out, [*roots, *yaml_git, logs, before.root if before is not None else None]
+        out,
+        [
+            *roots,
+            *yaml_git,
+            logs,
+            crawl_dir,  # the crawl's own store, read back to build
+            repos_file,
+            token_file,
+            before.root if before is not None else None,
+        ],
     )
     if problem:
         raise click.BadParameter(problem, param_hint="--out")

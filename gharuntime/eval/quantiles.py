@@ -14,8 +14,8 @@ log1p scale, and the observed share of records at or below each level (the calib
 Limits, each checked before anything is scored: the sidecar is a regular file (a FIFO, device
 or folder is refused at once, never waited on or skipped); a line holds at most
 `MAX_LINE_BYTES` (1 MB; a longer one is refused with its line number, never held whole); at
-most `MAX_LEVELS` (200) levels per target, counted on the first line that is a JSON object
-before the rest is read; a line nested too deeply for the parser is one problem of that line.
+most `MAX_LEVELS` (200) levels per target, counted on the keys most of the first 100 object
+lines give (one odd line is its own problem) before the rest is read; a line nested too deeply for the parser is one problem of that line.
 Scoring is linear in the number of levels. Two sidecars with different levels (`--vs`) are
 compared on the levels both give.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -59,6 +60,7 @@ MAX_LEVELS: Final = 200
 its first line before anything else is read."""
 _LEVEL: Final = re.compile(r"p(\d{1,2}(?:\.\d{1,3})?)")
 _SHOW: Final = 20  # non-monotone lines reported with their text per target, then counted
+_SAMPLE: Final = 100  # object lines whose most common keys give the levels
 
 
 def quantiles_path(submission: Path) -> Path:
@@ -133,9 +135,11 @@ class ParsedQuantiles:
 
 
 def _first_object(path: Path) -> tuple[int, dict[str, Any] | None]:
-    """The first line that is a JSON object (the full read reports the lines before it), read
-    through the bounded reader: a line over MAX_LINE_BYTES, a FIFO or a device raise
+    """The first line that is a JSON object with the keys most of the first _SAMPLE object
+    lines have (so one odd line, first or not, is its own problem, not every other line's),
+    read through the bounded reader: a line over MAX_LINE_BYTES, a FIFO or a device raise
     InputFileError; nesting too deep for the parser is a line that is not an object."""
+    seen: list[tuple[int, dict[str, Any], frozenset[str]]] = []
     for lineno, raw in iter_lines(path, MAX_LINE_BYTES):
         if raw.strip():
             try:
@@ -143,8 +147,14 @@ def _first_object(path: Path) -> tuple[int, dict[str, Any] | None]:
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
-                return lineno, obj
-    return 1, None
+                seen.append((lineno, obj, frozenset(obj)))
+                if len(seen) == _SAMPLE:
+                    break
+    if not seen:
+        return 1, None
+    common = Counter(keys for _, _, keys in seen).most_common(1)[0][0]
+    line, obj, _ = next(item for item in seen if item[2] == common)
+    return line, obj
 
 
 def _levels(
