@@ -45,9 +45,11 @@ from gharuntime.workflow import (
 
 __all__ = [
     "FLAGS",
+    "FLAG_WORDS",
     "JobPrediction",
     "RepoMeta",
     "WorkflowPrediction",
+    "human_seconds",
     "job_flags",
     "predict_workflow",
     "repo_meta_from_json",
@@ -219,6 +221,29 @@ FLAGS: dict[str, str] = {
     "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
     "conditional jobs",
 }
+
+FLAG_WORDS: dict[str, str] = {
+    "remote_reusable": "reusable workflow not read",
+    "reusable_refused": "reusable workflow cycle or too deep",
+    "unknown_inputs": "with: inputs from expressions",
+    "expression_matrix": "matrix from an expression",
+    "conditional": "if: may skip it",
+}
+"""Each flag in a few words, for a table's `cannot know` column."""
+
+
+def human_seconds(seconds: float) -> str:
+    """`42s`, `3m 05s`, `1h 02m`: a duration as a CI engineer reads it (a sign when negative)."""
+    s = round(abs(seconds))
+    if s < 60:
+        text = f"{s}s"
+    elif s < 3600:
+        text = f"{s // 60}m {s % 60:02d}s"
+    else:
+        text = f"{s // 3600}h {(s % 3600) // 60:02d}m"
+    return ("−" if seconds < 0 and s else "") + text
+
+
 """What `predict` cannot know about a job, by flag name."""
 
 

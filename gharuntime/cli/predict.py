@@ -13,11 +13,19 @@ from rich.table import Table
 
 from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.predict import (
+    FLAG_WORDS,
     FLAGS,
     RepoMeta,
     WorkflowPrediction,
+    human_seconds,
     predict_workflow,
     repo_meta_from_json,
+)
+from gharuntime.baselines.review import (
+    WorkflowReview,
+    read_at_revision,
+    review_markdown,
+    review_workflows,
 )
 from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.billing import (
@@ -31,19 +39,14 @@ from gharuntime.billing import (
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
+from gharuntime.markdown import md
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 
 __all__ = ["predict_command"]
 
 
-def _human(seconds: float) -> str:
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+_human = human_seconds
 
 
 def _bytes(n: float) -> str:
@@ -113,13 +116,7 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
     return table
 
 
-_FLAG_WORDS = {
-    "remote_reusable": "reusable workflow not read",
-    "reusable_refused": "reusable workflow cycle or too deep",
-    "unknown_inputs": "with: inputs from expressions",
-    "expression_matrix": "matrix from an expression",
-    "conditional": "if: may skip it",
-}
+_FLAG_WORDS = FLAG_WORDS
 
 
 @click.command("predict")
@@ -171,7 +168,27 @@ _FLAG_WORDS = {
     help="The repository's visibility: standard GitHub-hosted runners are free in a public one "
     "[default: `private` from --repo-meta, else private].",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
+@click.option(
+    "--base",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Review a change: the workflow file before it. Prints each job added, removed or changed "
+    "with its time, range and cost before and after, and the run's deltas.",
+)
+@click.option(
+    "--base-ref",
+    type=Text(200),
+    help="Review a change against WORKFLOW as it was at this git revision (a commit, branch or "
+    "tag of the repository holding it), e.g. the pull request's base.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="markdown: for a pull-request comment or $GITHUB_STEP_SUMMARY.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout (--format json).")
 def predict_command(
     workflow: Path,
     model_dir: Path,
@@ -184,6 +201,9 @@ def predict_command(
     at: datetime | None,
     prices_file: Path | None,
     public: bool | None,
+    base: Path | None,
+    base_ref: str | None,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Predict how long each job of a workflow file will run, with a saved model.
@@ -218,6 +238,7 @@ def predict_command(
       gharuntime predict .github/workflows/ci.yml --model models/lgb --language Python --stars 120
       gharuntime predict .github/workflows/ci.yml --model models/lgb --public --json
       gharuntime predict ci.yml --model models/lgb --prices our-rates.yml   # a copy of prices.yml
+      gharuntime predict .github/workflows/ci.yml --model models/lgb --base-ref origin/main --format markdown
     """
     meta = RepoMeta(event=event, default_branch=default_branch)
     if repo_meta is not None:
@@ -239,34 +260,60 @@ def predict_command(
     )
     # a PriceError or MethodError is refused as it is: its message names the file and the fix
     prices = load_prices(prices_file) if prices_file is not None else default_prices()
-    try:
-        text = read_text(workflow, MAX_YAML_BYTES)
-    except InputFileError as exc:
-        raise UsageProblem(f"{exc}; give the workflow's YAML file") from exc
-    method, model_meta = load_model(model_dir)
-    try:
-        result = predict_workflow(
-            text,
-            method,
-            path=str(workflow),
-            meta=meta,
-            at=at.replace(tzinfo=timezone.utc) if at else None,
-            local_file=workflow,
-            model_info={
-                "method": model_meta["method"],
-                "track": model_meta["track"],
-                "dataset": (model_meta.get("dataset") or {}).get("id")
-                if isinstance(model_meta.get("dataset") or {}, dict)
-                else None,
-                "folder": str(model_dir),
-            },
-        )
-    except WorkflowError as exc:
-        raise UsageProblem(
-            f"{exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` and `jobs:`"
-        ) from exc
-    cost = price_jobs(_job_times(result), prices, public=bool(public))
+    if base is not None and base_ref is not None:
+        raise UsageProblem("give --base FILE or --base-ref REV, not both")
     if as_json:
+        fmt = "json"
+    text = _read_workflow(workflow)
+    method, model_meta = load_model(model_dir)
+    model_info = {
+        "method": model_meta["method"],
+        "track": model_meta["track"],
+        "dataset": (model_meta.get("dataset") or {}).get("id")
+        if isinstance(model_meta.get("dataset") or {}, dict)
+        else None,
+        "folder": str(model_dir),
+    }
+    when = at.replace(tzinfo=timezone.utc) if at else None
+
+    def run(source: str, path: str, local: Path | None) -> tuple[WorkflowPrediction, WorkflowCost]:
+        try:
+            predicted = predict_workflow(
+                source,
+                method,
+                path=path,
+                meta=meta,
+                at=when,
+                local_file=local,
+                model_info=model_info,
+            )
+        except WorkflowError as exc:
+            raise UsageProblem(
+                f"{path}: {exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` "
+                "and `jobs:`"
+            ) from exc
+        return predicted, price_jobs(_job_times(predicted), prices, public=bool(public))
+
+    result, cost = run(text, str(workflow), workflow)
+    if base is not None or base_ref is not None:
+        if base is not None:
+            old_text: str | None = _read_workflow(base)
+            old_path = str(base)
+        else:
+            assert base_ref is not None
+            old_text = read_at_revision(workflow, base_ref, MAX_YAML_BYTES)
+            old_path = f"{workflow} at {base_ref}"
+        if old_text is None:  # a new workflow: no job before, every job added
+            old = WorkflowPrediction(f"{old_path} (not there)", [], 0.0, 0.0, model_info)
+            old_cost = price_jobs([], prices, public=bool(public))
+        else:
+            old, old_cost = run(old_text, old_path, base if base is not None else workflow)
+        _print_review(review_workflows(old, old_cost, result, cost), fmt)
+        return
+    if fmt == "markdown":
+        click.echo(_markdown(result, cost), nl=False)
+        return
+    if fmt == "json":
         doc = result.to_json()
         for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
             job.update(job_cost.to_json())
@@ -307,6 +354,81 @@ def predict_command(
     for flag, n in flagged.items():
         out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
     _print_cost(cost)
+
+
+def _read_workflow(path: Path) -> str:
+    try:
+        return read_text(path, MAX_YAML_BYTES)
+    except InputFileError as exc:
+        raise UsageProblem(f"{exc}; give the workflow's YAML file") from exc
+
+
+def _markdown(result: WorkflowPrediction, cost: WorkflowCost) -> str:
+    """One workflow's prediction as a Markdown table (every name escaped)."""
+    lines = [
+        f"### {md(result.path)}: predicted time and cost",
+        "",
+        f"Sum of job time **{_human(result.total_job_s)}**, critical path "
+        f"**{_human(result.critical_path_s)}**, bill **${cost.total.cost_usd:.3f}** "
+        f"({cost.total.billed_minutes} billed min). Model: {md(result.model.get('method'))} "
+        f"({md(result.model.get('track'))} track).",
+        "",
+        "| job | runs on | time (P10–P90) | timeout | cost | cannot know |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for j, c in zip(result.jobs, cost.jobs, strict=True):
+        q = j.quantiles
+        span = f" ({_human(q['p10'])}–{_human(q['p90'])})" if "p10" in q and "p90" in q else ""
+        lines.append(
+            f"| {md(j.name)} | {md(', '.join(j.runner_labels) or '-')} | "
+            f"{_human(j.predicted.get('duration_s', 0.0))}{span} | "
+            f"{f'{j.timeout.minutes} min' if j.timeout else '-'} | {_cost_cell(c)} | "
+            f"{', '.join(_FLAG_WORDS[f] for f in j.flags)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _print_review(review: WorkflowReview, fmt: str) -> None:
+    if fmt == "json":
+        out_console.print_json(json.dumps(review.to_json(), allow_nan=False))
+        return
+    if fmt == "markdown":
+        click.echo(review_markdown(review), nl=False)
+        return
+    title = f"{review.new.path} against {review.base.path}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name, justify in (
+        ("job", "left"),
+        ("change", "left"),
+        ("before", "right"),
+        ("after", "right"),
+        ("Δ time", "right"),
+        ("Δ cost", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for j in review.jobs:
+        if j.status == "unchanged":
+            continue
+        before = _human(j.before.predicted.get("duration_s", 0.0)) if j.before else "—"
+        after = _human(j.after.predicted.get("duration_s", 0.0)) if j.after else "—"
+        usd = (j.cost_after.point.cost_usd if j.cost_after and j.cost_after.point else 0.0) - (
+            j.cost_before.point.cost_usd if j.cost_before and j.cost_before.point else 0.0
+        )
+        table.add_row(j.name, j.status, before, after, _human(j.delta_s), f"{usd:+.3f}")
+    out_console.print(table)
+    counts = review.counts()
+    out_console.print(
+        f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
+        f"{counts['unchanged']} unchanged; sum of job time {_human(review.base.total_job_s)} → "
+        f"{_human(review.new.total_job_s)} ({_human(review.delta_total_job_s)}), critical path "
+        f"{_human(review.base.critical_path_s)} → {_human(review.new.critical_path_s)} "
+        f"({_human(review.delta_critical_path_s)}), bill ${review.base_cost.total.cost_usd:.3f} → "
+        f"${review.new_cost.total.cost_usd:.3f} ({review.delta_cost_usd:+.3f})",
+        highlight=False,
+        markup=False,
+    )
+    for flag, n in review.new.flagged.items():
+        out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
 
 
 def _print_cost(cost: WorkflowCost) -> None:
