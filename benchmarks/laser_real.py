@@ -13,6 +13,12 @@ submission there on the same resamples (`gharuntime eval --vs`).
     python benchmarks/laser_real.py --dataset work/gharuntime-real-apache --work work/laser \
         --results-dir leaderboard/results --vs-dir work/bench
 
+--epochs E (instead of --max-steps) trains ceil(E x train rows / --batch-size) steps, the rows
+counted in the config's train split (jobs without YAML, which LASER drops, count too, so the
+reported `epochs`, from the examples LASER kept, can be slightly above E). Each config keeps
+its checkpoints in --work/CONFIG/checkpoints (every 250 steps): run the same command again
+after a kill and it resumes from the last one; give each run of a curve its own --work.
+
 Stated per config: examples, tokens, epochs, steps, best step, wall time. The last line printed
 is one JSON object with every figure.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -28,11 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.baselines.run import run_baseline
+from gharuntime.dataset import load
 from gharuntime.eval.api import evaluate_file
 from gharuntime.leaderboard.registry import write_atomic
 
 LABEL = "gharuntime-real-apache"
 TREES = ("lightgbm", "xgboost", "catboost", "lightgbm-tuned", "xgboost-tuned", "group-median")
+
+
+def steps_for_epochs(dataset: Path, config: str, epochs: float, batch_size: int) -> int:
+    """Steps of `batch_size` jobs that pass `epochs` times over the config's train split."""
+    rows = load(dataset, config, "train", columns=["id"]).height
+    return max(1, math.ceil(epochs * rows / batch_size))
 
 
 def _figure(metric: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vs-dir", type=Path, help="a benchmarks/baselines.py --work folder")
     parser.add_argument("--model", default="tiny")
     parser.add_argument("--max-steps", type=int, default=1500)
+    parser.add_argument(
+        "--epochs", type=float, help="train this many passes over the train split (not --max-steps)"
+    )
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--validate-every", type=int, default=250)
     parser.add_argument("--validation-rows", type=int, default=256)
@@ -55,13 +72,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decode-batch-size", type=int, default=64)
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
+    if args.epochs is not None and not args.epochs > 0:
+        parser.error(f"--epochs must be above 0, got {args.epochs}")
     command = ["python", "benchmarks/laser_real.py", *(argv if argv is not None else sys.argv[1:])]
     figures: dict[str, Any] = {"benchmark": "laser_real", "dataset": str(args.dataset)}
     for config in args.config or ["temporal", "cross_repo"]:
         out = args.work / config / "laser.jsonl"
+        max_steps = args.max_steps
+        if args.epochs is not None:
+            max_steps = steps_for_epochs(args.dataset, config, args.epochs, args.batch_size)
         params = {
             "model": args.model,
-            "max_steps": args.max_steps,
+            "max_steps": max_steps,
             "batch_size": args.batch_size,
             "validate_every": args.validate_every,
             "validation_rows": args.validation_rows,
@@ -112,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             "test_rows": run.rows,
             "rmsle": _figure(d["rmsle"]),
             "within_2x": _figure(d["within_2x"]),
+            "requested_epochs": args.epochs,
+            "max_steps": max_steps,
             "vs": {},
         }
         for tree in TREES:
