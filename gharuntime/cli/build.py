@@ -21,6 +21,7 @@ from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.jsonout import finite, strict_dumps
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sim.world import SCALES
@@ -336,7 +337,7 @@ def build_command(
     for note in result.notes:
         err_console.print(styled(("note", "yellow"), f": {note}"))
     if as_json:
-        out_console.print_json(json.dumps(_plain(result.manifest)))
+        out_console.print_json(strict_dumps(_plain(result.manifest)))
     if result.lost_input:
         err_console.print(
             styled(
@@ -349,7 +350,7 @@ def build_command(
 
 
 def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+    return finite(json.loads(json.dumps(value, default=str)))
 
 
 def _build_local(

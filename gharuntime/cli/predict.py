@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from gharuntime.billing import (
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
+from gharuntime.jsonout import strict_dumps
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 
@@ -271,7 +271,7 @@ def predict_command(
         for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
             job.update(job_cost.to_json())
         doc.update(cost.to_json())
-        out_console.print_json(json.dumps(doc))
+        out_console.print_json(strict_dumps(doc))
         return
     out_console.print(_table(result, cost))
     out_console.print(
