@@ -152,3 +152,47 @@ def test_every_json_a_command_prints_or_a_dataset_holds_is_strict() -> None:
 def _inside_message_or_reread(path: Path, node: object) -> bool:
     line = path.read_text(encoding="utf-8").splitlines()[getattr(node, "lineno", 1) - 1]
     return "json.loads(json.dumps(" in line or line.lstrip().startswith('f"')
+
+
+# ------------------------------------------- Hub ids that would leave the cache folder
+
+BAD_HUB_IDS = [
+    "org/name@../../x",
+    "org/name@..",
+    "org/name@a/../../b",
+    "org/name@.hidden",
+    "org/name@main/",
+    "org/name@a//b",
+    "org/name@v1.lock",
+    "org/..",
+    "../name",
+    "org/.x",
+    "org/a..b",
+    "org/a--b",
+    "org/name.git",
+    "org/" + "n" * 200,
+]
+
+
+@pytest.mark.parametrize("spec", BAD_HUB_IDS)
+def test_hub_ids_outside_the_cache_are_refused(tmp_path: Path, spec: str) -> None:
+    """validate and download refuse an id or revision that names no Hub repository (offline:
+    nothing downloads), exit 2 with the rule; `../../x` served a folder as a dataset."""
+    from gharuntime.hub.spec import HubError, parse_spec
+
+    with pytest.raises(HubError):
+        parse_spec(spec)
+    (tmp_path / "x").mkdir()
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    for args in (["validate", spec], ["download", spec, "--out", "dl"]):
+        out = invoke(args, tmp_path, env=env)
+        check(out, (args, spec))
+        assert out.code == 2 and "valid" not in out.output.split("\n")[-2:], out.output[-2000:]
+        assert not (tmp_path / "dl").exists()
+
+
+@pytest.mark.parametrize("spec", ["org/name", "org/name@v1.0", "org/name@refs/pr/1", "a.b/c_d@x"])
+def test_good_hub_ids_still_parse(spec: str) -> None:
+    from gharuntime.hub.spec import parse_spec
+
+    assert str(parse_spec(spec)) == spec
