@@ -13,6 +13,7 @@ from typing import Any, Final
 import polars as pl
 
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS, Column
+from gharuntime.jsonout import strict_dumps
 from gharuntime.paths import contained
 from gharuntime.revision import sha256_file
 
@@ -296,7 +297,7 @@ def write_croissant(
     """Write root/croissant.json (the caller writes into a folder it renames into place)."""
     path = root / DATASET_LAYOUT.croissant
     doc = croissant_metadata(manifest, time_window=time_window)
-    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(strict_dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 

@@ -3,7 +3,6 @@ contract (schema and roles, manifest hashes and counts, id uniqueness, split dis
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -27,6 +26,7 @@ from gharuntime.contract import (
 )
 from gharuntime.croissant import write_croissant
 from gharuntime.errors import GharuntimeError
+from gharuntime.jsonout import strict_dumps
 from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
@@ -214,7 +214,7 @@ def write_dataset(
         # after the card: a renderer may add files (provenance.parquet) and their manifest entries
         write_croissant(tmp, manifest, time_window=window)
         (tmp / DATASET_LAYOUT.manifest).write_text(
-            json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8"
+            strict_dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8"
         )
         problems = validate(tmp)
         if problems:

@@ -135,6 +135,14 @@ def _splits(old: DatasetSide, new: DatasetSide) -> list[dict[str, Any]]:
     return out
 
 
+def _finite(column: pl.Series) -> np.ndarray:
+    """The column's finite values: a NaN or infinite target (a hand-edited file) is no value;
+    kept, it would make every statistic NaN, which strict JSON cannot carry."""
+    values = column.drop_nulls().cast(pl.Float64).to_numpy()
+    finite_values: np.ndarray = values[np.isfinite(values)]
+    return finite_values
+
+
 def _target_stats(values: np.ndarray, seconds: bool) -> dict[str, Any]:
     if values.size == 0:
         return {"n": 0, "median": None, "p90": None, "mean": None, "share_over_hour": None}
@@ -213,8 +221,7 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
         if c not in a.columns or c not in b.columns:
             continue
         try:
-            xa = a[c].drop_nulls().cast(pl.Float64).to_numpy()
-            xb = b[c].drop_nulls().cast(pl.Float64).to_numpy()
+            xa, xb = (_finite(f[c]) for f in (a, b))
         except pl.exceptions.PolarsError:
             notes.append(f"Target {c} not compared: it is not numeric in both datasets.")
             continue

@@ -187,8 +187,13 @@ def test_the_result_records_its_provenance(
     assert code == 0
     result = json.loads(out.read_text())
     prov = result["provenance"]
-    assert set(prov) == {"gharuntime_version", "git_commit", "git_dirty", "command"}
+    assert set(prov) == {"gharuntime_version", "git_commit", "git_dirty", "command", "libraries"}
     assert prov["command"][0] == "gharuntime"
+    import numpy
+    import polars
+
+    assert prov["libraries"]["numpy"] == numpy.__version__
+    assert prov["libraries"]["polars"] == polars.__version__
     root = Path(__file__).resolve().parent.parent
     if shutil.which("git") and (root / ".git").exists():
         head = subprocess.run(

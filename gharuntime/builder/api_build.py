@@ -480,6 +480,9 @@ class ApiJsonSource:
         """read_api_json's records, placed and resolved to candidate rows (BuildError when no
         job record is found or none can be placed, SourceError when a path cannot be read)."""
         sources = [p if isinstance(p, ApiSource) else ApiSource(Path(p)) for p in self.paths]
+        # every --yaml-git is checked before the (long) read of the records
+        for repo in open_histories(self.yaml_git):
+            repo[1].close()
         tables = read_api_json(sources, progress=progress)
         problems = tables.problems
         if tables.jobs.height == 0:
@@ -493,7 +496,7 @@ class ApiJsonSource:
                 + (f"; problems: {counts}" if counts else "")
                 + "); pass folders or git repositories of GitHub jobs API JSON"
             )
-        histories = open_histories(self.yaml_git, problems.add)
+        histories = open_histories(self.yaml_git)
         finder = WorkflowFinder((label, repo) for label, repo, _ in histories)
         try:
             infos = _source_infos(tables, sources)

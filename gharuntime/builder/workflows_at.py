@@ -166,22 +166,30 @@ class WorkflowFinder:
             repo.close()
 
 
-def open_histories(
-    paths: Iterable[Path], on_problem: Any
-) -> list[tuple[str, GitRepo, dict[str, Any]]]:
-    """(label, repository, info) of each readable history; each one that is not a git
-    repository goes to on_problem(kind, example)."""
+def open_histories(paths: Iterable[Path]) -> list[tuple[str, GitRepo, dict[str, Any]]]:
+    """(label, repository, info) of each history. A path that is not a git repository is
+    refused (GitError), never skipped: a build without the YAML it was asked for would come
+    out with no workflow text, exit 0, and look complete."""
     from gharuntime.sources.api_json import source_label
 
-    out = []
-    for path in paths:
-        try:
-            repo = GitRepo(Path(path))
-        except GitError as exc:
-            on_problem("yaml_git_not_a_repository", f"{path}: {exc}")
-            continue
-        label = source_label(Path(path), repo)
-        out.append((label, repo, {"label": label, "commit": repo.head}))
+    out: list[tuple[str, GitRepo, dict[str, Any]]] = []
+    try:
+        for path in paths:
+            try:
+                repo = GitRepo(Path(path))
+            except GitError as exc:
+                raise GitError(
+                    f"--yaml-git is not a git repository ({exc.what})",
+                    where=str(path),
+                    fix="pass the repository holding the workflow YAML (a clone or a bare "
+                    "`.git` folder), or leave --yaml-git out",
+                ) from None
+            label = source_label(Path(path), repo)
+            out.append((label, repo, {"label": label, "commit": repo.head}))
+    except BaseException:
+        for _, repo, _ in out:
+            repo.close()
+        raise
     return out
 
 

@@ -21,6 +21,7 @@ from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.jsonout import finite, strict_dumps
 from gharuntime.paths import output_folder_problem
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
@@ -352,7 +353,7 @@ def build_command(
     for note in result.notes:
         err_console.print(styled(("note", "yellow"), f": {note}"))
     if as_json:
-        out_console.print_json(json.dumps(_plain(result.manifest)))
+        out_console.print_json(strict_dumps(_plain(result.manifest)))
     if result.lost_input:
         err_console.print(
             styled(
@@ -365,7 +366,7 @@ def build_command(
 
 
 def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+    return finite(json.loads(json.dumps(value, default=str)))
 
 
 def _build_local(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import sys
@@ -30,6 +29,7 @@ from gharuntime.crawler.client import (
 )
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats
+from gharuntime.jsonout import strict_dumps
 
 __all__ = ["crawl_command", "crawl_window", "load_tokens", "read_repos"]
 
@@ -439,7 +439,7 @@ def crawl_command(
     _summary(result, time.monotonic() - started)
     if as_json:
         out_console.print_json(
-            json.dumps(
+            strict_dumps(
                 {
                     "crawl_id": result.crawl_id,
                     "since": result.since,

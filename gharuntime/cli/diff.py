@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from gharuntime.cli.errors import Refusal, error_line
@@ -12,6 +10,7 @@ from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import open_dataset
+from gharuntime.jsonout import strict_dumps
 from gharuntime.redact import redact
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
 
@@ -68,7 +67,7 @@ def diff_command(old: str, new: str, as_json: bool, endpoint: str | None) -> Non
     except DatasetError as exc:
         raise Refusal(error_line(exc, "diff failed")) from exc
     if as_json:
-        echo_json(json.dumps(diff, indent=2, ensure_ascii=False))
+        echo_json(strict_dumps(diff, indent=2, ensure_ascii=False))
     else:
         click.echo(terminal_safe(render_markdown(diff)), nl=False)
     for note in diff["notes"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
+from gharuntime.jsonout import strict_dumps
 from gharuntime.paths import output_file_problem
 
 __all__ = ["eval_command"]
@@ -303,7 +303,7 @@ def eval_command(
         ) from exc
     except InvalidSubmission as exc:
         if as_json:
-            echo_json(json.dumps({"valid": False, **exc.problems.to_json()}, indent=2))
+            echo_json(strict_dumps({"valid": False, **exc.problems.to_json()}, indent=2))
         raise _problems_refusal(exc.problems) from exc
     if out is not None:
         try:
@@ -311,7 +311,7 @@ def eval_command(
         except OSError as exc:
             raise Refusal(error_line(exc, f"cannot write {out}")) from exc
     if as_json:
-        echo_json(json.dumps(result, indent=2))
+        echo_json(strict_dumps(result, indent=2))
     else:
         for table in render_tables(result):
             out_console.print(table)

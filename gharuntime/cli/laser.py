@@ -5,14 +5,13 @@ without the `laser` extra."""
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import echo_json, out_console
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import Text
+from gharuntime.jsonout import strict_dumps
 
 __all__ = ["laser_group"]
 
@@ -155,7 +154,7 @@ def bench_command(
             progress=progress,
         )
     if as_json:
-        echo_json(json.dumps(result, sort_keys=True))
+        echo_json(strict_dumps(result, sort_keys=True))
         return
     out_console.print(f"model: {result['model']} on {result['device_name']} ({result['dtype']})")
     for r in result["results"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from gharuntime.billing import (
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
+from gharuntime.jsonout import strict_dumps
 from gharuntime.markdown import md
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
@@ -318,7 +318,7 @@ def predict_command(
         for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
             job.update(job_cost.to_json())
         doc.update(cost.to_json())
-        out_console.print_json(json.dumps(doc))
+        out_console.print_json(strict_dumps(doc))
         return
     out_console.print(_table(result, cost))
     out_console.print(
@@ -390,7 +390,7 @@ def _markdown(result: WorkflowPrediction, cost: WorkflowCost) -> str:
 
 def _print_review(review: WorkflowReview, fmt: str) -> None:
     if fmt == "json":
-        out_console.print_json(json.dumps(review.to_json(), allow_nan=False))
+        out_console.print_json(strict_dumps(review.to_json()))
         return
     if fmt == "markdown":
         click.echo(review_markdown(review), nl=False)

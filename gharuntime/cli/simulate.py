@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
@@ -16,6 +15,7 @@ from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, FiniteFloatRange, Text
+from gharuntime.jsonout import strict_dumps
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World
@@ -295,5 +295,5 @@ def dump_command(
         f"wrote {stats.records:,} records ({stats.repos:,} repositories, {stats.runs:,} runs, {stats.attempts:,} attempts, {stats.jobs:,} jobs) to {out} in {seconds:.1f} s"
     )
     out_console.print_json(
-        json.dumps({"out": str(out), "seconds": round(seconds, 2), **vars(stats)})
+        strict_dumps({"out": str(out), "seconds": round(seconds, 2), **vars(stats)})
     )

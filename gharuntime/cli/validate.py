@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import click
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.hub import HUB_ID, open_dataset
+from gharuntime.jsonout import strict_dumps
 from gharuntime.validation import validate_folder
 
 __all__ = ["validate_command"]
@@ -45,7 +45,7 @@ def validate_command(dataset_dir: str, as_json: bool) -> None:
         problems = validate_folder(root, progress=progress)
     if as_json:
         out_console.print_json(
-            json.dumps([{"where": p.where, "message": p.message} for p in problems])
+            strict_dumps([{"where": p.where, "message": p.message} for p in problems])
         )
     if not problems:
         err_console.print(styled(("valid", "green"), f": {dataset_dir} follows the contract"))

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils._validators import validate_repo_id
+
 from gharuntime.dataset import DatasetError
 from gharuntime.redact import redact
 
@@ -63,7 +66,33 @@ def parse_spec(spec: str) -> HubSpec:
             f"{spec!r} is not a Hub dataset id; write ORG/NAME or ORG/NAME@REVISION "
             "(a tag, branch or commit id), e.g. gharuntime/GHARuntime@v1.0"
         )
-    return HubSpec(match["repo"], match["revision"])
+    try:
+        validate_repo_id(match["repo"])
+    except HFValidationError as exc:
+        raise HubError(
+            f"{match['repo']!r} is not a Hub dataset id ({exc})",
+            fix="write ORG/NAME as the Hub shows it, e.g. gharuntime/GHARuntime",
+        ) from None
+    revision = match["revision"]
+    if revision is not None and not _revision_ok(revision):
+        raise HubError(
+            f"{revision!r} is not a revision: a tag, branch (parts between '/' not empty, not "
+            "starting with '.', no '..', not ending in '.lock') or commit id",
+            where=match["repo"],
+            fix="write ORG/NAME@REVISION with a tag, branch or commit id, e.g. @v1.0",
+        )
+    return HubSpec(match["repo"], revision)
+
+
+def _revision_ok(revision: str) -> bool:
+    """git's rules for a ref name (git check-ref-format), as far as HUB_ID's characters go: a
+    revision never leaves the cache folder it names (`../../x` did)."""
+    if ".." in revision or revision.endswith((".", "/")):
+        return False
+    return all(
+        part and not part.startswith(".") and not part.endswith(".lock")
+        for part in revision.split("/")
+    )
 
 
 def default_dataset() -> str:
