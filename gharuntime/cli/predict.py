@@ -271,7 +271,14 @@ def predict_command(
         for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
             job.update(job_cost.to_json())
         doc.update(cost.to_json())
-        out_console.print_json(json.dumps(doc))
+        try:  # strict JSON: a value JSON cannot carry is an error, never `Infinity` in the output
+            text = json.dumps(doc, allow_nan=False)
+        except ValueError:
+            raise UsageProblem(
+                "the prediction holds a value JSON cannot carry (NaN or Infinity)\n"
+                "  check the model folder and the --prices file"
+            ) from None
+        out_console.print_json(text)
         return
     out_console.print(_table(result, cost))
     out_console.print(
