@@ -177,6 +177,7 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
     # iterative post-order walk; `expanded` memoizes shared (aliased) nodes
     stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
     on_path: set[int] = set()
+    shared = False
     while stack:
         current, depth, children_done = stack.pop()
         key = id(current)
@@ -185,15 +186,17 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
             children = _children(current)
             total = 1 + sum(expanded[id(c)] for c in children)
             if total > MAX_YAML_NODES:
+                how = "once its aliases are expanded" if shared else "(it uses no aliases)"
                 raise WorkflowError(
-                    f"YAML expands to more than {MAX_YAML_NODES:,} nodes (aliases repeating "
-                    "aliases?); a workflow is refused above that limit",
+                    f"YAML holds more than {MAX_YAML_NODES:,} nodes {how}; a workflow is "
+                    f"refused above {MAX_YAML_NODES:,} nodes",
                     current.start_mark.line + 1,
                     path,
                 )
             expanded[key] = total
             continue
         if key in expanded:
+            shared = True  # a node met twice: an alias
             continue
         if key in on_path:
             raise WorkflowError("YAML refers to itself (a recursive alias)", None, path)
@@ -208,6 +211,8 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
         for child in _children(current):
             if id(child) not in expanded:
                 stack.append((child, depth + 1, False))
+            else:
+                shared = True
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
