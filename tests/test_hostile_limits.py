@@ -190,3 +190,50 @@ def test_a_self_call_spelled_another_way_is_a_cycle(spelling: str) -> None:
 
     jobs = expand_jobs(wf, resolve, chain=(path,))
     assert [j.call_problem for j in jobs] == ["cycle"]
+
+
+def _needs_workflow(needs: dict[str, str | None]) -> str:
+    jobs = "".join(
+        f"  {k}:\n    runs-on: ubuntu-latest\n"
+        + (f"    needs: [{n}]\n" if n else "")
+        + "    steps: [{run: make}]\n"
+        for k, n in needs.items()
+    )
+    return "on: push\njobs:\n" + jobs
+
+
+@pytest.mark.parametrize(
+    "needs",
+    [
+        {"a": "a"},
+        {"a": "b", "b": "a"},
+        {"x": None, "a": "c", "b": "a", "c": "b", "d": "c"},
+    ],
+    ids=["self", "pair", "three_and_behind"],
+)
+def test_a_needs_cycle_is_flagged(model_root: Path, needs: dict[str, str | None]) -> None:
+    (model_root / "cycle.yml").write_text(_needs_workflow(needs))
+    out = invoke(
+        ["predict", "cycle.yml", "--model", str(model_root / "m.model"), "--json"], model_root
+    )
+    check(out, needs)
+    assert out.code == 0, out.output
+    doc = json.loads(out.output)
+    flagged = {j["key"] for j in doc["jobs"] if "needs_cycle" in j["flags"]}
+    assert flagged == {k for k, n in needs.items() if n}
+    assert doc["flags"]["needs_cycle"]["jobs"] == len(flagged)
+
+
+@pytest.mark.slow
+def test_a_long_needs_chain_has_a_critical_path(model_root: Path) -> None:
+    """3,000 jobs each waiting for the one before: a loop, not 6,000 frames of recursion."""
+    n = 3000
+    needs = {f"j{i}": (f"j{i - 1}" if i else None) for i in range(n)}
+    (model_root / "chain.yml").write_text(_needs_workflow(needs))
+    out = invoke(
+        ["predict", "chain.yml", "--model", str(model_root / "m.model"), "--json"], model_root
+    )
+    check(out, "chain")
+    assert out.code == 0, out.output[-2000:]
+    doc = json.loads(out.output)
+    assert doc["critical_path_s"] == pytest.approx(doc["total_job_s"], rel=1e-3)
