@@ -32,7 +32,14 @@ import scipy.sparse as sp
 from gharuntime.contract import HISTORY_COLUMN
 from gharuntime.parquet import read_parquet
 from gharuntime.progress import Progress, say
-from gharuntime.workflow import JobSpec, Workflow, WorkflowError, expand_matrix, parse_workflow
+from gharuntime.workflow import (
+    JobSpec,
+    MatrixTooLarge,
+    Workflow,
+    WorkflowError,
+    expand_matrix,
+    parse_workflow,
+)
 
 __all__ = [
     "CONFIG_FEATURE_INPUTS",
@@ -278,7 +285,10 @@ def _job_features(
             tokens["sh"].extend(shell_tokens(run))
     strategy = spec.raw.get("strategy")
     strategy = strategy if isinstance(strategy, dict) else {}
-    combos = expand_matrix(spec.matrix)
+    try:
+        combos = expand_matrix(spec.matrix)
+    except MatrixTooLarge:  # a stored workflow over the limits: its size is unknown, not built
+        combos = None
     dims = (
         float(len([k for k in spec.matrix if k not in ("include", "exclude")]))
         if isinstance(spec.matrix, dict)

@@ -220,6 +220,8 @@ FLAGS: dict[str, str] = {
     "expression_matrix": "its matrix is an expression only known at run time: counted as one job",
     "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
     "conditional jobs",
+    "needs_cycle": "on or behind a cycle of `needs:` (GitHub refuses such a run): the critical "
+    "path counts only its waits outside the cycle",
 }
 
 FLAG_WORDS: dict[str, str] = {
@@ -228,6 +230,7 @@ FLAG_WORDS: dict[str, str] = {
     "unknown_inputs": "with: inputs from expressions",
     "expression_matrix": "matrix from an expression",
     "conditional": "if: may skip it",
+    "needs_cycle": "needs: cycle",
 }
 """Each flag in a few words, for a table's `cannot know` column."""
 
@@ -407,38 +410,65 @@ def _range_json(quantiles: dict[str, float], timeout: Timeout | None) -> dict[st
     }
 
 
+def _waits(jobs: list[JobPrediction]) -> dict[str, list[str]]:
+    """Each job key → the job keys it waits for; `needs: caller` waits for every job of the
+    workflow the caller calls (`caller/...`)."""
+    keys = {j.key for j in jobs}
+    members: dict[str, list[str]] = {}
+    for key in keys:
+        parts = key.split("/")
+        for i in range(1, len(parts)):
+            members.setdefault("/".join(parts[:i]), []).append(key)
+    waits: dict[str, list[str]] = {}
+    for j in jobs:
+        deps = waits.setdefault(j.key, [])
+        for need in j.needs:
+            deps.extend([need] if need in keys else members.get(need, ()))
+    return waits
+
+
+def _order(waits: Mapping[str, list[str]]) -> tuple[list[str], set[str]]:
+    """Keys in an order where each comes after all it waits for (a loop, not recursion: a chain
+    of thousands of jobs is no deeper than one), and the keys on or behind a `needs` cycle."""
+    users: dict[str, list[str]] = {k: [] for k in waits}
+    pending = {k: 0 for k in waits}
+    for key, deps in waits.items():
+        for dep in set(deps):
+            users[dep].append(key)
+            pending[key] += 1
+    ready = [k for k, n in pending.items() if n == 0]
+    order: list[str] = []
+    while ready:
+        key = ready.pop()
+        order.append(key)
+        for user in users[key]:
+            pending[user] -= 1
+            if pending[user] == 0:
+                ready.append(user)
+    return order, set(waits) - set(order)
+
+
+def needs_cycle(jobs: list[JobPrediction]) -> set[str]:
+    """Keys of the jobs on or behind a `needs` cycle (GitHub refuses such a run)."""
+    return _order(_waits(jobs))[1]
+
+
 def critical_path(jobs: list[JobPrediction], level: str | None = None) -> float:
     """Wall time if every job started as soon as its `needs` finished (queueing ignored); with
     `level`, the path of each job's quantile of that level (the P90s' path: not the P90 of the
-    path, which no model gives)."""
+    path, which no model gives). Jobs on a `needs` cycle (flagged `needs_cycle`) wait only for
+    the jobs outside it."""
     longest: dict[str, float] = {}
     for j in jobs:
         value = j.quantiles.get(level, 0.0) if level else j.predicted.get("duration_s", 0.0)
         longest[j.key] = max(longest.get(j.key, 0.0), value)
-    needs = {j.key: j.needs for j in jobs}
-    # `needs: caller` waits for every job of the workflow the caller calls (`caller/...`).
-    members: dict[str, list[str]] = {}
-    for key in longest:
-        parts = key.split("/")
-        for i in range(1, len(parts)):
-            members.setdefault("/".join(parts[:i]), []).append(key)
+    waits = _waits(jobs)
+    order, stuck = _order(waits)
     finish: dict[str, float] = {}
-
-    def done(need: str, seen: frozenset[str]) -> float:
-        if need in longest:
-            return end(need, seen)
-        return max((end(k, seen) for k in members.get(need, ())), default=0.0)
-
-    def end(key: str, seen: frozenset[str]) -> float:
-        if key in finish:
-            return finish[key]
-        if key in seen:  # a cycle: GitHub rejects it; do not loop
-            return 0.0
-        start = max((done(n, seen | {key}) for n in needs.get(key, ())), default=0.0)
+    for key in [*order, *sorted(stuck)]:
+        start = max((finish.get(d, 0.0) for d in waits[key] if d in finish), default=0.0)
         finish[key] = start + longest[key]
-        return finish[key]
-
-    return max((end(k, frozenset()) for k in longest), default=0.0)
+    return max(finish.values(), default=0.0)
 
 
 def predict_workflow(
@@ -483,6 +513,8 @@ def predict_workflow(
                 timeout=recommend_timeout(quantiles),
             )
         )
+    cycle = needs_cycle(out)
+    out = [replace(j, flags=(*j.flags, "needs_cycle")) if j.key in cycle else j for j in out]
     sure = [j for j in out if "conditional" not in j.flags]
     return WorkflowPrediction(
         path,

@@ -1,6 +1,8 @@
 """A small evaluator for GitHub Actions expressions (`${{ ... }}`): enough for job names,
 runs-on labels and matrix values. Contexts it is not given (github.*, secrets.*, ...) raise
-UnknownExpression so the caller can leave the text as written."""
+UnknownExpression so the caller can leave the text as written; so does anything past its
+limits (MAX_EXPRESSION_DEPTH levels of nesting, numbers of MAX_NUMBER_DIGITS digits), checked as
+it reads, so no input reaches Python's recursion or digit limits."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 
 from gharuntime.errors import GharuntimeError
 
-__all__ = ["UnknownExpression", "evaluate", "value_text"]
+__all__ = ["MAX_EXPRESSION_DEPTH", "UnknownExpression", "evaluate", "value_text"]
 
 
 def value_text(value: Any) -> str:
@@ -32,6 +34,11 @@ _TOKEN = re.compile(
 )
 
 
+MAX_EXPRESSION_DEPTH = 50
+"""Nesting of parentheses, indexes and calls (GitHub's own parser stops at 50 too)."""
+MAX_NUMBER_DIGITS = 100
+
+
 class _Evaluator:
     def __init__(self, text: str, context: Mapping[str, Any]) -> None:
         self.tokens: list[tuple[str, str]] = []
@@ -45,6 +52,7 @@ class _Evaluator:
             self.tokens.append((kind, m.group(kind)))
             pos = m.end()
         self.i = 0
+        self.depth = 0
         self.context = context
 
     def evaluate(self) -> Any:
@@ -64,11 +72,16 @@ class _Evaluator:
         return tok
 
     def _or(self) -> Any:
+        # every nesting (parentheses, `[...]`, a call's arguments) passes here: one counter
+        self.depth += 1
+        if self.depth > MAX_EXPRESSION_DEPTH:
+            raise UnknownExpression(f"nested deeper than {MAX_EXPRESSION_DEPTH} levels")
         left = self._and()
         while self._peek() == "||":
             self._take()
             right = self._and()
             left = left if left else right
+        self.depth -= 1
         return left
 
     def _and(self) -> Any:
@@ -93,16 +106,20 @@ class _Evaluator:
         return left
 
     def _unary(self) -> Any:
-        if self._peek() == "!":
+        nots = 0
+        while self._peek() == "!":  # a loop: ten thousand `!` are not ten thousand frames
             self._take()
-            return not self._unary()
-        return self._primary()
+            nots += 1
+        value = self._primary()
+        return (not value) if nots % 2 else (bool(value) if nots else value)
 
     def _primary(self) -> Any:
         kind, text = self._take()
         if kind == "str":
             return text[1:-1].replace("''", "'")
         if kind == "num":
+            if len(text) > MAX_NUMBER_DIGITS:
+                raise UnknownExpression(f"a number of more than {MAX_NUMBER_DIGITS} digits")
             return float(text) if "." in text else int(text)
         if text == "(":
             inner = self._or()
@@ -171,7 +188,7 @@ class _Evaluator:
         if low == "fromjson" and len(args) == 1:
             try:
                 return json.loads(str(args[0]))
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise UnknownExpression("bad json") from exc
         raise UnknownExpression(fn)
 

@@ -22,6 +22,7 @@ __all__ = [
     "read_bytes",
     "read_json",
     "read_text",
+    "require_regular",
 ]
 
 
@@ -54,6 +55,12 @@ def _open(path: Path) -> int:
         os.close(fd)
         raise _not_regular(path, info.st_mode)
     return fd
+
+
+def require_regular(path: Path) -> None:
+    """InputFileError unless `path` is a regular file (symlinks followed), checked by a
+    non-blocking open, for readers that take a path themselves (Parquet through polars)."""
+    os.close(_open(path))
 
 
 def open_regular(path: Path) -> BinaryIO:

@@ -24,13 +24,14 @@ GitHub's rules implemented here (docs: "Using a matrix for your jobs", "jobs.<jo
   followed keeps one `caller / ` job and says why (`call_problem`: remote, missing_callee,
   cycle, too_deep); inputs given as expressions are named in `unknown_inputs` and left as
   written, never guessed.
-- a matrix may not expand to more than MAX_MATRIX_JOBS (256) jobs (`MatrixTooLarge`).
+- a matrix may not expand to more than MAX_MATRIX_JOBS (256) jobs, nor a workflow with its calls
+  to more than MAX_WORKFLOW_JOBS (`MatrixTooLarge`), both counted before anything is expanded.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,11 +41,13 @@ import yaml
 
 from gharuntime.errors import GharuntimeError
 from gharuntime.expressions import UnknownExpression, evaluate, value_text
+from gharuntime.matrix import MAX_MATRIX_JOBS, MatrixOverLimit, combinations
 
 __all__ = [
     "CALL_PROBLEMS",
     "MAX_JOB_NAME",
     "MAX_MATRIX_JOBS",
+    "MAX_WORKFLOW_JOBS",
     "MAX_WORKFLOW_LEVELS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
@@ -152,6 +155,7 @@ MAX_WORKFLOW_LEVELS = 10
 
 CALL_PROBLEMS: Final = {
     "remote": "calls a workflow of another repository (owner/repo/...@ref): not read",
+    "outside": "calls a path that leaves the repository (`..`, `/`): never read",
     "missing_callee": "the called file is not at that commit, or does not parse",
     "cycle": "the called workflow calls itself, directly or through others (GitHub refuses it)",
     "too_deep": f"nested deeper than GitHub's {MAX_WORKFLOW_LEVELS} levels of workflows",
@@ -173,6 +177,7 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
     # iterative post-order walk; `expanded` memoizes shared (aliased) nodes
     stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
     on_path: set[int] = set()
+    shared = False
     while stack:
         current, depth, children_done = stack.pop()
         key = id(current)
@@ -181,15 +186,17 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
             children = _children(current)
             total = 1 + sum(expanded[id(c)] for c in children)
             if total > MAX_YAML_NODES:
+                how = "once its aliases are expanded" if shared else "(it uses no aliases)"
                 raise WorkflowError(
-                    f"YAML expands to more than {MAX_YAML_NODES:,} nodes (aliases repeating "
-                    "aliases?); a workflow is refused above that limit",
+                    f"YAML holds more than {MAX_YAML_NODES:,} nodes {how}; a workflow is "
+                    f"refused above {MAX_YAML_NODES:,} nodes",
                     current.start_mark.line + 1,
                     path,
                 )
             expanded[key] = total
             continue
         if key in expanded:
+            shared = True  # a node met twice: an alias
             continue
         if key in on_path:
             raise WorkflowError("YAML refers to itself (a recursive alias)", None, path)
@@ -204,6 +211,8 @@ def _check_size(node: yaml.Node, path: str | None) -> None:
         for child in _children(current):
             if id(child) not in expanded:
                 stack.append((child, depth + 1, False))
+            else:
+                shared = True
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -354,7 +363,8 @@ def _is_expression(value: Any) -> bool:
 
 def expand_matrix(matrix: Any) -> list[dict[str, Any]] | None:
     """All combinations of a strategy.matrix, in GitHub's order; [] when there is no matrix;
-    None when the matrix (or part of it) is an expression only known at run time."""
+    None when the matrix (or part of it) is an expression only known at run time. Raises
+    MatrixTooLarge over a limit of gharuntime.matrix, decided on counts before expanding."""
     if matrix is None:
         return []
     if not isinstance(matrix, dict):
@@ -367,40 +377,28 @@ def expand_matrix(matrix: Any) -> list[dict[str, Any]] | None:
     for values in base.values():
         if not isinstance(values, list):
             return None
-    keys = list(base)
-    combos = (
-        [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*base.values())]
-        if keys
-        else []
+    combos = combinations(
+        base,
+        include if isinstance(include, list) else [],
+        exclude if isinstance(exclude, list) else [],
     )
-    if isinstance(exclude, list):
-        for ex in exclude:
-            if isinstance(ex, dict):
-                combos = [c for c in combos if not all(k in c and c[k] == v for k, v in ex.items())]
-    originals = [dict(c) for c in combos]
-    extra: list[dict[str, Any]] = []
-    if isinstance(include, list):
-        for inc in include:
-            if not isinstance(inc, dict):
-                continue
-            matched = False
-            for combo, original in zip(combos, originals, strict=True):
-                if all(original[k] == v for k, v in inc.items() if k in original):
-                    combo.update({k: v for k, v in inc.items() if k not in original})
-                    matched = True
-            if not matched:
-                extra.append(dict(inc))
-    return combos + extra
+    if isinstance(combos, MatrixOverLimit):
+        raise MatrixTooLarge(combos.text)
+    return combos
 
 
 MAX_JOB_NAME = 100
 """GitHub cuts a job's name to 100 characters: the first 97 and `...`."""
-MAX_MATRIX_JOBS = 256
-"""GitHub's limit on the jobs one matrix may generate per workflow run."""
 
 
 class MatrixTooLarge(WorkflowError):
-    """A matrix that expands to more jobs than GitHub allows (MAX_MATRIX_JOBS)."""
+    """A matrix over GitHub's MAX_MATRIX_JOBS or another limit of gharuntime.matrix, or a
+    workflow whose calls multiply past MAX_WORKFLOW_JOBS jobs."""
+
+
+MAX_WORKFLOW_JOBS = 4_096
+"""Jobs one workflow file may make, calls followed: 256 per matrix, but a matrix caller of a
+matrix callee multiplies (ten levels could make 256¹⁰); real workflows stay far below."""
 
 
 def display_name(name: str) -> str:
@@ -471,11 +469,16 @@ def _labels(runs_on: Any, context: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def local_callee_path(uses: str) -> str | None:
-    """`./.github/workflows/x.yml` (with or without `@ref`) → `.github/workflows/x.yml`; None
-    for a workflow of another repository."""
+    """`./.github/workflows/x.yml` (with or without `@ref`) → `.github/workflows/x.yml`, written
+    one way (`./.github/workflows/./x.yml` is the same file, so a self-call is a cycle); None for
+    a workflow of another repository, and for a path that leaves the repository (`..`, `/`),
+    which is never read."""
     if not uses.startswith("./"):
         return None
-    return strip_ref(uses[2:])[0].split("@", 1)[0]
+    path = posixpath.normpath(strip_ref(uses[2:])[0].split("@", 1)[0])
+    if path.startswith(("/", "../")) or path in ("..", "."):
+        return None
+    return path
 
 
 _INPUT_REF = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_-]*)")
@@ -590,7 +593,7 @@ def _call(
     assert spec.uses is not None
     path = local_callee_path(spec.uses)
     if path is None:
-        return None, "remote"
+        return None, "outside" if spec.uses.startswith("./") else "remote"
     if resolve_reusable is None:
         return None, "not_read"
     if path in chain:
@@ -611,13 +614,10 @@ def expand_job(
     expression yields one job with matrix None whose name and labels keep their `${{ matrix.* }}`
     templates. `chain` holds the workflow paths already being called (cycles, depth). Raises
     MatrixTooLarge over GitHub's limit of MAX_MATRIX_JOBS."""
-    combos = expand_matrix(spec.matrix)
-    if combos is not None and len(combos) > MAX_MATRIX_JOBS:
-        raise MatrixTooLarge(
-            f"job `{spec.key}`: its matrix expands to {len(combos)} jobs, over GitHub's limit of "
-            f"{MAX_MATRIX_JOBS} jobs per matrix (GitHub refuses such a workflow run)",
-            spec.line,
-        )
+    try:
+        combos = expand_matrix(spec.matrix)
+    except MatrixTooLarge as exc:
+        raise MatrixTooLarge(f"job `{spec.key}`: {exc.message}", spec.line) from None
     if combos is None or not combos:
         combos_or_none: list[dict[str, Any] | None] = [None]
     else:
@@ -666,6 +666,8 @@ def expand_job(
                 unknown,
             )
         inner_jobs, unknown = expanded[seen]
+        if len(out) + len(inner_jobs) > MAX_WORKFLOW_JOBS:
+            raise MatrixTooLarge(_too_many(spec.key), spec.line)
         for inner in inner_jobs:
             inner_key = job_key_of(inner)
             out.append(
@@ -695,12 +697,23 @@ def expand_jobs(
 ) -> list[ExpandedJob]:
     """Every job of the workflow, matrix expanded, in file order. `resolve_reusable(uses)` may
     return the called workflow (None: it cannot be read); without it a caller yields one job
-    named `caller / ` (prefix). `chain` may start with the workflow's own path."""
-    return [
-        job
-        for spec in workflow.jobs.values()
-        for job in expand_job(spec, resolve_reusable, chain=chain)
-    ]
+    named `caller / ` (prefix). `chain` may start with the workflow's own path. Raises
+    MatrixTooLarge past MAX_WORKFLOW_JOBS jobs, counted before each call's jobs are multiplied
+    by its caller's matrix."""
+    out: list[ExpandedJob] = []
+    for spec in workflow.jobs.values():
+        jobs = expand_job(spec, resolve_reusable, chain=chain)
+        if len(out) + len(jobs) > MAX_WORKFLOW_JOBS:
+            raise MatrixTooLarge(_too_many(spec.key), spec.line)
+        out.extend(jobs)
+    return out
+
+
+def _too_many(key: str) -> str:
+    return (
+        f"job `{key}`: the workflow makes more than {MAX_WORKFLOW_JOBS:,} jobs (matrices of "
+        f"reusable-workflow calls multiply); a workflow is refused above that"
+    )
 
 
 def job_key_of(job: ExpandedJob) -> str:

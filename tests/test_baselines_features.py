@@ -190,3 +190,16 @@ def test_target_encoding_of_new_rows_uses_all_training_rows_and_nan_for_unseen()
     assert np.isnan(out[1, names.index("enc_workflow_mean")])
     assert out[1, names.index("enc_repo_n")] == 3
     assert np.isnan(out[2, names.index("enc_repo_mean")])
+
+
+def test_a_stored_matrix_over_the_limit_is_unknown_not_built(test_job_row: pl.DataFrame) -> None:
+    """A stored workflow whose matrix makes 10⁹ jobs (an older build kept it): the count is
+    unknown (NaN) and the row still gets its other features, without building the product."""
+    axes = "".join(f"        a{i}: *v\n" for i in range(1, 9))
+    text = WORKFLOW.replace(
+        '        os: [ubuntu-latest, windows-latest]\n        python: ["3.10", "3.11", "3.12"]\n',
+        f"        a0: &v [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n{axes}",
+    )
+    v = _values(test_job_row.with_columns(pl.lit(text).alias("workflow_yaml")))
+    assert np.isnan(v["matrix_combinations"])
+    assert v["steps"] == 3

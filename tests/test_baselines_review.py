@@ -237,3 +237,9 @@ def test_the_pull_request_script_writes_the_job_summary(model: Path, tmp_path: P
         check=False,
     )
     assert no_model.returncode == 2 and "no model folder" in no_model.stderr
+
+
+def test_every_flag_has_its_words_for_the_tables() -> None:
+    from gharuntime.baselines.predict import FLAG_WORDS, FLAGS
+
+    assert set(FLAG_WORDS) == set(FLAGS)

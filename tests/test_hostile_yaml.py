@@ -64,3 +64,20 @@ def test_a_file_above_the_size_cap_is_refused_before_parsing() -> None:
     text = "on: push\njobs:\n  a: {runs-on: x}\n#" + "x" * MAX_YAML_BYTES
     with pytest.raises(WorkflowError, match="MB"):
         parse_workflow(text)
+
+
+@pytest.mark.slow
+def test_a_large_workflow_without_aliases_is_told_so() -> None:
+    """Over MAX_YAML_NODES nodes written out (under the byte cap): the message names the limit
+    and says no alias is involved, not `aliases repeating aliases?`."""
+    items = ",".join("1" for _ in range(MAX_YAML_NODES + 10))
+    text = f"on: push\njobs:\n  a:\n    runs-on: x\n    env: {{V: [{items}]}}\n"
+    assert len(text) < MAX_YAML_BYTES
+    with pytest.raises(WorkflowError, match=r"1,000,000 nodes \(it uses no aliases\)") as err:
+        parse_workflow(text)
+    assert "aliases?" not in str(err.value)
+
+
+def test_an_alias_bomb_says_its_aliases_expand() -> None:
+    with pytest.raises(WorkflowError, match="once its aliases are expanded"):
+        parse_workflow(bomb(7))

@@ -4,12 +4,13 @@ The table shipped with the package (`prices.yml`, GitHub's published rates) is t
 `predict --prices FILE` reads another in the same format — an enterprise's negotiated rates, or
 what a minute of your own self-hosted runner costs. A file is checked whole before it is used:
 a value that is not a rate, a kind gharuntime does not know, a key it does not read, each is a
-PriceError naming the file, the line and the fix.
+PriceError naming the file, the line and the fix. Values are read from their text (`_scalar`):
+a rate is a plain decimal up to MAX_RATE, a date is YYYY-MM-DD, and no YAML tag applies.
 """
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from importlib.resources import files
@@ -24,6 +25,7 @@ from gharuntime.readfile import InputFileError, read_bytes
 
 __all__ = [
     "MAX_PRICE_FILE_BYTES",
+    "MAX_RATE",
     "PriceError",
     "PriceTable",
     "default_prices",
@@ -102,49 +104,78 @@ def _mapping(node: yaml.Node, path: str, what: str) -> list[tuple[yaml.ScalarNod
     return out
 
 
-def _scalar(node: yaml.Node, path: str, what: str) -> Any:
+def _scalar(node: yaml.Node, path: str, what: str) -> str:
+    """The text of a single value, as written: a price file is read from its text alone, so no
+    YAML tag (`!!python/...`, `!!binary`), merge key, sexagesimal (`1:30`), hex (`0x10`) or
+    timestamp reading ever applies (each was a traceback or a wrong rate)."""
     if not isinstance(node, yaml.ScalarNode):
         raise PriceError(
             f"{what} must be a single value", path, _line(node), f"give {what} one value"
         )
-    return yaml.SafeLoader("").construct_object(node)
+    if node.tag not in _PLAIN_TAGS:
+        raise PriceError(
+            f"{what} carries the YAML tag {node.tag!r}",
+            path,
+            _line(node),
+            "write plain values: a price file reads no YAML tags or merge keys (`<<`)",
+        )
+    return str(node.value)
+
+
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "null", "bool", "timestamp")
+)
+_DECIMAL = re.compile(r"(?:0|[1-9][0-9]{0,5})(?:\.[0-9]{1,12})?")
+_NUMBER_LIKE = re.compile(r"[-+]?(?:\.(?:inf|nan)|[0-9][0-9_:.eExXoObB+-]*)", re.I)
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+MAX_RATE = 1000.0
+"""USD per minute: far above any runner GitHub sells (its largest GPU runner is under $0.10)."""
 
 
 def _kind(node: yaml.Node, path: str, what: str) -> str:
     value = _scalar(node, path, what)
-    if not isinstance(value, str) or value not in KINDS:
+    if node.tag != "tag:yaml.org,2002:str" or value not in KINDS:
         raise PriceError(f"{what}: unknown runner kind {value!r}", path, _line(node), _KIND_FIX)
     return value
 
 
 def _rate(node: yaml.Node, path: str, kind: str) -> float:
-    value = _scalar(node, path, f"the rate of {kind}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    text = _scalar(node, path, f"the rate of {kind}")
+    if getattr(node, "style", None) is not None or not _DECIMAL.fullmatch(text):
+        if getattr(node, "style", None) is None and _NUMBER_LIKE.fullmatch(text):
+            raise PriceError(
+                f"the rate of {kind} is {text[:40]}: a rate must be a finite number of at least "
+                "0, written as a plain decimal (no exponent, hex or `1:30`)",
+                path,
+                _line(node),
+                "write the USD per minute, e.g. `0.006`; 0 for a runner that costs nothing",
+            )
         raise PriceError(
-            f"the rate of {kind} is {node.value!r}, not a number",
+            f"the rate of {kind} is {text[:40]!r}, not a number",
             path,
             _line(node),
             "write the USD per minute as a plain number, e.g. `0.006` (no $ sign, no quotes)",
         )
-    if not math.isfinite(value) or value < 0:
+    value = float(text)
+    if value > MAX_RATE:
         raise PriceError(
-            f"the rate of {kind} is {value}: a rate must be a finite number of at least 0",
+            f"the rate of {kind} is {text}: a rate is at most {MAX_RATE:g} USD per minute",
             path,
             _line(node),
             "write the USD per minute, e.g. `0.006`; 0 for a runner that costs nothing",
         )
-    return float(value)
+    return value
 
 
 def _date(node: yaml.Node, path: str, key: str) -> date:
-    value = _scalar(node, path, key)
-    if isinstance(value, date):
-        return value
+    text = _scalar(node, path, key)
     try:
-        return date.fromisoformat(str(value))
+        if not _DAY.fullmatch(text):
+            raise ValueError(text)
+        return date.fromisoformat(text)  # 2026-02-30 is a ValueError too
     except ValueError:
         raise PriceError(
-            f"{key} is {node.value!r}, not a date", path, _line(node), "write it as YYYY-MM-DD"
+            f"{key} is {text[:40]!r}, not a date", path, _line(node), "write it as YYYY-MM-DD"
         ) from None
 
 
