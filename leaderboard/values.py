@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-__all__ = ["MAX_FLOAT", "MAX_STRING", "shape_problems", "value_problems"]
+from gharuntime.eval.metrics import INTERVAL_METRIC_BY_NAME, METRIC_BY_NAME, Metric
+
+__all__ = ["MAX_FLOAT", "MAX_STRING", "range_problems", "shape_problems", "value_problems"]
 
 MAX_FLOAT: Final = 1e15
 """No metric, duration, byte count or timing a result holds comes near it."""
@@ -74,10 +76,76 @@ def _negative_counts(value: Any, at: str) -> list[str]:
     return [f"{at}: {value!r} is not a count (a whole number, 0 or more)"]
 
 
+def _out_of_range(metric: Metric, block: Any, at: str) -> list[str]:
+    """A metric's value and interval bounds within what the metric can take, low ≤ high."""
+    if not isinstance(block, dict):
+        return []
+    low, high = metric.bounds
+    found = []
+    for key in ("value", "ci_low", "ci_high"):
+        value = block.get(key)
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not (low <= value <= high)
+        ):
+            found.append(
+                f"{at}/{key}: {value!r} is outside what {metric.label} can be [{low:g}, {high:g}]"
+            )
+    a, b = block.get("ci_low"), block.get("ci_high")
+    if isinstance(a, int | float) and isinstance(b, int | float) and a > b:
+        found.append(f"{at}: its interval's low end {a!r} is above its high end {b!r}")
+    return found
+
+
+def _interval_ranges(node: Any, at: str) -> list[str]:
+    """Every interval metric block under `node` (intervals/metrics/TARGET/...), by its name."""
+    if not isinstance(node, dict):
+        return []
+    found = []
+    for key, child in node.items():
+        metric = INTERVAL_METRIC_BY_NAME.get(key)
+        if metric is not None and isinstance(child, dict) and "value" in child:
+            found += _out_of_range(metric, child, f"{at}/{key}")
+        else:
+            found += _interval_ranges(child, f"{at}/{key}")
+    return found
+
+
+def range_problems(doc: dict[str, Any]) -> list[str]:
+    """Values no metric can take: a coverage of 500%, an RMSLE of -1, a Spearman ρ of 7, an
+    interval whose low end is above its high end, a negative width, a resample out of range.
+    Each metric declares its range once (`Metric.bounds`)."""
+    found: list[str] = []
+    for target, metrics in (doc.get("metrics") or {}).items():
+        for name, block in (metrics or {}).items():
+            metric = METRIC_BY_NAME.get(name)
+            if metric is not None:
+                found += _out_of_range(metric, block, f"metrics/{target}/{name}")
+    per_resample = (doc.get("bootstrap") or {}).get("per_resample") or {}
+    for target, metrics in per_resample.items():
+        for name, values in (metrics or {}).items():
+            metric = METRIC_BY_NAME.get(name)
+            if metric is None or not isinstance(values, list):
+                continue
+            low, high = metric.bounds
+            bad = [v for v in values if isinstance(v, int | float) and not low <= v <= high]
+            if bad:
+                found.append(
+                    f"bootstrap/per_resample/{target}/{name}: {len(bad)} value(s) outside "
+                    f"[{low:g}, {high:g}], e.g. {bad[0]!r}"
+                )
+    intervals = (doc.get("intervals") or {}).get("metrics")
+    found += _interval_ranges(intervals, "intervals/metrics")
+    return found
+
+
 def shape_problems(doc: dict[str, Any], where: str) -> list[str]:
     """What must agree inside a schema-valid result: every scored target counted (counts are
-    whole numbers, not negative), timings not negative, and plot series of equal lengths."""
+    whole numbers, not negative), timings not negative, plot series of equal lengths, and
+    every metric within the values it can take (`range_problems`)."""
     problems = [f"{where}: {p}" for p in _negative_counts(doc["counts"], "counts")]
+    problems += [f"{where}: {p}" for p in range_problems(doc)]
     scored = doc["counts"]["scored"]
     for target in doc["metrics"]:
         if target not in scored:

@@ -4,12 +4,22 @@ filed or ranked (finite, bounded, printable single lines), and what is drawn tog
 from __future__ import annotations
 
 import copy
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gharuntime.leaderboard.values import MAX_FLOAT, MAX_STRING, shape_problems, value_problems
+from gharuntime.leaderboard.values import (
+    MAX_FLOAT,
+    MAX_STRING,
+    range_problems,
+    shape_problems,
+    value_problems,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # --- value_problems ---------------------------------------------------------------------------
 
@@ -150,3 +160,50 @@ def test_checking_does_not_change_the_document() -> None:
     before = copy.deepcopy(doc)
     assert shape_problems(doc, "r") and value_problems(doc, "r") == []
     assert doc == before
+
+
+_RANGE_CASES = {
+    "coverage 500%": ("intervals", "metrics", "duration_s", "central", "p10-p90", "coverage", "value", 5.0),
+    "interval low above high": ("metrics", "duration_s", "mae", "ci_low", 1e9),
+    "negative width": ("intervals", "metrics", "duration_s", "central", "p10-p90", "log_width", "value", -0.5),
+    "RMSLE -1": ("metrics", "duration_s", "rmsle", "value", -1.0),
+    "Spearman 7": ("metrics", "duration_s", "spearman", "value", 7.0),
+    "R² above 1": ("metrics", "duration_s", "r2_log", "ci_high", 1.5),
+    "within 2x of 120%": ("metrics", "duration_s", "within_2x", "value", 1.2),
+    "calibration 150%": ("intervals", "metrics", "duration_s", "levels", "p50", "calibration", "value", 1.5),
+    "negative pinball": ("intervals", "metrics", "duration_s", "mean_pinball", "ci_low", -0.1),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(_RANGE_CASES))
+def test_leaderboard_add_refuses_a_metric_outside_what_it_can_be(case: str, tmp_path: Path) -> None:
+    """Each metric declares the values it can take (Metric.bounds); a result claiming another
+    is refused by `leaderboard add`, naming the field, and nothing is filed."""
+    from click.testing import CliRunner
+
+    from gharuntime.cli.main import cli
+
+    source = ROOT / "leaderboard/results/gharuntime-sim-small/temporal-config-lightgbm.json"
+    doc = json.loads(source.read_text())
+    *path, value = _RANGE_CASES[case]
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(doc))
+    done = CliRunner().invoke(
+        cli, ["leaderboard", "add", str(result), "--results", str(tmp_path / "results")]
+    )
+    assert done.exit_code == 2, done.output
+    assert "/".join(str(p) for p in path[:-1]) in done.output.replace("\n", "")
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))
+
+
+def test_a_resample_outside_the_metrics_range_is_named() -> None:
+    source = ROOT / "leaderboard/results/gharuntime-sim-small/temporal-config-lightgbm.json"
+    doc = json.loads(source.read_text())
+    assert range_problems(doc) == []
+    doc["bootstrap"]["per_resample"]["duration_s"]["spearman"][3] = -2.0
+    (problem,) = range_problems(doc)
+    assert "per_resample/duration_s/spearman" in problem and "-2.0" in problem

@@ -16,6 +16,7 @@ Conventions, so that zeros never divide:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -71,6 +72,9 @@ class Metric:
     undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
     headline: bool = False  # a leaderboard column, stored per resample in every result
     per: str = "record"  # interval metrics: one value per "interval", per "level" or per "set"
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+    """The values the metric can take at all (a value, a bound or a resample outside them is
+    not a result of this metric: `leaderboard add` refuses it)."""
 
     def format(self, value: float | None, unit: str = "") -> str:
         """The value as the terminal and the leaderboard show it ("—" when undefined)."""
@@ -115,6 +119,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         False,
         "Mean absolute error, in the target's unit.",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         from_sums=lambda s: s["abs_err"] / s["n"],
         kind="target",
         headline=True,
@@ -126,6 +131,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         False,
         "Median absolute percentage error |p - y| / max(y, 1), as a fraction (0.25 = 25%).",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         resampled="median",
         kind="fraction",
         headline=True,
@@ -137,6 +143,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         False,
         "Root mean squared error of log1p(p) - log1p(y).",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         from_sums=lambda s: np.sqrt(s["sq_log_err"] / s["n"]),
         headline=True,
     ),
@@ -148,6 +155,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         "Rank correlation of predictions and truth (average ranks for ties); undefined (null) "
         "when either side is constant.",
         perfect=1.0,
+        bounds=(-1.0, 1.0),
         resampled="ranks",
         from_sums=_spearman,
         undefined_when_constant=True,
@@ -160,6 +168,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         True,
         "1 - SS_res / SS_tot on the log1p scale; undefined (null) when the truth is constant.",
         perfect=1.0,
+        bounds=(-math.inf, 1.0),
         from_sums=_r2_log,
         undefined_when_constant=True,
     ),
@@ -171,6 +180,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         "Share of records with max(p', y') / min(p', y') <= 2, p' = max(p, 1), y' = max(y, 1); "
         "failures never count.",
         perfect=1.0,
+        bounds=(0.0, 1.0),
         from_sums=lambda s: s["within"] / s["n"],
         kind="fraction",
         headline=True,
@@ -195,6 +205,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         "Share of records whose truth lies in the central interval [q_a, q_(1-a)] (p10-p90: "
         "nominal 80%); a failure's interval is [0, 0].",
         perfect=float("nan"),
+        bounds=(0.0, 1.0),
         kind="fraction",
         per="interval",
     ),
@@ -205,6 +216,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         False,
         "How far the coverage of a central interval is from its nominal level.",
         perfect=0.0,
+        bounds=(0.0, 1.0),
         kind="fraction",
         per="interval",
     ),
@@ -216,6 +228,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         "Mean of log1p(q_(1-a)) - log1p(q_a): the interval's width as a log ratio (0.69 = "
         "the high end twice the low end, for jobs well over 1 s).",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         per="interval",
     ),
     Metric(
@@ -225,6 +238,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         None,
         "Share of records with y <= q_tau: nominal tau for a calibrated quantile.",
         perfect=float("nan"),
+        bounds=(0.0, 1.0),
         kind="fraction",
         per="level",
     ),
@@ -236,6 +250,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         "Mean quantile (pinball) loss of level tau on the log1p scale: max(tau d, (tau - 1) d), "
         "d = log1p(y) - log1p(q_tau); a proper score for a quantile.",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         per="level",
     ),
     Metric(
@@ -245,6 +260,7 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
         False,
         "The pinball loss averaged over the sidecar's levels.",
         perfect=0.0,
+        bounds=(0.0, math.inf),
         per="set",
     ),
 )
