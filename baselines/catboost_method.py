@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gharuntime.baselines.gbdt import GBDT, tree_threads
+from gharuntime.baselines.gbdt import GBDT, TREE_SPECS, tree_threads
+from gharuntime.baselines.params import Spec
 
 __all__ = ["CatBoost"]
 
@@ -34,6 +35,11 @@ class CatBoost(GBDT):
         "target_encoding": True,
         "masking": True,
         "intervals": "conformal",
+    }
+    specs: ClassVar[dict[str, Spec]] = {
+        **TREE_SPECS,
+        "depth": Spec("int", 1, 16),  # CatBoost's own limit
+        "l2_leaf_reg": Spec("float", 0, 1e6),
     }
 
     def _pool(self, x: np.ndarray, y: np.ndarray | None = None) -> Any:

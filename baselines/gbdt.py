@@ -23,7 +23,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import numpy as np
 import polars as pl
@@ -46,6 +46,7 @@ from gharuntime.baselines.identity import (
     unseen_shares,
 )
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
+from gharuntime.baselines.params import Spec, check_specs
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
@@ -76,10 +77,24 @@ def _log_target(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.log1p(np.where(ok, y, 0.0)), ok
 
 
+TREE_SPECS: Final[dict[str, Spec]] = {
+    "n_estimators": Spec("int", 1, 100_000),
+    "early_stopping_rounds": Spec("int", 1, 100_000),
+    "learning_rate": Spec("float", 0, 1, low_open=True),
+    "identity": Spec("bool"),
+    "target_encoding": Spec("bool"),
+    "masking": Spec("bool"),
+    "intervals": Spec("choice", choices=INTERVALS),
+}
+"""The parameters every tree method shares (LightGBM, XGBoost, CatBoost)."""
+
+
 class GBDT(Method):
     """Gradient-boosted trees on the shared features; subclasses pick the library."""
 
     defaults: ClassVar[dict[str, Any]] = {}
+    specs: ClassVar[dict[str, Spec]] = {}
+    """What each parameter of `defaults` takes (baselines.params), checked before any work."""
     model_suffix: ClassVar[str] = ""
 
     def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
@@ -90,11 +105,7 @@ class GBDT(Method):
                 f"known: {', '.join(sorted(self.defaults))}"
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
-        if self.params["intervals"] not in INTERVALS:
-            raise MethodError(
-                f"{self.name}: intervals={self.params['intervals']!r}; choose one of "
-                f"{', '.join(INTERVALS)}"
-            )
+        check_specs(self.name, self.specs, self.params)
         super().__init__(track, seed=seed)
         self.spec: FeatureSpec | None = None
         self.identity: IdentitySpec | None = None
@@ -368,6 +379,14 @@ class LightGBM(GBDT):
         "masking": True,
         "intervals": "conformal",
     }
+    specs: ClassVar[dict[str, Spec]] = {
+        **TREE_SPECS,
+        "num_leaves": Spec("int", 2, 131_072),  # LightGBM's own range
+        "min_data_in_leaf": Spec("int", 0, 1_000_000),
+        "feature_fraction": Spec("float", 0, 1, low_open=True),
+        "bagging_fraction": Spec("float", 0, 1, low_open=True),
+        "lambda_l2": Spec("float", 0, 1e6),
+    }
 
     def _train(
         self,
@@ -456,6 +475,14 @@ class XGBoost(GBDT):
         "target_encoding": True,
         "masking": True,
         "intervals": "conformal",
+    }
+    specs: ClassVar[dict[str, Spec]] = {
+        **TREE_SPECS,
+        "max_depth": Spec("int", 1, 32),  # 2^32 leaves is past any machine here
+        "min_child_weight": Spec("float", 0, 1e6),
+        "subsample": Spec("float", 0, 1, low_open=True),
+        "colsample_bytree": Spec("float", 0, 1, low_open=True),
+        "reg_lambda": Spec("float", 0, 1e6),
     }
 
     def _train(

@@ -20,6 +20,7 @@ import numpy as np
 
 from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
 from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.params import Spec
 from gharuntime.progress import Progress, say
 
 __all__ = ["SEARCH_SPACES", "LightGBMTuned", "XGBoostTuned"]
@@ -58,6 +59,7 @@ class _Tuned(GBDT):
 
     base: ClassVar[str] = ""
     tuning_defaults: ClassVar[dict[str, Any]] = {"trials": 20}
+    tuning_specs: ClassVar[dict[str, Spec]] = {"trials": Spec("int", 1, 1000)}  # each a fit
 
     def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
         super().__init__(track, seed=seed, **params)
@@ -171,6 +173,7 @@ class LightGBMTuned(_Tuned, LightGBM):
     version = "2.0"
     base = "lightgbm"
     defaults: ClassVar[dict[str, Any]] = {**LightGBM.defaults, **_Tuned.tuning_defaults}
+    specs: ClassVar[dict[str, Spec]] = {**LightGBM.specs, **_Tuned.tuning_specs}
 
 
 class XGBoostTuned(_Tuned, XGBoost):
@@ -180,3 +183,4 @@ class XGBoostTuned(_Tuned, XGBoost):
     version = "2.0"
     base = "xgboost"
     defaults: ClassVar[dict[str, Any]] = {**XGBoost.defaults, **_Tuned.tuning_defaults}
+    specs: ClassVar[dict[str, Spec]] = {**XGBoost.specs, **_Tuned.tuning_specs}

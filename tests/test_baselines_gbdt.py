@@ -130,7 +130,7 @@ def test_quantile_objective_models_are_ordered_and_saved(splits: dict, tmp_path:
 def test_an_unknown_interval_method_is_refused() -> None:
     from gharuntime.baselines.method import MethodError
 
-    with pytest.raises(MethodError, match="intervals='bootstrap'; choose one of conformal"):
+    with pytest.raises(MethodError, match="intervals must be one of conformal, objective"):
         make_method("lightgbm", "config", params={"intervals": "bootstrap"})
 
 

@@ -5,53 +5,11 @@ arrive as JSON (`lr=1e-3`) or as text (`model=tiny`), so the types are checked, 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any, Final
 
-from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.params import Spec, check_specs
 
 __all__ = ["SPECS", "check_params"]
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What one parameter takes: a kind (int, float, text or a choice), bounds, and None."""
-
-    kind: str  # "int" | "float" | "text" | "choice"
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False  # low itself not allowed (lr > 0)
-    choices: tuple[str, ...] = ()
-    optional: bool = False  # None allowed (the default decides)
-
-    def problem(self, value: Any) -> str | None:
-        if value is None:
-            return None if self.optional else "must be given"
-        if self.kind == "choice":
-            return None if value in self.choices else f"must be one of {', '.join(self.choices)}"
-        if self.kind == "text":
-            if not isinstance(value, str) or not value or len(value) > 4096:
-                return "must be non-empty text (at most 4,096 characters)"
-            if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
-                return "must not hold control characters"
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f"must be {'an integer' if self.kind == 'int' else 'a number'}"
-        if self.kind == "int" and not isinstance(value, int):
-            return "must be an integer"
-        if not math.isfinite(value):
-            return "must be a finite number"
-        return self._range(value)
-
-    def _range(self, value: float) -> str | None:
-        low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        high_ok = self.high is None or value <= self.high
-        if low_ok and high_ok:
-            return None
-        low = "" if self.low is None else f"{'>' if self.low_open else '≥'} {self.low:g}"
-        high = "" if self.high is None else f"≤ {self.high:g}"
-        return f"must be {' and '.join(p for p in (low, high) if p)}"
 
 
 _BIG: Final = 10**9
@@ -88,10 +46,4 @@ SPECS: Final[dict[str, Spec]] = {
 
 def check_params(params: dict[str, Any]) -> None:
     """Raise MethodError naming every parameter whose value its Spec refuses."""
-    problems = []
-    for key, spec in SPECS.items():
-        problem = spec.problem(params.get(key))
-        if problem:
-            problems.append(f"{key} {problem} (got {ascii(params.get(key))[:60]})")
-    if problems:
-        raise MethodError("laser: bad --param: " + "; ".join(problems))
+    check_specs("laser", SPECS, params)

@@ -11,7 +11,7 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.registry import METHODS, make_method
 from gharuntime.baselines.run import meta_path, run_baseline
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
@@ -176,6 +176,7 @@ def baseline_command(
         raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
     parsed = _params(params)
     _check_output_dirs(parsed, given, model_dir)
+    make_method(name, track, seed=seed, params=parsed or None)  # every --param checked first
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
