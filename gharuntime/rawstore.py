@@ -20,6 +20,7 @@ from typing import Any
 
 from gharuntime.contract import RAW_STORE_FORMAT, RawKind, RawStoreLayout
 from gharuntime.errors import GharuntimeError
+from gharuntime.readfile import bounded_lines
 
 __all__ = [
     "RawRecord",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 LAYOUT = RawStoreLayout()
+MAX_RECORD_BYTES = 1 << 30
+"""A shard line (one envelope, JSON) over this, decompressed, is reported and read past, never
+held; the largest record the crawler writes is a log under `--log-cap-mb` (at most 1,000 MB)."""
 
 
 class RawStoreError(GharuntimeError):
@@ -250,8 +254,12 @@ def iter_records(
                 with open(path, "rb") as raw_file:
                     hashing = _HashingReader(raw_file)
                     with gzip.GzipFile(fileobj=hashing, mode="rb") as fh:  # type: ignore[call-overload]
-                        for number, raw in enumerate(fh, start=1):
+                        for number, raw in bounded_lines(fh, MAX_RECORD_BYTES):
                             where = f"{path}:{number}"
+                            if raw is None:
+                                bad += 1
+                                fail(where, f"a record over {MAX_RECORD_BYTES:,} bytes, not read")
+                                continue
                             try:
                                 env = json.loads(raw)
                                 kind = RawKind(env["kind"])

@@ -10,12 +10,13 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from gharuntime.errors import GharuntimeError
 
 __all__ = [
     "InputFileError",
+    "bounded_lines",
     "iter_lines",
     "open_regular",
     "parse_json",
@@ -99,6 +100,34 @@ def iter_lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
                 f"{path} line {lineno} is over {_mb(max_line_bytes)}; a line holds one short "
                 "record: is it the right file?"
             )
+
+
+class _Lines(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def bounded_lines(stream: _Lines, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, line with its newline) of each line of an open binary stream (a gzip file,
+    whose decompressed size its name does not tell), or (line number, None) for a line over
+    `max_line_bytes`, which is read past in bounded pieces and never held: a decompression bomb
+    of one endless line costs time, not memory. The caller counts the None lines as it counts
+    its other bad lines."""
+    number = 0
+    while True:
+        line = stream.readline(max_line_bytes + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) <= max_line_bytes or (
+            line.endswith(b"\n") and len(line) == max_line_bytes + 1
+        ):
+            yield number, line
+            continue
+        while not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+            if not line:
+                break
+        yield number, None
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:

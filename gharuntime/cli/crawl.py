@@ -267,7 +267,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
 @click.option(
     "--log-cap",
     "log_cap_mb",
-    type=FiniteFloatRange(0.001, 100_000),
+    type=FiniteFloatRange(0.001, 1_000),
     default=20.0,
     show_default=True,
     help="Largest log kept, in MB; bigger ones are stored as too_large with their size.",

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from gharuntime.errors import GharuntimeError
+from gharuntime.sources.values import utf8_text
 
 __all__ = [
     "ColumnBuffer",
@@ -106,7 +107,7 @@ def pack_list(values: Any) -> str | None:
     splitting one string column); None stays None. ColumnBuffer unpacks it."""
     if not isinstance(values, list):
         return None
-    return LIST_SEP.join(str(v) for v in values)
+    return utf8_text(LIST_SEP.join(str(v) for v in values), "a list item")
 
 
 class ColumnBuffer:

@@ -42,6 +42,7 @@ import polars as pl
 
 from gharuntime.paths import contained
 from gharuntime.progress import Progress
+from gharuntime.readfile import bounded_lines
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
@@ -65,6 +66,9 @@ __all__ = [
     "stable_id",
 ]
 
+MAX_RECORD_BYTES = 64 << 20
+"""A line of runs.json.gz or repositories.json.gz over this, once decompressed, is counted as
+unreadable and read past, never held (the logs are in their own archives; a record is KBs)."""
 GHALOGS_FILES = {"runs": "runs.json.gz", "repositories": "repositories.json.gz"}
 
 _STRS = pl.List(pl.String)
@@ -137,7 +141,14 @@ def _lines(path: Path, what: str, problems: Problems) -> Iterator[tuple[int, dic
     number = 0
     try:
         with gzip.open(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
+            for number, raw in bounded_lines(fh, MAX_RECORD_BYTES):
+                if raw is None:
+                    problems.add(
+                        "unreadable_record",
+                        f"{path.name}:{number}: over {MAX_RECORD_BYTES:,} bytes once "
+                        "decompressed (a run or job record is far smaller)",
+                    )
+                    continue
                 if not raw.strip():
                     continue
                 try:

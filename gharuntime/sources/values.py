@@ -9,7 +9,9 @@ attempt 1), a negative, NaN or infinity, a number beyond the limit, another type
 catches it per record, so the record is counted as malformed (by kind, with an example) and
 skipped; never the whole build. Without this, a bool passes for 1 (job 1, 1970-01-01) and an
 out-of-range number fails the whole build when the column is made, long after the record that
-caused it. Times and texts follow the same pattern (`api_time_us`, `api_text`)."""
+caused it. Times and texts follow the same pattern (`api_time_us`, `api_text`): a text holding
+a lone surrogate (JSON allows the escape `"\\ud800"`, UTF-8 cannot hold it) is malformed too,
+because Arrow would refuse it when the column is made and end the whole build."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import math
 from datetime import datetime, timezone
 from typing import Any, Final
 
-__all__ = ["MAX_TEXT", "api_id", "api_int", "api_text", "api_time_us", "api_title"]
+__all__ = ["MAX_TEXT", "api_id", "api_int", "api_text", "api_time_us", "api_title", "utf8_text"]
 
 INT64_MAX: Final = 2**63 - 1
 MAX_TEXT: Final = 4096
@@ -43,6 +45,19 @@ def _whole(value: Any, what: str, low: int, high: int) -> int:
     return value
 
 
+def utf8_text(value: str, what: str) -> str:
+    """`value` when UTF-8 can hold it; ValueError naming `what` for a lone surrogate."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = f"U+{ord(value[exc.start]):04X}"
+            raise ValueError(
+                f"{what} holds a lone surrogate ({bad} at character {exc.start}), not text"
+            ) from None
+    return value
+
+
 def api_id(value: Any, what: str) -> int:
     """A required id, by the module's rule for integers (ValueError when absent too)."""
     return _whole(value, what, 0, INT64_MAX)
@@ -64,14 +79,14 @@ def api_text(value: Any, what: str, *, required: bool = False) -> str | None:
         raise ValueError(f"{what} is {type(value).__name__}, not text")
     if len(value) > MAX_TEXT:
         raise ValueError(f"{what} is {len(value):,} characters long (at most {MAX_TEXT:,})")
-    return value
+    return utf8_text(value, what)
 
 
 def api_title(value: Any) -> str | None:
     """The first line of a commit message, cut to 1,000 characters (it is a summary)."""
     if not isinstance(value, str):
         return None
-    return value[: _MAX_TITLE * 4].split("\n", 1)[0][:_MAX_TITLE]
+    return utf8_text(value[: _MAX_TITLE * 4].split("\n", 1)[0][:_MAX_TITLE], "commit message")
 
 
 def api_time_us(value: Any, what: str) -> int | None:
