@@ -20,7 +20,7 @@ from typing import Any
 
 from gharuntime.contract import RAW_STORE_FORMAT, RawKind, RawStoreLayout
 from gharuntime.errors import GharuntimeError
-from gharuntime.readfile import bounded_lines
+from gharuntime.readfile import bounded_lines, lone_surrogate
 
 __all__ = [
     "RawRecord",
@@ -262,6 +262,8 @@ def iter_records(
                                 continue
                             try:
                                 env = json.loads(raw)
+                                if lone_surrogate(raw, env):
+                                    raise ValueError("a text holds a lone surrogate (not UTF-8)")
                                 kind = RawKind(env["kind"])
                                 rid = env.get("repo_id")
                                 record = RawRecord(

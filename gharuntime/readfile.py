@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ __all__ = [
     "InputFileError",
     "bounded_lines",
     "iter_lines",
+    "lone_surrogate",
     "open_regular",
     "parse_json",
     "read_bytes",
@@ -128,6 +130,24 @@ def bounded_lines(stream: _Lines, max_line_bytes: int) -> Iterator[tuple[int, by
             if not line:
                 break
         yield number, None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(raw: bytes, doc: Any) -> bool:
+    """Whether the document `doc`, parsed from the JSON bytes `raw`, holds a lone surrogate in
+    any string (key or value), for readers that take values from a record without `api_text`.
+    Only a line with a surrogate escape is walked, so clean lines cost one regex scan."""
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return False
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:

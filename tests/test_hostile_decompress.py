@@ -192,3 +192,35 @@ def test_api_json_build_with_a_lone_surrogate_exits_with_it_counted(tmp_path: Pa
     assert "Traceback" not in out.output and "UnicodeEncodeError" not in out.output, out.output
     assert out.code in (0, 1), out.output[-2000:]
     assert "malformed_job_record" in out.output or "malformed job record" in out.output
+
+
+@pytest.mark.parametrize("field", ["workflow_path", "repository_name", "_id"])
+def test_ghalogs_lone_surrogate_is_an_unreadable_record(
+    tmp_path: Path, shared_dir: Path, field: str
+) -> None:
+    ref = shared_dir / "reference/ghalogs"
+    run = json.loads((ref / "run.json").read_text())
+    repo = json.loads((ref / "repository.json").read_text())
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    lines = [json.dumps({**run, field: "x\ud800y"}), json.dumps(run)]
+    (dump / "runs.json.gz").write_bytes(gzip.compress("\n".join(lines).encode() + b"\n"))
+    (dump / "repositories.json.gz").write_bytes(gzip.compress(json.dumps(repo).encode()))
+    rows, problems, _ = read_ghalogs(dump)
+    assert problems.counts == {"unreadable_record": 1}
+    assert (
+        "runs.json.gz:1: a text holds a lone surrogate" in problems.examples["unreadable_record"][0]
+    )
+    assert rows.height == 18  # the clean copy of the run
+    rows.write_parquet(tmp_path / "rows.parquet")  # Arrow takes every kept text
+
+
+def test_raw_store_lone_surrogate_is_an_unreadable_record(tmp_path: Path) -> None:
+    w = RawStoreWriter(tmp_path)
+    w.add(RawKind.RUN, "1", {"id": 1, "head_branch": "x\ud800y"})
+    w.add(RawKind.RUN, "2", {"id": 2, "head_branch": "main \U0001f600"})  # a real pair stays
+    w.close()
+    errors: list[tuple[str, str]] = []
+    got = list(iter_records([tmp_path], on_error=lambda where, m: errors.append((where, m))))
+    assert [r.key for r in got] == ["2"]
+    assert len(errors) == 1 and "lone surrogate" in errors[0][1], errors

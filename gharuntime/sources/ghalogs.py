@@ -42,7 +42,7 @@ import polars as pl
 
 from gharuntime.paths import contained
 from gharuntime.progress import Progress
-from gharuntime.readfile import bounded_lines
+from gharuntime.readfile import bounded_lines, lone_surrogate
 from gharuntime.sources._columns import (
     ColumnBuffer,
     Problems,
@@ -161,6 +161,12 @@ def _lines(path: Path, what: str, problems: Problems) -> Iterator[tuple[int, dic
                     continue
                 if not isinstance(doc, dict):
                     problems.add("unreadable_record", f"{path.name}:{number}: not a JSON object")
+                    continue
+                if lone_surrogate(raw, doc):
+                    problems.add(
+                        "unreadable_record",
+                        f"{path.name}:{number}: a text holds a lone surrogate (not UTF-8)",
+                    )
                     continue
                 yield number, doc
     except (OSError, EOFError, zlib.error) as exc:
