@@ -4,6 +4,7 @@ and `eval`, `baseline`, `validate` and `gharuntime.load` taking ORG/NAME[@REV]."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -199,3 +200,78 @@ def test_load_matches_polars_on_the_downloaded_files(hub_home: Path, mirror: Mir
     assert gharuntime.load(f"{REPO}@v1.0", config="cross_repo", split="test").equals(
         pl.read_parquet(paths)
     )
+
+
+def _snapshot(hub_home: Path, mirror: Mirror) -> Path:
+    return hub_home / "hub" / "datasets--org--bench" / "snapshots" / mirror.c1
+
+
+def _rewrite_manifest(snapshot: Path, rel: str, data: bytes) -> None:
+    """Tamper as an attacker with write access to the cache would: the manifest's blob now
+    vouches for `data` as `rel`, so the per-file sha256 check alone passes."""
+    blob = (snapshot / "manifest.json").resolve()
+    manifest = json.loads(blob.read_text())
+    for entry in manifest["files"]:
+        if entry["path"] == rel:
+            entry["sha256"] = hashlib.sha256(data).hexdigest()
+            entry["bytes"] = len(data)
+    blob.write_text(json.dumps(manifest, indent=2))
+
+
+def test_a_cached_manifest_altered_to_match_a_changed_file_is_refused(
+    hub_home: Path, mirror: Mirror, tmp_path: Path
+) -> None:
+    assert _run("download", f"{REPO}@v1.0")[0] == 0
+    rel = _corrupt_one_cached_file(hub_home, mirror)
+    snapshot = _snapshot(hub_home, mirror)
+    _rewrite_manifest(snapshot, rel, (snapshot / rel).read_bytes())
+    copy = tmp_path / "copy"
+    code, _, err = _run("download", f"{REPO}@v1.0", "--to", str(copy))
+    assert code == 2, err
+    flat = " ".join(err.split())
+    assert "do not match the revision" in flat and "Traceback" not in err
+    assert not copy.exists()
+    result = tmp_path / "r.json"
+    code, _, err = _run("eval", "--gold", "--dataset", f"{REPO}@v1.0", "--out", str(result))
+    assert code == 2 and "do not match the revision" in " ".join(err.split())
+    assert not result.exists()
+    assert _run("download", f"{REPO}@v1.0", "--force")[0] == 0  # the fix the message gives
+
+
+@pytest.mark.parametrize("target", ["file", "fifo"])
+def test_a_cache_link_leaving_its_blobs_is_refused_unread(
+    hub_home: Path, mirror: Mirror, tmp_path: Path, target: str
+) -> None:
+    assert _run("download", f"{REPO}@v1.0")[0] == 0
+    snapshot = _snapshot(hub_home, mirror)
+    rel = read_manifest(mirror.v1)["files"][0]["path"]
+    outside = tmp_path / "outside"
+    if target == "fifo":
+        os.mkfifo(outside)  # opening it would block until a writer comes
+    else:
+        outside.write_bytes(b"SECRET-OUTSIDE-THE-CACHE")
+    (snapshot / rel).unlink()
+    (snapshot / rel).symlink_to(outside)
+    if target == "file":
+        _rewrite_manifest(snapshot, rel, outside.read_bytes())
+    copy = tmp_path / "copy"
+    code, _, err = _run("download", f"{REPO}@v1.0", "--to", str(copy))
+    assert code == 2, err
+    assert "outside its blobs/ folder" in " ".join(err.split()) and "Traceback" not in err
+    assert not copy.exists()
+
+
+@pytest.mark.parametrize("to", ["/dev/null", "file"])
+def test_download_to_what_is_not_a_folder_is_refused_first(
+    hub_home: Path, tmp_path: Path, to: str
+) -> None:
+    dest = tmp_path / "a-file" if to == "file" else Path(to)
+    if to == "file":
+        dest.write_text("keep me")
+    code, _, err = _run("download", f"{REPO}@v1.0", "--to", str(dest))
+    assert code == 2, err
+    flat = " ".join(err.split())
+    assert ("is not a folder" in flat or "is a file" in flat) and "Traceback" not in err
+    assert not (hub_home / "hub").exists()  # refused before anything was downloaded
+    if to == "file":
+        assert dest.read_text() == "keep me"

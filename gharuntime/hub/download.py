@@ -4,6 +4,7 @@ Nothing is returned, and nothing is written to `--to`, unless every file checks.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from gharuntime.contract import DATASET_LAYOUT
-from gharuntime.dataset import DatasetError, read_manifest, sha256_file
+from gharuntime.dataset import MAX_MANIFEST_BYTES, DatasetError, read_manifest, sha256_file
 from gharuntime.dataset import load as load_folder
 from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.hub.quiet import quiet
@@ -28,8 +29,16 @@ from gharuntime.hub.spec import (
 )
 from gharuntime.paths import replace_folder
 from gharuntime.progress import Progress
+from gharuntime.readfile import read_bytes
 
-__all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
+__all__ = [
+    "LocalDataset",
+    "download",
+    "load",
+    "open_dataset",
+    "verify_folder",
+    "verify_snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,59 @@ def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
             )
         if progress:
             progress("checking", i + 1, len(entries))
+
+
+def _git_blob_id(data: bytes) -> str:
+    """The id git (and the Hub, as the ETag of a file not in LFS) gives `data`."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def verify_snapshot(snapshot: Path) -> None:
+    """A Hub cache snapshot is what the revision holds: each of its files is a link into the
+    repository's `blobs/` folder (a link anywhere else, or to what is not a regular file, is
+    refused before it is read), and manifest.json's bytes match the blob id the Hub gave it
+    (the name of its blob: the git blob id, or the sha256 of a file in LFS). Then the manifest,
+    itself checked, vouches for every data file's sha256 in `verify_folder`."""
+    blobs = snapshot.parent.parent / "blobs"
+    for path in sorted(snapshot.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        target = path.resolve()
+        if not target.is_relative_to(blobs.resolve()) or not target.is_file():
+            raise HubError(
+                f"{path}: the Hub cache links it to {target_kind(path)} outside its blobs/ "
+                "folder, which no download makes; nothing was read. Delete that snapshot "
+                "folder and download again"
+            )
+    manifest = snapshot / DATASET_LAYOUT.manifest
+    if not manifest.is_symlink():
+        return  # a cache without links (no symlink support): the blob id is not at hand
+    blob_id = manifest.resolve().name
+    data = read_bytes(manifest, MAX_MANIFEST_BYTES)
+    if len(blob_id) == 40:
+        got = _git_blob_id(data)
+    elif len(blob_id) == 64:
+        got = hashlib.sha256(data).hexdigest()
+    else:
+        return  # not a blob id this module knows
+    if got != blob_id:
+        raise HubError(
+            f"{manifest}: its bytes do not match the revision (the Hub gave blob {blob_id}, "
+            f"the cache holds {got}); the cached manifest was altered and nothing was used. "
+            "Download it again with `gharuntime download ... --force`"
+        )
+
+
+def _check_to(to: Path) -> None:
+    """--to must be a folder or not exist yet, and not a device, a FIFO or a file: refused
+    before anything is downloaded."""
+    if to.exists() and not to.is_dir():
+        raise HubError(
+            f"{to} exists and is not a folder (a file, a device or a FIFO); --to names the "
+            "folder the dataset is copied to: choose a new or empty folder"
+        )
+    if to.exists() and any(to.iterdir()) and not (to / DATASET_LAYOUT.manifest).is_file():
+        raise HubError(f"{to} exists and is not a dataset folder; choose another --to")
 
 
 def _cache_dir(cache_dir: Path | None) -> Path | None:
@@ -142,8 +204,7 @@ def _snapshot(
 def _copy_to(src: Path, to: Path) -> None:
     """Copy the checked snapshot to `to` through a temporary sibling, renamed at the end."""
     to = to.resolve()
-    if to.exists() and any(to.iterdir()) and not (to / DATASET_LAYOUT.manifest).is_file():
-        raise HubError(f"{to} exists and is not a dataset folder; choose another --to")
+    _check_to(to)
     to.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.tmp-", dir=to.parent))
     try:
@@ -176,11 +237,14 @@ def download(
     parsed = spec if isinstance(spec, HubSpec) else parse_spec(spec)
     url = endpoint_url(endpoint)
     check_token(token)
+    if to is not None:
+        _check_to(to)
     if progress:
         progress("downloading", 0, 1)
     snapshot = _snapshot(parsed, url, token, force, cache_dir)
     if progress:
         progress("downloading", 1, 1)
+    verify_snapshot(snapshot)
     verify_folder(snapshot, progress=progress)
     commit = snapshot.name if len(snapshot.name) == 40 else None
     root = snapshot
