@@ -26,6 +26,7 @@ from gharuntime.contract import (
 )
 from gharuntime.croissant import write_croissant
 from gharuntime.errors import GharuntimeError
+from gharuntime.folderfiles import stays_inside, target_kind
 from gharuntime.jsonout import strict_dumps
 from gharuntime.parquet import read_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
@@ -281,11 +282,19 @@ def split_paths(root: Path, config: str, split: str) -> list[Path]:
     if split not in SPLITS:
         raise DatasetError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     manifest = read_manifest(root)
-    return [
+    paths = [
         root / f["path"]
         for f in manifest_files(manifest, root)
         if f["config"] == config and f["split"] == split
     ]
+    for path in paths:
+        if not stays_inside(root, path):
+            raise DatasetError(
+                f"{path}: a symlink to {target_kind(path)} outside the dataset folder {root}, "
+                "and nothing outside a dataset folder is read; put the file itself there "
+                f"(`gharuntime validate {root}` lists every such link)"
+            )
+    return paths
 
 
 def load(

@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FolderFiles", "folder_files", "target_kind"]
+__all__ = ["FolderFiles", "folder_files", "stays_inside", "target_kind"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,13 @@ def _allowed(root: Path) -> list[Path]:
     if real.parent.name == "snapshots" and (real.parent.parent / "blobs").is_dir():
         allowed.append((real.parent.parent / "blobs").resolve())
     return allowed
+
+
+def stays_inside(root: Path, path: Path) -> bool:
+    """Whether `path` (a file named inside `root`), links followed, is still inside `root`
+    (or, for a Hub cache snapshot, its repository's `blobs/`): for readers that open one file
+    by name rather than walking the folder."""
+    return _inside(path.resolve(), _allowed(root))
 
 
 def folder_files(root: Path) -> FolderFiles:

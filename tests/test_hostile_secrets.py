@@ -184,3 +184,26 @@ def test_links_that_stay_inside_the_folder_are_fine(fixture_dataset: Path, tmp_p
 def test_the_sweep_reaches_every_dataset_command() -> None:
     assert {a[0] for a, _ in DATASET_SLOTS} >= {"validate", "diff", "download", "eval", "build"}
     assert {"baseline", "eval", "diff", "build"} <= set(BASE)
+
+
+@pytest.mark.parametrize("how", ["absolute", "relative"])
+def test_the_library_load_refuses_a_data_file_leaving_the_folder(
+    fixture_dataset: Path, tmp_path: Path, how: str
+) -> None:
+    """`gharuntime.load` and `dataset.load` open split files by name, not by walking the
+    folder: they refuse a data file that is a link out, as every command does."""
+    import polars as pl
+
+    import gharuntime
+    from gharuntime.dataset import DatasetError, load, split_paths
+
+    path = split_paths(fixture_dataset, "temporal", "train")[0]
+    outside = tmp_path / "elsewhere" / "rows.parquet"
+    outside.parent.mkdir()
+    pl.DataFrame({"secret": [PASSWORD]}).write_parquet(outside)
+    path.unlink()
+    path.symlink_to(outside if how == "absolute" else Path(os.path.relpath(outside, path.parent)))
+    for loader in (load, gharuntime.load):
+        with pytest.raises(DatasetError, match="outside the dataset folder") as caught:
+            loader(fixture_dataset, "temporal", "train")
+        assert PASSWORD not in str(caught.value)
