@@ -6,6 +6,7 @@ the data contract (field types, meanings and roles), so it is written at build t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -15,6 +16,7 @@ import polars as pl
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS, Column
 from gharuntime.jsonout import strict_dumps
 from gharuntime.paths import contained
+from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import sha256_file
 
 __all__ = [
@@ -30,6 +32,9 @@ __all__ = [
 ]
 
 CROISSANT_VERSION: Final = "http://mlcommons.org/croissant/1.1"
+MAX_CROISSANT_BYTES: Final = 64 * 2**20
+"""croissant.json lists one object per Parquet file: a million files fit; more is not ours."""
+_COVERAGE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 PARQUET_MIME: Final = "application/x-parquet"
 
 CROISSANT_CONTEXT: Final[dict[str, Any]] = {
@@ -307,6 +312,23 @@ def _by_id(items: Any) -> dict[str, dict[str, Any]]:
     return {str(i["@id"]): i for i in items if isinstance(i, dict) and "@id" in i}
 
 
+def _duplicate_ids(doc: Any) -> list[str]:
+    """Every @id that more than one node of `doc` carries (JSON-LD: an @id names one node)."""
+    seen: set[str] = set()
+    dups: set[str] = set()
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            nid = node.get("@id")
+            if isinstance(nid, str) and len(node) > 1:  # {"@id": x} alone refers, not names
+                (dups if nid in seen else seen).add(nid)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return sorted(dups)
+
+
 def _digest(root: Path, rel: str) -> str | None:
     """sha256 of a file the data checks did not hash (provenance.parquet), None if unreadable."""
     path = contained(root, rel, follow_links=False)
@@ -333,12 +355,9 @@ def check_croissant(
             add(where, "missing, though manifest.json lists it; rebuild the dataset")
         return
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError) as exc:
-        add(where, f"not readable JSON: {exc}; rebuild the dataset")
-        return
-    except RecursionError:
-        add(where, "not readable JSON: nested too deeply; rebuild the dataset")
+        doc = read_json(path, MAX_CROISSANT_BYTES)
+    except InputFileError as exc:  # over the cap, NaN or Infinity, too deep, not a file
+        add(where, f"not readable: {exc}; rebuild the dataset")
         return
     if not isinstance(doc, dict):
         add(where, "not a JSON object; rebuild the dataset")
@@ -346,7 +365,23 @@ def check_croissant(
     fix = "; rebuild the dataset (or restore the files it describes)"
     if doc.get("conformsTo") != CROISSANT_VERSION:
         add(where, f"conformsTo {str(doc.get('conformsTo'))[:80]!a}, expected {CROISSANT_VERSION}")
+    for dup in _duplicate_ids(doc):
+        add(where, f"@id {dup[:100]!a} names two nodes; an @id names one{fix}")
     expected = croissant_metadata(manifest)
+    for key in sorted(set(expected) | set(doc)):
+        if key in ("distribution", "recordSet", "conformsTo"):
+            continue
+        if key == "temporalCoverage":  # from the rows' times, not the manifest: its form only
+            if not _COVERAGE.fullmatch(str(doc[key])):
+                add(where, f"temporalCoverage {str(doc[key])[:80]!a} is not FIRST/LAST{fix}")
+        elif key not in expected:
+            add(where, f"{key[:100]!a} is not a key the manifest gives{fix}")
+        elif doc.get(key) != expected[key]:
+            add(
+                where,
+                f"{key} {strict_dumps(doc.get(key))[:100]}, the manifest gives "
+                f"{strict_dumps(expected[key])[:100]}{fix}",
+            )
     have = _by_id(doc.get("distribution"))
     want = _by_id(expected["distribution"])
     for fid, entry in want.items():
@@ -354,9 +389,13 @@ def check_croissant(
         if got is None:
             add(where, f"distribution lacks {fid}{fix}")
             continue
-        for key in ("@type", "contentUrl", "includes", "encodingFormat"):
+        for key in sorted((set(entry) | set(got)) - {"sha256"}):
             if got.get(key) != entry.get(key):
-                add(where, f"{fid}: {key} {str(got.get(key))[:100]!a}, expected {entry.get(key)!a}")
+                add(
+                    where,
+                    f"{fid}: {key} {strict_dumps(got.get(key))[:100]}, expected "
+                    f"{strict_dumps(entry.get(key))[:100]}{fix}",
+                )
         if "sha256" in entry:
             actual = digests.get(fid) or _digest(root, fid) or entry["sha256"]
             if got.get("sha256") != actual:
@@ -380,7 +419,7 @@ def check_croissant(
             if got_field is None:
                 add(where, f"record set {rid} lacks field {fid}{fix}")
                 continue
-            for key in ("dataType", "source", "isArray"):
+            for key in sorted(set(field) | set(got_field)):
                 if got_field.get(key) != field.get(key):
                     add(
                         where,

@@ -215,8 +215,10 @@ def test_validate_reports_a_croissant_file_that_no_longer_matches_the_data(
     write_dataset(fixture_jobs(seed=1), fixture_dataset, source={"kind": "fixture"})
     (fixture_dataset / "croissant.json").write_text(stale, encoding="utf-8")
     problems = _problems(fixture_dataset)
-    assert problems and all("croissant.json describes other data" in p for p in problems)
-    assert len(problems) == len(read_manifest(fixture_dataset)["files"])
+    stale_files = [p for p in problems if "croissant.json describes other data" in p]
+    assert len(stale_files) == len(read_manifest(fixture_dataset)["files"])
+    # what else the old file says of the old rows (its description's counts, file sizes)
+    assert all("rebuild the dataset" in p for p in problems)
     assert [p for p in validate(fixture_dataset) if p.where != "croissant.json"] == []
 
 
@@ -283,3 +285,53 @@ def test_an_api_json_build_lists_its_provenance_file_too(tmp_path: Path) -> None
     assert validate(out) == []
     (out / PROVENANCE_FILE).write_bytes(b"changed")
     assert any(PROVENANCE_FILE in p and "describes other data" in p for p in _problems(out))
+
+
+def _edited(fixture_dataset: Path, edit: str) -> None:
+    path = fixture_dataset / "croissant.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if edit == "licence":
+        doc["license"] = "https://example.com/all-rights-reserved"
+    elif edit == "duplicate @id":
+        doc["distribution"].append(dict(doc["distribution"][0], name="again"))
+    elif edit == "NaN":
+        doc["recordSet"][0]["field"][0]["description"] = float("nan")
+    elif edit == "extra key":
+        doc["sameAs"] = "https://evil.example"
+    elif edit == "file renamed":
+        doc["distribution"][0]["name"] = "<script>x</script>"
+    elif edit == "temporalCoverage":
+        doc["temporalCoverage"] = "yesterday"
+    path.write_text(json.dumps(doc), encoding="utf-8")  # json.dumps writes NaN as NaN
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("licence", "license"),
+        ("duplicate @id", "names two nodes"),
+        ("NaN", "NaN"),
+        ("extra key", "'sameAs' is not a key the manifest gives"),
+        ("file renamed", ": name"),
+        ("temporalCoverage", "is not FIRST/LAST"),
+    ],
+)
+def test_validate_refuses_every_edit_of_croissant_json(
+    fixture_dataset: Path, edit: str, says: str
+) -> None:
+    """croissant.json is written from the manifest and the rows: any other content (a licence
+    changed after the build, an @id that names two nodes, a NaN, which JSON does not have) is a
+    problem, as mlcroissant would warn or refuse."""
+    _edited(fixture_dataset, edit)
+    problems = "\n".join(_problems(fixture_dataset))
+    assert says in problems, problems
+
+
+def test_an_oversized_croissant_json_is_not_read_whole(
+    fixture_dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gharuntime.croissant as croissant
+
+    monkeypatch.setattr(croissant, "MAX_CROISSANT_BYTES", 1000)
+    problems = "\n".join(_problems(fixture_dataset))
+    assert "croissant.json: not readable:" in problems and "at most" in problems, problems
