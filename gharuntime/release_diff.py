@@ -11,18 +11,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import polars as pl
 
 from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
-from gharuntime.dataset import DatasetError, manifest_files, read_manifest
+from gharuntime.dataset import (
+    DatasetError,
+    dataset_revision,
+    manifest_files,
+    read_manifest,
+    sha256_file,
+)
 from gharuntime.markdown import md
 from gharuntime.parquet import parquet_schema, read_parquet
 
 __all__ = [
     "DatasetSide",
+    "check_side",
     "diff_datasets",
     "ks_statistic",
     "render_markdown",
@@ -43,8 +50,68 @@ class DatasetSide:
 
 
 def side_from_folder(root: Path, label: str | None = None) -> DatasetSide:
-    """A dataset folder as one side; DatasetError when it is not a dataset."""
-    return DatasetSide(label or str(root), root, read_manifest(root))
+    """A dataset folder as one side; DatasetError when it is not a dataset, or when its manifest
+    does not agree with itself and its files (`check_side`)."""
+    side = DatasetSide(label or str(root), root, read_manifest(root))
+    check_side(side)
+    return side
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def check_side(side: DatasetSide) -> None:
+    """What a diff (and the card `build --previous` writes) takes from a manifest must be what
+    the build wrote: every file's sha256 as listed, the revision the digest of those entries
+    (for a release of this contract major: an older rule may differ), each split's count the
+    sum of its files' rows, `rows` one config's total, filter counts whole numbers. A manifest
+    edited after the build is refused, naming the first disagreement, never rendered."""
+    where = side.root / "manifest.json"
+    use = f"use the release as published (`gharuntime validate {side.label}` lists every problem)"
+    fix = f"; the manifest was edited after the build: {use}"
+    files = _files(side)
+    sums: dict[tuple[str, str], int] = {}
+    for entry in files:
+        path, rows = side.root / entry["path"], entry.get("rows")
+        if not _count(rows):
+            raise DatasetError(
+                f"{where}: {entry['path'][:100]!a} rows {rows!r} is not a count{fix}"
+            )
+        sums[(entry["config"], entry["split"])] = (
+            sums.get((entry["config"], entry["split"]), 0) + rows
+        )
+        try:
+            digest = sha256_file(path)
+        except OSError as exc:
+            raise DatasetError(f"{path}: cannot be read ({exc}); {use}") from None
+        if digest != entry.get("sha256"):
+            raise DatasetError(
+                f"{path}: sha256 {digest[:12]}… is not the {str(entry.get('sha256'))[:12]!a} "
+                f"manifest.json lists; the file or the manifest changed after the build: {use}"
+            )
+    version = str(side.manifest.get("schema_version", ""))
+    revision = side.manifest.get("revision")
+    if _major(version) == _major(SCHEMA_VERSION) and revision != dataset_revision(side.manifest):
+        raise DatasetError(f"{where}: revision {str(revision)[:16]!a}… is not its content's{fix}")
+    splits = side.manifest.get("splits")
+    if not isinstance(splits, Mapping):
+        raise DatasetError(f"{where}: `splits` is not an object{fix}")
+    for config, counts in splits.items():
+        for split, n in _mapping(counts).items():
+            if n != sums.get((str(config), str(split)), 0):
+                raise DatasetError(
+                    f"{where}: splits {str(config)[:40]}/{str(split)[:40]} says {str(n)[:40]!a}, "
+                    f"its files hold {sums.get((str(config), str(split)), 0)} rows{fix}"
+                )
+    totals = {c: sum(n for (cc, _), n in sums.items() if cc == c) for c, _ in sums}
+    if "rows" in side.manifest and totals and side.manifest["rows"] not in totals.values():
+        raise DatasetError(
+            f"{where}: rows {str(side.manifest['rows'])[:40]} is no config's total{fix}"
+        )
+    for name, n in _mapping(side.manifest.get("filters")).items():
+        if not _count(n):
+            raise DatasetError(f"{where}: filter {str(name)[:60]!a} count {str(n)[:40]!a}{fix}")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -192,8 +192,9 @@ def test_a_folder_with_unreadable_data_exits_2(releases: tuple[Path, Path], tmp_
         path.write_bytes(b"not parquet")
     code, out, err = _run("diff", str(releases[0]), str(broken))
     assert code == 2 and out == ""
-    assert "cannot read its schema" in err and "gharuntime validate" in err
-    assert "Traceback" not in err
+    flat = " ".join(err.split())
+    assert "is not the" in flat and "manifest.json lists" in flat  # its sha256, before it is read
+    assert "gharuntime validate" in flat and "Traceback" not in err
 
 
 @pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")
@@ -231,3 +232,38 @@ def test_build_previous_takes_a_hub_release(
     )
     assert code == 2 and "no such dataset repository" in err
     assert not (tmp_path / "x").exists()
+
+
+TAMPER = {
+    "split count": lambda m: m["splits"]["temporal"].update(train=10**12),
+    "split count as text": lambda m: m["splits"]["temporal"].update(train="<h1>many</h1>"),
+    "rows": lambda m: m.update(rows=-5),
+    "filter count": lambda m: m.update(filters={**(m.get("filters") or {}), "dropped": "lots"}),
+    "revision": lambda m: m.update(revision="0" * 64),
+    "file rows": lambda m: m["files"][0].update(rows=m["files"][0]["rows"] + 1),
+    "file sha256": lambda m: m["files"][0].update(sha256="f" * 64),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPER))
+def test_a_manifest_edited_after_the_build_is_refused(
+    releases: tuple[Path, Path], tmp_path: Path, case: str
+) -> None:
+    """What diff shows (and build --previous writes into the card) comes from the manifest: an
+    edited one is refused, exit 2, naming manifest.json, never rendered."""
+    import shutil
+
+    tampered = tmp_path / "tampered"
+    shutil.copytree(releases[0], tampered)
+    manifest = json.loads((tampered / "manifest.json").read_text())
+    TAMPER[case](manifest)
+    (tampered / "manifest.json").write_text(json.dumps(manifest))
+    for args in (
+        ("diff", str(tampered), str(releases[1])),
+        ("diff", str(releases[1]), str(tampered)),
+    ):
+        code, out, err = _run(*args)
+        flat = " ".join(err.split())
+        assert code == 2 and out == "", (case, err)
+        assert "manifest.json" in flat and "gharuntime validate" in flat, flat
+        assert "Traceback" not in err

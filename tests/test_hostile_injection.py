@@ -207,3 +207,21 @@ def test_escapes_in_job_names_and_paths_never_reach_the_terminal(
         assert not RAW.search(out.output), (args, repr(out.output[-2000:]))
     out = invoke(runs[0], folder)
     assert "\\x1b[2J" in out.output  # shown, as its escape
+
+
+def test_build_previous_refuses_a_manifest_edited_after_its_build(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """Counts the card would show (splits, filters) that its files do not hold: exit 2, no
+    new release written (same major, so the revision must match too)."""
+    folder = sandbox(world, tmp_path)
+    ds = folder / "edited"
+    shutil.copytree(folder / "ds", ds)
+    manifest = json.loads((ds / "manifest.json").read_text())
+    manifest["splits"]["temporal"]["train"] = 10**9
+    (ds / "manifest.json").write_text(json.dumps(manifest))
+    out = invoke(["build", "--raw", "raw", "--previous", "edited", "--out", "out/new"], folder)
+    check(out, "edited")
+    assert out.code == 2, out.output[-2000:]
+    assert "manifest.json" in out.output and "1000000000" in out.output.replace(",", "")
+    assert not (folder / "out/new").exists()
