@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 import yaml
 
 from gharuntime.contract import (
@@ -28,7 +27,7 @@ from gharuntime.croissant import write_croissant
 from gharuntime.errors import GharuntimeError
 from gharuntime.folderfiles import stays_inside, target_kind
 from gharuntime.jsonout import strict_dumps
-from gharuntime.parquet import read_parquet
+from gharuntime.parquet import read_parquet, write_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
@@ -169,9 +168,7 @@ def write_dataset(
                     rel = f"{DATASET_LAYOUT.data}/{config}/{split_file_name(split, i, n_files)}"
                     path = tmp / rel
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    pq.write_table(
-                        chunk.to_arrow(), path, compression="zstd", row_group_size=50_000
-                    )
+                    write_parquet(chunk, path)
                     files.append(
                         {
                             "path": rel,

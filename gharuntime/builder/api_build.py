@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from gharuntime.builder.build import BuildError, BuildResult, build
 from gharuntime.builder.card import render_card
@@ -37,6 +36,7 @@ from gharuntime.builder.workflows_at import (
 )
 from gharuntime.contract import COLUMNS
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
+from gharuntime.parquet import write_parquet
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Problems
@@ -411,7 +411,7 @@ def _render_with_provenance(provenance: pl.DataFrame) -> Any:
     def render(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
         kept = provenance.join(jobs.select("id"), on="id", how="semi").sort("id")
         path = folder / PROVENANCE_FILE
-        pq.write_table(kept.to_arrow(), path, compression="zstd", row_group_size=50_000)
+        write_parquet(kept, path)
         source: dict[str, Any] = manifest["source"]  # the manifest being written; filled in
         source["provenance"] = {
             "path": PROVENANCE_FILE,

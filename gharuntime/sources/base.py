@@ -17,7 +17,7 @@ import polars as pl
 
 from gharuntime.progress import Progress
 from gharuntime.sources._columns import Problems
-from gharuntime.workflow import runner_os
+from gharuntime.workflow import MAX_YAML_BYTES, runner_os
 
 __all__ = ["Candidates", "CardRender", "Source", "Texts", "to_datetime", "with_runner_os"]
 
@@ -38,9 +38,21 @@ class Texts:
         (or, when both carry it, the resolve_unit: the file with the workflows it calls)."""
         rows = rows.drop("workflow_yaml", "job_yaml", strict=False)
         key = "resolve_unit" if "resolve_unit" in self.jobs.columns else "workflow_sha256"
-        return rows.join(
-            self.workflows, on="workflow_sha256", how="left", maintain_order="left"
+        # A workflow over the parser's size cap was refused (and counted) when job keys were
+        # resolved: its text is not kept on every job of it, and no sha256 names a text the row
+        # does not hold (the contract: the sha256 of workflow_yaml, or null).
+        big = pl.col("workflow_yaml").str.len_bytes() > MAX_YAML_BYTES
+        refused = self.workflows.filter(big)["workflow_sha256"]
+        rows = rows.join(
+            self.workflows.filter(~big), on="workflow_sha256", how="left", maintain_order="left"
         ).join(self.jobs, on=[key, "job_name"], how="left", maintain_order="left")
+        if refused.len():
+            gone = pl.col("workflow_sha256").is_in(refused.implode())
+            rows = rows.with_columns(
+                pl.when(gone).then(None).otherwise(pl.col(c)).alias(c)
+                for c in ("workflow_sha256", "job_yaml")
+            )
+        return rows
 
 
 @dataclass(frozen=True)
