@@ -132,7 +132,7 @@ def test_bad_files_and_other_shapes_are_counted_with_the_file_named(
     d = tmp_path / "bad"
     (d / "x").mkdir(parents=True)
     (d / "x" / "broken.json").write_text('{"jobs": [')
-    (d / "x" / "repo.json").write_text(json.dumps({"id": 1, "full_name": "a/b", "private": False}))
+    (d / "x" / "repo.json").write_text(json.dumps({"id": 1, "full_name": "a/b", "visible": 1}))
     (d / "x" / "page.json").write_text(json.dumps({"jobs": [sample_jobs[0], {"id": 5}, 7]}))
     (d / "x" / "half.jsonl").write_text(json.dumps(sample_jobs[1]) + "\n{oops\n")
     t = read_api_json([ApiSource(d, "bad")])

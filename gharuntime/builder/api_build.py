@@ -16,6 +16,7 @@ from and how its workflow file was found) is written to `provenance.parquet` bes
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from gharuntime.builder.api_card import PLACED_WITHOUT_RUN
 from gharuntime.builder.build import BuildError, BuildResult, build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
@@ -40,7 +42,7 @@ from gharuntime.parquet import write_parquet
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Problems
-from gharuntime.sources.api_json import ApiSource, ApiTables, read_api_json
+from gharuntime.sources.api_json import RUN_SCHEMA, ApiSource, ApiTables, read_api_json
 from gharuntime.sources.base import Candidates, to_datetime, with_runner_os
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 
@@ -79,6 +81,123 @@ def _callees(finder: WorkflowFinder, history: int, sha: str, text: str) -> dict[
         if callee is not None:
             todo.extend(p for p in local_calls(callee) if p not in out)
     return out
+
+
+def surrogate_repo_id(name: str) -> int:
+    """A negative id for a repository known only by its owner/name (a jobs-only dump): stable
+    for the name (case-insensitive), never one of GitHub's ids, which are positive."""
+    digest = hashlib.sha256(f"repository:{name.lower()}".encode()).digest()
+    return -(int.from_bytes(digest[:7], "big") + 1)
+
+
+def _runs_from_jobs(tables: ApiTables, runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Run rows made from the jobs' own fields, for the jobs of a jobs-only source (one that
+    holds job records and no run record: an archive of job records alone; in a source with run
+    records, a job without its run is lost input, counted): the repository from run_url (its
+    id from a run or repository record of that name, else `surrogate_repo_id`), head_sha, workflow name, attempt and
+    the first job's created_at from the jobs, the workflow path and id from the repository's
+    workflow listing when one is given and names it once; the event, branch, run number and
+    commit message stay null. A job whose run_url names no repository cannot be placed."""
+    jobs_only = [i for i, info in enumerate(tables.sources) if not info["runs"] and info["jobs"]]
+    lone = (
+        tables.jobs.join(runs.select("run_id"), on="run_id", how="anti")
+        .filter(pl.col("job_repo").is_not_null() & pl.col("src").is_in(jobs_only))
+        .sort("run_id", "job_id")
+    )
+    if lone.height == 0:
+        return pl.DataFrame(schema=RUN_SCHEMA), {}
+    made = lone.group_by("run_id", maintain_order=True).agg(
+        pl.col("job_run_attempt").max().alias("run_attempt"),
+        pl.col("job_repo").first().alias("repo"),
+        pl.col("job_head_sha").drop_nulls().first().alias("head_sha"),
+        pl.col("job_workflow_name").drop_nulls().first().alias("workflow_name"),
+        pl.col("job_created_at").min().alias("run_created_at"),
+        pl.col("src").first().alias("run_src"),
+        pl.col("job_file").first().alias("run_file"),
+        pl.len().alias("_jobs"),
+    )
+    made = made.with_columns(pl.col("repo").str.to_lowercase().alias("_key"))
+    known = runs.filter(pl.col("repo").is_not_null() & pl.col("repo_id").is_not_null()).select(
+        pl.col("repo_id").alias("repository_id"),
+        pl.col("repo").str.to_lowercase().alias("repository_name"),
+    )
+    repos = pl.concat([known, tables.repositories]).unique(
+        "repository_name", keep="first", maintain_order=True
+    )
+    made = made.join(repos, left_on="_key", right_on="repository_name", how="left")
+    names = sorted(set(made.filter(pl.col("repository_id").is_null())["_key"].to_list()))
+    surrogate = pl.DataFrame(
+        {"_key": names, "_surrogate": [surrogate_repo_id(n) for n in names]},
+        schema={"_key": pl.String, "_surrogate": pl.Int64},
+    )
+    listing = tables.workflows.filter(pl.col("listed_repo").is_not_null()).unique(
+        maintain_order=True
+    )
+    by_name = listing.filter(pl.len().over("listed_repo", "listed_name") == 1)
+    # a job record without workflow_name (GitHub added it in 2022): a repository whose listing
+    # holds one workflow ran that one
+    only = listing.filter(pl.len().over("listed_repo") == 1).select(
+        pl.col("listed_repo").alias("_key"),
+        *(
+            pl.col(c).alias(f"_only_{c}")
+            for c in ("listed_workflow_id", "listed_name", "listed_path")
+        ),
+    )
+    made = (
+        made.join(surrogate, on="_key", how="left")
+        .join(
+            by_name,
+            left_on=["_key", "workflow_name"],
+            right_on=["listed_repo", "listed_name"],
+            how="left",
+        )
+        .join(only, on="_key", how="left")
+    )
+    no_name = pl.col("workflow_name").is_null()
+    made = made.with_columns(
+        pl.when(no_name).then(pl.col(f"_only_{c}")).otherwise(pl.col(c)).alias(c)
+        for c in ("listed_workflow_id", "listed_path")
+    ).with_columns(pl.coalesce("workflow_name", "_only_listed_name").alias("workflow_name"))
+    placed = {
+        PLACED_WITHOUT_RUN: int(made["_jobs"].sum()),
+        "repository id of those jobs": {
+            "a run or repository record": int(
+                made.filter(pl.col("repository_id").is_not_null())["_jobs"].sum()
+            ),
+            "negative id from the name (no repository record)": int(
+                made.filter(pl.col("repository_id").is_null())["_jobs"].sum()
+            ),
+        },
+        "workflow path of those jobs": {
+            "workflow listing": int(
+                made.filter(pl.col("listed_path").is_not_null())["_jobs"].sum()
+            ),
+            "found by workflow name at head_sha, or unknown": int(
+                made.filter(pl.col("listed_path").is_null())["_jobs"].sum()
+            ),
+        },
+    }
+    null = pl.lit(None)
+    rows = made.select(
+        "run_id",
+        "run_attempt",
+        pl.coalesce("repository_id", "_surrogate").alias("repo_id"),
+        "repo",
+        null.cast(pl.Boolean).alias("repo_fork"),
+        null.cast(pl.Int64).alias("run_number"),
+        null.cast(pl.String).alias("event"),
+        null.cast(pl.String).alias("head_branch"),
+        "head_sha",
+        null.cast(pl.String).alias("head_commit_message"),
+        pl.col("listed_workflow_id").alias("workflow_id"),
+        pl.col("listed_path").alias("run_workflow_path"),
+        "workflow_name",
+        "run_created_at",
+        null.cast(pl.Int64).alias("run_started_at"),
+        "run_src",
+        "run_file",
+    )
+    return rows.cast(pl.Schema(RUN_SCHEMA)), placed
 
 
 def _latest_runs(runs: pl.DataFrame, problems: Problems) -> pl.DataFrame:
@@ -219,6 +338,18 @@ def _candidates(
         on="run_src",
         how="left",
     )
+    made, placed = _runs_from_jobs(tables, runs)
+    if made.height:
+        runs = pl.concat(
+            [
+                runs,
+                made.join(
+                    labels.rename({"src": "run_src", "source": "run_source"}).drop("source_commit"),
+                    on="run_src",
+                    how="left",
+                ).select(runs.columns),
+            ]
+        )
     jobs = tables.jobs.join(labels, on="src", how="left")
     jobs = jobs.join(runs, on="run_id", how="left")
     orphans = jobs.filter(pl.col("run_file").is_null())
@@ -399,6 +530,7 @@ def _candidates(
         "runs_read": runs.height,
         "distinct_workflow_files": len(yaml_by_sha),
         "workflow files read with the reusable workflows they call": len(callees),
+        **placed,
     }
     return with_runner_os(rows), provenance, texts, counts
 
@@ -509,8 +641,8 @@ class ApiJsonSource:
         del tables
         if candidates.height == 0:
             raise BuildError(
-                "no job record could be placed (every job lacks its run record or repository "
-                "id; problems: "
+                "no job record could be placed (in a source with run records, every job lacks "
+                "its run; in a jobs-only source, its run_url names no repository; problems: "
                 + ", ".join(f"{k} {v}" for k, v in sorted(problems.counts.items()))
                 + ")"
             )

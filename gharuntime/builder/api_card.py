@@ -5,9 +5,12 @@ and how the workflow files were found."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["api_json_provenance"]
+__all__ = ["PLACED_WITHOUT_RUN", "api_json_provenance"]
+
+PLACED_WITHOUT_RUN: Final = "jobs placed without a run record (from their own fields)"
+"""The derived count, in the manifest, of jobs a jobs-only source placed by their own fields."""
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
@@ -126,6 +129,18 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
             + "\n".join(
                 f"- {k}: " + ", ".join(f"{name} {n:,}" for name, n in v.items()) for k, v in how
             )
+        )
+    placed = derived.get(PLACED_WITHOUT_RUN)
+    if isinstance(placed, int) and placed:
+        parts.append(
+            f"{placed:,} jobs came from a jobs-only source (job records and no run record) and "
+            "were placed from their own fields: the repository from `run_url` (its id from a run "
+            "or repository record of that name, else a stable negative id from the name, never "
+            "one of GitHub's), `head_sha`, the workflow name and attempt from the job, the "
+            "workflow's path and id from the repository's workflow listing where one was given, "
+            "else the file at head_sha of that name; `event`, `head_branch`, `run_number` and "
+            "the commit message are not in a job record and stay null (counted above). A "
+            "repository renamed between jobs keeps one row name per name in its jobs' URLs."
         )
     prov = source.get("provenance") or {}
     if prov:

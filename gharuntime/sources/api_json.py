@@ -5,7 +5,9 @@ need not be checked out), in any JSON shape:
 - one object per file (a job, or a run), a list of objects, a page (`{"jobs": [...]}`,
   `{"workflow_runs": [...]}`), or any other nesting: job and run records are found by their
   fields wherever they sit (a job has id, run_id, name and steps or started_at; a run has id,
-  head_sha and workflow_id or run_number), and are not searched inside;
+  head_sha and workflow_id or run_number), and are not searched inside; so are a repository's
+  workflow listing (`{"workflows": [...]}`: id, name, path, state) and repository records
+  (id, full_name, private), which place jobs that come without their run records;
 - JSON Lines (`.jsonl`, `.ndjson`, or a `.json` file holding one document per line);
 - each of those gzip-compressed (`.json.gz`, `.jsonl.gz`, `.ndjson.gz`).
 
@@ -44,8 +46,10 @@ from gharuntime.workflow import strip_ref
 __all__ = [
     "JOB_SCHEMA",
     "MAX_FILE_BYTES",
+    "REPOSITORY_SCHEMA",
     "RUN_SCHEMA",
     "SUFFIXES",
+    "WORKFLOW_SCHEMA",
     "ApiSource",
     "ApiTables",
     "documents",
@@ -98,6 +102,13 @@ RUN_SCHEMA = {
     "run_src": pl.Int32(),
     "run_file": pl.String(),
 }
+WORKFLOW_SCHEMA = {
+    "listed_workflow_id": pl.Int64(),
+    "listed_repo": pl.String(),  # owner/name from the workflow's url, lowercase
+    "listed_name": pl.String(),
+    "listed_path": pl.String(),
+}
+REPOSITORY_SCHEMA = {"repository_id": pl.Int64(), "repository_name": pl.String()}
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,10 @@ class ApiTables:
     runs: pl.DataFrame
     sources: list[dict[str, Any]]
     problems: Problems = field(default_factory=Problems)
+    workflows: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=WORKFLOW_SCHEMA))
+    repositories: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=REPOSITORY_SCHEMA)
+    )
 
 
 def source_label(path: Path, repo: GitRepo | None) -> str:
@@ -190,9 +205,30 @@ def _is_run(d: dict[str, Any]) -> bool:
     return "id" in d and "head_sha" in d and ("workflow_id" in d or "run_number" in d)
 
 
+def _is_workflow(d: dict[str, Any]) -> bool:
+    """An item of a repository's workflow listing (GET /repos/{o}/{r}/actions/workflows)."""
+    return "id" in d and "path" in d and "state" in d and "name" in d and "run_id" not in d
+
+
+def _is_repository(d: dict[str, Any]) -> bool:
+    return "id" in d and "full_name" in d and "private" in d
+
+
+def _kind(d: dict[str, Any]) -> str | None:
+    if _is_job(d):
+        return "job"
+    if _is_run(d):
+        return "run"
+    if _is_workflow(d):
+        return "workflow"
+    if _is_repository(d):
+        return "repository"
+    return None
+
+
 def records(doc: Any) -> Iterator[tuple[str, Any]]:
-    """('job' | 'run' | 'other', object) for each record of one document, in any shape: job and
-    run objects wherever they are nested (not searched inside), 'other' for a document holding
+    """('job' | 'run' | 'workflow' | 'repository' | 'other', object) for each record of one
+    document, in any shape: records wherever they are nested (not searched inside), 'other' for a document holding
     none (an empty jobs or runs page holds nothing, and is not 'other'), and for each object of
     a list that holds records but is not one itself."""
     found = False
@@ -202,13 +238,10 @@ def records(doc: Any) -> Iterator[tuple[str, Any]]:
     while stack:
         node, in_record_list = stack.pop()
         if isinstance(node, dict):
-            if _is_job(node):
+            kind = _kind(node)
+            if kind is not None:
                 found = True
-                yield "job", node
-                continue
-            if _is_run(node):
-                found = True
-                yield "run", node
+                yield kind, node
                 continue
             children = [v for v in node.values() if isinstance(v, (dict, list))]
             if in_record_list and not any(_holds_record(c) for c in children):
@@ -216,7 +249,7 @@ def records(doc: Any) -> Iterator[tuple[str, Any]]:
                 continue
             stack.extend((c, False) for c in reversed(children))
         elif isinstance(node, list):
-            lists_records = any(isinstance(x, dict) and (_is_job(x) or _is_run(x)) for x in node)
+            lists_records = any(isinstance(x, dict) and _kind(x) is not None for x in node)
             stack.extend((x, lists_records) for x in reversed(node) if isinstance(x, (dict, list)))
             if lists_records:
                 for x in node:
@@ -229,7 +262,9 @@ def records(doc: Any) -> Iterator[tuple[str, Any]]:
 def _empty_page(doc: Any) -> bool:
     """A page of the list-jobs or list-runs API with no item (`{"total_count": 0, "jobs": []}`):
     a record of nothing, not a record of another shape."""
-    return isinstance(doc, dict) and any(doc.get(k) == [] for k in ("jobs", "workflow_runs"))
+    return isinstance(doc, dict) and any(
+        doc.get(k) == [] for k in ("jobs", "workflow_runs", "workflows")
+    )
 
 
 def _holds_record(node: Any) -> bool:
@@ -237,7 +272,7 @@ def _holds_record(node: Any) -> bool:
     while stack:
         x = stack.pop()
         if isinstance(x, dict):
-            if _is_job(x) or _is_run(x):
+            if _kind(x) is not None:
                 return True
             stack.extend(v for v in x.values() if isinstance(v, (dict, list)))
         elif isinstance(x, list):
@@ -256,7 +291,25 @@ class _Reader:
     def __init__(self) -> None:
         self.jobs = ColumnBuffer(JOB_SCHEMA)
         self.runs = ColumnBuffer(RUN_SCHEMA, 20_000)
+        self.workflows = ColumnBuffer(WORKFLOW_SCHEMA, 1_000)
+        self.repositories = ColumnBuffer(REPOSITORY_SCHEMA, 1_000)
         self.problems = Problems()
+
+    def workflow(self, b: dict[str, Any]) -> None:
+        m = _REPO_IN_URL.search(str(b.get("url") or b.get("html_url") or ""))
+        path = api_text(b["path"], "path", required=True)
+        self.workflows.append(
+            (
+                api_id(b["id"], "id"),
+                m.group(1).lower() if m else None,
+                api_text(b["name"], "name", required=True),
+                strip_ref(path)[0] if path else None,
+            )
+        )
+
+    def repository(self, b: dict[str, Any]) -> None:
+        name = api_text(b["full_name"], "full_name", required=True)
+        self.repositories.append((api_id(b["id"], "id"), name.lower() if name else None))
 
     def job(self, b: dict[str, Any], src: int, file: str) -> None:
         steps = b.get("steps")
@@ -334,6 +387,10 @@ class _Reader:
                     elif kind == "run":
                         self.run(obj, src, file)
                         runs += 1
+                    elif kind == "workflow":
+                        self.workflow(obj)
+                    elif kind == "repository":
+                        self.repository(obj)
                     else:
                         self.problems.add(
                             "unrecognized_record",
@@ -462,4 +519,11 @@ def read_api_json(
         )
     if progress is not None:
         progress("reading API records", files_done, files_done)
-    return ApiTables(jobs=r.jobs.frame(), runs=r.runs.frame(), sources=infos, problems=r.problems)
+    return ApiTables(
+        jobs=r.jobs.frame(),
+        runs=r.runs.frame(),
+        sources=infos,
+        problems=r.problems,
+        workflows=r.workflows.frame().unique(maintain_order=True),
+        repositories=r.repositories.frame().unique(maintain_order=True),
+    )
