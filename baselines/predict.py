@@ -567,13 +567,15 @@ def predict_workflow(
     model_info: Mapping[str, Any] | None = None,
     history: RepoHistory | None = None,
     fallback: Method | None = None,
+    history_path: str | None = None,
 ) -> WorkflowPrediction:
     """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one.
 
     With `history` (the repository's own jobs), each job's history_duration_s is its recent
     durations there, matched by workflow path, job key and matrix values; a job without any is
     predicted by `fallback` (a config-track model) when given, and each job says which
-    (`basis`)."""
+    (`basis`). `history_path` is the workflow path to look up (default: `local_file`'s place
+    in its repository): a review's base file is looked up as the file it changes."""
     when = at or datetime.now(timezone.utc)
     frame, jobs = workflow_rows(
         text,
@@ -585,7 +587,8 @@ def predict_workflow(
     lists: list[list[float]] = [[] for _ in jobs]
     with_history: np.ndarray | None = None
     if history is not None:
-        lists = history.durations(repo_workflow_path(local_file, path), jobs, when)
+        where = history_path or repo_workflow_path(local_file, path)
+        lists = history.durations(where, jobs, when)
         if frame.height:
             frame = frame.with_columns(pl.Series(HISTORY_COLUMN, lists, dtype=pl.List(pl.Float64)))
         with_history = np.array([bool(x) for x in lists], dtype=bool)

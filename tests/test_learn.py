@@ -298,3 +298,29 @@ def test_learn_killed_midway_resumes_keeping_the_finished_steps(
     assert server.recorder.count("actions/list-jobs-for-workflow-run-attempt") == jobs_listed
     doc: dict[str, Any] = json.loads((out / "learn.json").read_text())
     assert doc["repos"] == [repo]
+
+
+def test_a_window_without_runs_is_refused_and_leaves_no_model(
+    server: SimServer, repo: str, tmp_path: Path, workflow: tuple[Path, str]
+) -> None:
+    out = tmp_path / "empty"
+    window = ["--since", "2020-01-01", "--until", "2020-01-02"]
+    args = ["learn", repo, "--out", str(out), "--api-url", server.url, *window]
+    result = CliRunner().invoke(cli, args, env={"GITHUB_TOKEN": TOKEN})
+    _refused(result, "--since")
+    assert not (out / "learn.json").exists()
+    _refused(_predict(str(workflow[0]), "--model", str(out)), "did not finish")
+
+
+def test_a_review_looks_up_the_base_file_as_the_workflow_it_changes(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The base file lies outside the checkout: its jobs still take the workflow's history, so
+    only the job the change adds differs."""
+    file, _ = workflow
+    base = tmp_path / "before.yml"
+    base.write_text(file.read_text().split("\n  never-ran-before:")[0] + "\n")
+    result = _predict(str(file), "--model", str(learned), "--base", str(base), "--json")
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.output)["counts"]
+    assert counts["added"] == 1 and counts["changed"] == 0 and counts["removed"] == 0

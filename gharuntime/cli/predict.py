@@ -20,6 +20,7 @@ from gharuntime.baselines.predict import (
     human_seconds,
     predict_workflow,
     repo_meta_from_json,
+    repo_workflow_path,
 )
 from gharuntime.baselines.review import (
     WorkflowReview,
@@ -341,6 +342,7 @@ def predict_command(
                 model_info=model_info,
                 history=models.history,
                 fallback=models.fallback,
+                history_path=repo_workflow_path(workflow, str(workflow)),
             )
         except WorkflowError as exc:
             raise UsageProblem(
