@@ -29,7 +29,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, RawSource, build
+from gharuntime.builder.build import BuildError, build_from_raw
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
@@ -363,7 +363,7 @@ def run_learn(
             "crawl_failures": crawl_doc["failures"],
         }
         try:
-            built = build(RawSource([raw], source=source), dataset, progress=progress)
+            built = build_from_raw([raw], dataset, source=source, progress=progress)
         except BuildError as exc:
             raise LearnError(
                 str(exc),
