@@ -28,6 +28,7 @@ from gharuntime.baselines.method import Method
 from gharuntime.baselines.timeout import Timeout, recommend_timeout
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
 from gharuntime.readfile import InputFileError, read_text
+from gharuntime.repo_history import RepoHistory
 from gharuntime.workflow import (
     MAX_YAML_BYTES,
     ExpandedJob,
@@ -44,6 +45,7 @@ from gharuntime.workflow import (
 )
 
 __all__ = [
+    "BASIS_WORDS",
     "FLAGS",
     "FLAG_WORDS",
     "JobPrediction",
@@ -53,6 +55,7 @@ __all__ = [
     "job_flags",
     "predict_workflow",
     "repo_meta_from_json",
+    "repo_workflow_path",
     "workflow_rows",
 ]
 
@@ -210,6 +213,16 @@ def _repo_path(workflow_path: Path | None) -> str | None:
     return resolved.relative_to(root).as_posix() if root is not None else None
 
 
+def repo_workflow_path(local_file: Path | None, path: str) -> str:
+    """The workflow path GitHub records for its runs (`.github/workflows/ci.yml`): the file's
+    place under the repository's `.github/`, or, for a file outside one, its name under
+    `.github/workflows/` (where GitHub reads workflows from)."""
+    inside = _repo_path(local_file)
+    if inside is not None:
+        return inside
+    return f".github/workflows/{(local_file.name if local_file is not None else Path(path).name)}"
+
+
 FLAGS: dict[str, str] = {
     "remote_reusable": "calls a reusable workflow that could not be read (another repository, or "
     "a file not found): its jobs are unknown, predicted as one job from the caller's YAML",
@@ -345,6 +358,18 @@ class JobPrediction:
     flags: tuple[str, ...] = ()
     quantiles: dict[str, float] = field(default_factory=dict)  # duration_s by level
     timeout: Timeout | None = None
+    basis: str | None = None  # a BASIS_WORDS key when the repository's history was asked for
+    history: tuple[float, ...] = ()  # the job's recent durations the prediction used
+
+
+BASIS_WORDS: dict[str, str] = {
+    "history": "predicted by the history-track model from the job's own recent runs",
+    "config fallback": "no earlier run of this job (workflow path, job key, matrix values) in "
+    "the repository's history: predicted by the config-track model from its configuration",
+    "no history": "no earlier run of this job in the repository's history, and no config-track "
+    "model to fall back on: predicted by the history-track model without history",
+}
+"""What each job's prediction rests on, when `predict` is given the repository's history."""
 
 
 @dataclass(frozen=True)
@@ -381,6 +406,7 @@ class WorkflowPrediction:
                     "flags": list(j.flags),
                     **{k: round(v, 1) for k, v in j.predicted.items()},
                     **_range_json(j.quantiles, j.timeout),
+                    **_basis_json(j),
                 }
                 for j in self.jobs
             ],
@@ -396,6 +422,14 @@ class WorkflowPrediction:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
+
+
+def _basis_json(job: JobPrediction) -> dict[str, Any]:
+    """`basis` and `history_s` (the durations used, most recent first), only when the
+    repository's history was asked for."""
+    if job.basis is None:
+        return {}
+    return {"basis": job.basis, "history_s": [round(x, 1) for x in job.history]}
 
 
 def _range_json(quantiles: dict[str, float], timeout: Timeout | None) -> dict[str, Any]:
@@ -471,6 +505,57 @@ def critical_path(jobs: list[JobPrediction], level: str | None = None) -> float:
     return max(finish.values(), default=0.0)
 
 
+def _run(
+    method: Method, frame: pl.DataFrame
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A method's predictions for `frame`, and its duration quantiles by level."""
+    if frame.height == 0:
+        return {}, {}
+    predicted = {t: np.asarray(v, dtype=np.float64) for t, v in method.predict_rows(frame).items()}
+    levels = {
+        q: np.asarray(by_target["duration_s"], dtype=np.float64)
+        for q, by_target in method.quantiles().items()
+        if "duration_s" in by_target
+    }
+    return predicted, levels
+
+
+def _merge(
+    n: int, parts: list[tuple[np.ndarray, dict[str, np.ndarray]]], keys: set[str]
+) -> dict[str, np.ndarray]:
+    """Arrays of several models' row subsets, scattered back into row order (only the keys
+    every part gives)."""
+    out = {k: np.zeros(n, dtype=np.float64) for k in keys}
+    for rows, values in parts:
+        for k in keys:
+            out[k][rows] = values[k]
+    return out
+
+
+def _predict_frame(
+    frame: pl.DataFrame,
+    method: Method,
+    fallback: Method | None,
+    with_history: np.ndarray | None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Predictions and duration quantiles for every row: rows with history (or all rows, when
+    no history was asked for or there is no fallback) by `method`, the others by `fallback`."""
+    if with_history is None or fallback is None or with_history.all():
+        return _run(method, frame)
+    n = frame.height
+    mine = np.flatnonzero(with_history)
+    other = np.flatnonzero(~with_history)
+    a = _run(method, frame[mine]) if len(mine) else None
+    b = _run(fallback, frame[other])
+    runs = [(mine, a), (other, b)] if a is not None else [(other, b)]
+    targets = set.intersection(*(set(r[0]) for _, r in runs))
+    levels = set.intersection(*(set(r[1]) for _, r in runs))
+    return (
+        _merge(n, [(rows, r[0]) for rows, r in runs], targets),
+        _merge(n, [(rows, r[1]) for rows, r in runs], levels),
+    )
+
+
 def predict_workflow(
     text: str,
     method: Method,
@@ -480,25 +565,45 @@ def predict_workflow(
     at: datetime | None = None,
     local_file: Path | None = None,
     model_info: Mapping[str, Any] | None = None,
+    history: RepoHistory | None = None,
+    fallback: Method | None = None,
+    history_path: str | None = None,
 ) -> WorkflowPrediction:
-    """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one."""
+    """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one.
+
+    With `history` (the repository's own jobs), each job's history_duration_s is its recent
+    durations there, matched by workflow path, job key and matrix values; a job without any is
+    predicted by `fallback` (a config-track model) when given, and each job says which
+    (`basis`). `history_path` is the workflow path to look up (default: `local_file`'s place
+    in its repository): a review's base file is looked up as the file it changes."""
+    when = at or datetime.now(timezone.utc)
     frame, jobs = workflow_rows(
         text,
         path=path,
         meta=meta or RepoMeta(),
-        at=at or datetime.now(timezone.utc),
+        at=when,
         local_file=local_file,
     )
-    predictions = method.predict_rows(frame) if frame.height else {}
-    levels = {
-        q: np.asarray(by_target["duration_s"])
-        for q, by_target in (method.quantiles() if frame.height else {}).items()
-        if "duration_s" in by_target
-    }
+    lists: list[list[float]] = [[] for _ in jobs]
+    with_history: np.ndarray | None = None
+    if history is not None:
+        where = history_path or repo_workflow_path(local_file, path)
+        lists = history.durations(where, jobs, when)
+        if frame.height:
+            frame = frame.with_columns(pl.Series(HISTORY_COLUMN, lists, dtype=pl.List(pl.Float64)))
+        with_history = np.array([bool(x) for x in lists], dtype=bool)
+    predictions, levels = _predict_frame(frame, method, fallback, with_history)
     out = []
     for i, job in enumerate(jobs):
         labels = tuple(job.runner_labels)
         quantiles = {q: float(v[i]) for q, v in levels.items()}
+        basis = None
+        if with_history is not None:
+            basis = (
+                "history"
+                if with_history[i]
+                else ("config fallback" if fallback is not None else "no history")
+            )
         out.append(
             JobPrediction(
                 key=job_key_of(job),
@@ -507,10 +612,12 @@ def predict_workflow(
                 runner_os=runner_os(_known_labels(job)),
                 matrix=job.matrix,
                 needs=job_needs(job),
-                predicted={t: float(np.asarray(v)[i]) for t, v in predictions.items()},
+                predicted={t: float(v[i]) for t, v in predictions.items()},
                 flags=job_flags(job),
                 quantiles=quantiles,
                 timeout=recommend_timeout(quantiles),
+                basis=basis,
+                history=tuple(lists[i]),
             )
         )
     cycle = needs_cycle(out)

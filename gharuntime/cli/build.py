@@ -438,8 +438,7 @@ def _build_github(
 ) -> BuildResult:
     """Crawl with the crawler's own option handling (tokens, dates), then build."""
     from gharuntime.builder.crawled import build_from_crawl
-    from gharuntime.cli.crawl import crawl_window, load_tokens, read_repos
-    from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy
+    from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
     from gharuntime.crawler.crawl import CrawlOptions
 
     repos = read_repos(repos_file) if repos_file is not None else None
@@ -461,8 +460,7 @@ def _build_github(
                 ": unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN",
             )
         )
-    policy = RetryPolicy(max_retries=max_retries)
-    client = GitHubClient(api_url, tokens, policy=policy, etags=EtagCache())
+    client = make_client(api_url, tokens, max_retries=max_retries)
     return build_from_crawl(
         out,
         raw,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 import time
@@ -16,84 +15,14 @@ from rich.table import Table
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
-from gharuntime.cli.types import FiniteFloatRange, Text, check_text, read_text_file
-from gharuntime.crawler.client import (
-    BadCredentials,
-    CrawlError,
-    EtagCache,
-    GitHubClient,
-    RequestFailed,
-    RetryPolicy,
-    Token,
-    token_problem,
-)
-from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
+from gharuntime.cli.types import FiniteFloatRange, Text
+from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
+from gharuntime.crawler.client import BadCredentials, CrawlError, RequestFailed
+from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats
 from gharuntime.jsonout import strict_dumps
 
-__all__ = ["crawl_command", "crawl_window", "load_tokens", "read_repos"]
-
-
-def load_tokens(token_file: Path | None) -> list[Token]:
-    """Tokens from a file (one a line; blank lines and # comments skipped) or GITHUB_TOKEN.
-    A token a header cannot carry is refused here, by its line, without showing it."""
-    tokens: list[Token] = []
-    if token_file is not None:
-        lines = read_text_file(token_file, "--token-file", max_bytes=2**20).splitlines()
-        for number, line in enumerate(lines, start=1):
-            secret = line.strip()
-            if secret and not secret.startswith("#"):
-                problem = token_problem(secret)
-                if problem:
-                    raise click.BadParameter(
-                        f"{token_file} line {number}: the token {problem}",
-                        param_hint="--token-file",
-                    )
-                tokens.append(
-                    Token(secret, f"token {len(tokens) + 1} (--token-file line {number})")
-                )
-        if not tokens:
-            raise click.BadParameter(f"{token_file} holds no token", param_hint="--token-file")
-    elif os.environ.get("GITHUB_TOKEN", "").strip():
-        secret = os.environ["GITHUB_TOKEN"].strip()
-        problem = token_problem(secret)
-        if problem:
-            raise click.UsageError(f"GITHUB_TOKEN {problem}")
-        tokens.append(Token(secret, "GITHUB_TOKEN"))
-    return tokens
-
-
-def read_repos(repos_file: Path) -> list[str]:
-    """The owner/name lines of a --repos file (# comments and blank lines skipped)."""
-    repos: list[str] = []
-    text = read_text_file(repos_file, "--repos")
-    for number, line in enumerate(text.splitlines(), 1):
-        name = line.split("#", 1)[0].strip()
-        if not name:
-            continue
-        owner, sep, repo = name.partition("/")
-        if (
-            not sep
-            or not owner
-            or not repo
-            or "/" in repo
-            or check_text(name, max_len=200)
-            or any(ch.isspace() for ch in name)
-        ):
-            raise click.BadParameter(
-                f"{repos_file}:{number}: {name[:100]!a} is not owner/name",
-                param_hint="--repos",
-            )
-        repos.append(name)
-    return repos
-
-
-def crawl_window(since: str | None, until: str | None) -> tuple[str | None, str | None]:
-    """--since and --until as the crawler's times; --since after --until is refused."""
-    a, b = _time(since, "--since"), _time(until, "--until")
-    if a is not None and b is not None and a > b:
-        raise click.BadParameter(f"--since {since} is after --until {until}", param_hint="--since")
-    return a, b
+__all__ = ["crawl_command"]
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:
@@ -108,18 +37,6 @@ def _shard(value: str | None) -> tuple[int, int] | None:
             f"{value}: K must be between 1 and N, and N at most 100,000", param_hint="--shard"
         )
     return k, n
-
-
-def _time(value: str | None, name: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return format_time(parse_time(value))
-    except (ValueError, OverflowError):
-        raise click.BadParameter(
-            f"{value!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM:SSZ)",
-            param_hint=name,
-        ) from None
 
 
 def _check_out(out: Path) -> None:
@@ -365,10 +282,6 @@ def crawl_command(
       gharuntime crawl --api-url http://127.0.0.1:8765 --repos repos.txt --out raw/
     """
     _check_out(out)
-    if backoff[0] > backoff[1]:
-        raise click.BadParameter(
-            f"the first delay {backoff[0]} is above the cap {backoff[1]}", param_hint="--backoff"
-        )
     if (repos_file is None) == (search is None):
         raise click.UsageError("give exactly one of --repos FILE or --search QUERY")
     repos = read_repos(repos_file) if repos_file is not None else None
@@ -397,13 +310,15 @@ def crawl_command(
             )
         )
     stats = CrawlStats()
-    policy = RetryPolicy(
+    client = make_client(
+        api_url,
+        tokens,
         max_retries=max_retries,
+        stats=stats,
         backoff_base=backoff[0],
         backoff_cap=backoff[1],
         secondary_wait=secondary_wait,
     )
-    client = GitHubClient(api_url, tokens, policy=policy, stats=stats, etags=EtagCache())
     display = _Display(stats, client.pool.remaining)
     client.on_event = display
     started = time.monotonic()

@@ -15,6 +15,7 @@ from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.laser import laser_group
 from gharuntime.cli.leaderboard import leaderboard_command
+from gharuntime.cli.learn import learn_command
 from gharuntime.cli.output import safe_streams, terminal_safe
 from gharuntime.cli.pipeline import pipeline_command
 from gharuntime.cli.predict import predict_command
@@ -79,6 +80,7 @@ def cli() -> None:
 cli.add_command(validate_command)
 cli.add_command(baseline_command)
 cli.add_command(predict_command)
+cli.add_command(learn_command)
 cli.add_command(eval_command)
 cli.add_command(leaderboard_command)
 cli.add_command(pipeline_command)

@@ -10,15 +10,17 @@ import click
 from rich import box
 from rich.table import Table
 
-from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.predict import (
+    BASIS_WORDS,
     FLAG_WORDS,
     FLAGS,
+    JobPrediction,
     RepoMeta,
     WorkflowPrediction,
     human_seconds,
     predict_workflow,
     repo_meta_from_json,
+    repo_workflow_path,
 )
 from gharuntime.baselines.review import (
     WorkflowReview,
@@ -39,6 +41,7 @@ from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.jsonout import strict_dumps
+from gharuntime.learned import PredictModels, open_predict_models
 from gharuntime.markdown import md
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
@@ -98,6 +101,9 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
         table.add_column("P10–P90", justify="right", no_wrap=True)
         table.add_column("timeout", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
+    based = any(j.basis for j in result.jobs)
+    if based:
+        table.add_column("history", no_wrap=True)
     flagged = any(j.flags for j in result.jobs)
     if flagged:
         table.add_column("cannot know")
@@ -110,6 +116,8 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
             span = f"{_human(q['p10'])}–{_human(q['p90'])}".replace(" ", "") if "p10" in q else "-"
             cells.extend([span, f"{j.timeout.minutes} min" if j.timeout else "-"])
         cells.append(_cost_cell(c))
+        if based:
+            cells.append(_basis_cell(j, short=True))
         if flagged:
             cells.append(", ".join(_FLAG_WORDS[f] for f in j.flags))
         table.add_row(j.name, ", ".join(j.runner_labels) or "-", *cells)
@@ -119,6 +127,19 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
 _FLAG_WORDS = FLAG_WORDS
 
 
+def _basis_cell(job: JobPrediction, short: bool = False) -> str:
+    """`history (5 runs)`, `config fallback` or `no history`: what the job's prediction rests
+    on, when the repository's history was asked for; `short` for the table's narrow `history`
+    column (`5 runs`, `fallback`, `none`), so the table still fits a terminal."""
+    runs = len(job.history)
+    if job.basis == "history":
+        text = f"{runs} run{'s' if runs != 1 else ''}"
+        return text if short else f"history ({text})"
+    if short:
+        return {"config fallback": "fallback", "no history": "none"}.get(job.basis or "", "")
+    return job.basis or ""
+
+
 @click.command("predict")
 @click.argument("workflow", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option(
@@ -126,7 +147,20 @@ _FLAG_WORDS = FLAG_WORDS
     "model_dir",
     required=True,
     type=click.Path(path_type=Path, file_okay=False, exists=True),
-    help="A model folder written by `gharuntime baseline`.",
+    help="A folder written by `gharuntime learn` (history and config models and the "
+    "repositories' own history), or a model folder written by `gharuntime baseline`.",
+)
+@click.option(
+    "--history-from",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="A dataset folder to take each job's recent durations from (a fresher build of the "
+    "repository's runs) [default: a learned --model's own dataset].",
+)
+@click.option(
+    "--repo",
+    type=Text(200),
+    help="The repository the workflow belongs to, whose history is used [default: the one "
+    "the learned model or --history-from holds].",
 )
 @click.option(
     "--repo-meta",
@@ -192,6 +226,8 @@ _FLAG_WORDS = FLAG_WORDS
 def predict_command(
     workflow: Path,
     model_dir: Path,
+    history_from: Path | None,
+    repo: str | None,
     repo_meta: Path | None,
     language: str | None,
     stars: int | None,
@@ -217,6 +253,12 @@ def predict_command(
     runners' job limit). The workflow need never have run. Unknown repository
     metadata is treated as missing by the model; give it with --repo-meta or the options.
 
+    With a folder `gharuntime learn` wrote, each job is predicted from its own recent runs in
+    that repository (matched by workflow path, job key and matrix values, as the build matches
+    them; --history-from DATASET for fresher ones) and the repository's metadata; a job that
+    never ran falls back to the config-track model, and the `history` column (`basis` in
+    --json, `from` in markdown) says which per job: its runs, or `fallback` (config fallback).
+
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
     cannot read (another repository), a matrix given by an expression (counted as one job, its
     name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
@@ -239,14 +281,18 @@ def predict_command(
       gharuntime predict .github/workflows/ci.yml --model models/lgb --public --json
       gharuntime predict ci.yml --model models/lgb --prices our-rates.yml   # a copy of prices.yml
       gharuntime predict .github/workflows/ci.yml --model models/lgb --base-ref origin/main --format markdown
+      gharuntime learn octo-org/api --token-env GITHUB_TOKEN --out models/mine
+      gharuntime predict .github/workflows/ci.yml --model models/mine
     """
     meta = RepoMeta(event=event, default_branch=default_branch)
+    given: list[dict[str, Any]] = []  # what the user said of the repository, in order
     if repo_meta is not None:
         try:
             data: Any = read_json(repo_meta, 2**20)
             if not isinstance(data, dict):
                 raise ValueError("the top level must be a JSON object")
             meta = repo_meta_from_json(data, meta)
+            given.append(data)
             if public is None and isinstance(data.get("private"), bool):
                 public = not data["private"]
         except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
@@ -255,9 +301,8 @@ def predict_command(
             raise UsageProblem(
                 f"{repo_meta}: not usable repository metadata: nested too deeply"
             ) from None
-    meta = repo_meta_from_json(
-        {"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb}, meta
-    )
+    given.append({"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb})
+    meta = repo_meta_from_json(given[-1], meta)
     # a PriceError or MethodError is refused as it is: its message names the file and the fix
     prices = load_prices(prices_file) if prices_file is not None else default_prices()
     if base is not None and base_ref is not None:
@@ -265,7 +310,14 @@ def predict_command(
     if as_json:
         fmt = "json"
     text = _read_workflow(workflow)
-    method, model_meta = load_model(model_dir)
+    models = open_predict_models(model_dir, history_from=history_from, repo=repo)
+    if models.history is not None:  # the repository's own metadata, under what the user gave
+        meta = repo_meta_from_json(
+            models.history.meta, RepoMeta(event=event, default_branch=default_branch)
+        )
+        for values in given:
+            meta = repo_meta_from_json(values, meta)
+    method, model_meta = models.method, models.meta
     model_info = {
         "method": model_meta["method"],
         "track": model_meta["track"],
@@ -274,6 +326,8 @@ def predict_command(
         else None,
         "folder": str(model_dir),
     }
+    if models.fallback is not None:
+        model_info["fallback"] = models.fallback.track
     when = at.replace(tzinfo=timezone.utc) if at else None
 
     def run(source: str, path: str, local: Path | None) -> tuple[WorkflowPrediction, WorkflowCost]:
@@ -286,6 +340,9 @@ def predict_command(
                 at=when,
                 local_file=local,
                 model_info=model_info,
+                history=models.history,
+                fallback=models.fallback,
+                history_path=repo_workflow_path(workflow, str(workflow)),
             )
         except WorkflowError as exc:
             raise UsageProblem(
@@ -311,16 +368,20 @@ def predict_command(
         _print_review(review_workflows(old, old_cost, result, cost), fmt)
         return
     if fmt == "markdown":
-        click.echo(_markdown(result, cost), nl=False)
+        click.echo(_markdown(result, cost, models), nl=False)
         return
     if fmt == "json":
         doc = result.to_json()
         for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
             job.update(job_cost.to_json())
         doc.update(cost.to_json())
+        if models.history is not None:
+            doc["history"] = _history_json(result, models)
         out_console.print_json(strict_dumps(doc))
         return
     out_console.print(_table(result, cost))
+    if models.history is not None:
+        out_console.print(_history_line(result, models), highlight=False, markup=False)
     out_console.print(
         f"{len(result.jobs)} job(s); sum of job time {_human(result.total_job_s)}, "
         f"critical path through needs {_human(result.critical_path_s)}",
@@ -363,8 +424,54 @@ def _read_workflow(path: Path) -> str:
         raise UsageProblem(f"{exc}; give the workflow's YAML file") from exc
 
 
-def _markdown(result: WorkflowPrediction, cost: WorkflowCost) -> str:
+def _basis_counts(result: WorkflowPrediction) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for j in result.jobs:
+        if j.basis:
+            counts[j.basis] = counts.get(j.basis, 0) + 1
+    return counts
+
+
+def _history_json(result: WorkflowPrediction, models: PredictModels) -> dict[str, Any]:
+    """Where the jobs' history came from, and how many jobs rest on what."""
+    h = models.history
+    assert h is not None
+    return {
+        "repo": h.repo,
+        "dataset": str(h.dataset),
+        "last_completed": h.last_completed.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if h.last_completed
+        else None,
+        "jobs": _basis_counts(result),
+        "meaning": {b: BASIS_WORDS[b] for b in _basis_counts(result)},
+    }
+
+
+def _history_line(result: WorkflowPrediction, models: PredictModels) -> str:
+    """`3 job(s) from their own recent runs, 1 by the config-track model (no earlier run)...`"""
+    h = models.history
+    assert h is not None
+    counts = _basis_counts(result)
+    parts = [f"{counts.get('history', 0)} job(s) from their own recent runs (history)"]
+    if counts.get("config fallback"):
+        parts.append(
+            f"{counts['config fallback']} with no earlier run by the config-track model "
+            "(fallback: config fallback)"
+        )
+    if counts.get("no history"):
+        parts.append(
+            f"{counts['no history']} with no earlier run and no config-track model to fall back "
+            "on (none: no history)"
+        )
+    last = h.last_completed.strftime("%Y-%m-%d %H:%M UTC") if h.last_completed else "never"
+    return f"{', '.join(parts)}; history of {h.repo} from {h.dataset}, last run {last}"
+
+
+def _markdown(
+    result: WorkflowPrediction, cost: WorkflowCost, models: PredictModels | None = None
+) -> str:
     """One workflow's prediction as a Markdown table (every name escaped)."""
+    based = models is not None and models.history is not None
     lines = [
         f"### {md(result.path)}: predicted time and cost",
         "",
@@ -373,8 +480,10 @@ def _markdown(result: WorkflowPrediction, cost: WorkflowCost) -> str:
         f"({cost.total.billed_minutes} billed min). Model: {md(result.model.get('method'))} "
         f"({md(result.model.get('track'))} track).",
         "",
-        "| job | runs on | time (P10–P90) | timeout | cost | cannot know |",
-        "| --- | --- | ---: | ---: | ---: | --- |",
+        "| job | runs on | time (P10–P90) | timeout | cost |"
+        + (" from |" if based else "")
+        + " cannot know |",
+        "| --- | --- | ---: | ---: | ---: |" + (" --- |" if based else "") + " --- |",
     ]
     for j, c in zip(result.jobs, cost.jobs, strict=True):
         q = j.quantiles
@@ -383,8 +492,11 @@ def _markdown(result: WorkflowPrediction, cost: WorkflowCost) -> str:
             f"| {md(j.name)} | {md(', '.join(j.runner_labels) or '-')} | "
             f"{_human(j.predicted.get('duration_s', 0.0))}{span} | "
             f"{f'{j.timeout.minutes} min' if j.timeout else '-'} | {_cost_cell(c)} | "
-            f"{', '.join(_FLAG_WORDS[f] for f in j.flags)} |"
+            + (f"{_basis_cell(j)} | " if based else "")
+            + f"{', '.join(_FLAG_WORDS[f] for f in j.flags)} |"
         )
+    if based and models is not None:
+        lines.extend(["", md(_history_line(result, models))])
     return "\n".join(lines) + "\n"
 
 

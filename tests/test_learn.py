@@ -1,0 +1,326 @@
+"""`gharuntime learn` then `predict --model LEARNED`: a repository of the simulated GitHub on
+127.0.0.1 crawled with a token, built, fitted on both tracks, and its workflow predicted from
+each job's own recent runs; refusals (a repository never crawled, another version, no token),
+the token kept out of every file and output, and a resume after a real SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner, Result
+
+from gharuntime.cli.main import cli
+from gharuntime.dataset import load
+from gharuntime.sim import END, ServerConfig, SimServer, World, serve
+from gharuntime.sim.world import DAY, iso
+
+TOKEN = "ghp_" + "learn1" + "K" * 30
+SINCE = iso(END - 120 * DAY)
+MIDDLE = iso(END - 40 * DAY)
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return World(seed=5, scale="tiny")
+
+
+@pytest.fixture(scope="module")
+def server(world: World) -> Iterator[SimServer]:
+    with serve(world, ServerConfig(tokens={TOKEN: "team"})) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def repo(world: World) -> str:
+    """The public repository with the most completed runs (never renamed: its name stays)."""
+    counts: dict[str, int] = {}
+    for rw, _run in world.completed_runs(END - 120 * DAY, END):
+        if not rw.meta.private and rw.meta.old_name is None:
+            counts[rw.meta.full_name] = counts.get(rw.meta.full_name, 0) + 1
+    return max(sorted(counts), key=lambda name: counts[name])
+
+
+def _learn(
+    out: Path, url: str, *repos: str, env: dict[str, str] | None = None, **kw: str
+) -> Result:
+    args = ["learn", *repos, "--out", str(out), "--api-url", url, "--since", SINCE]
+    for k, v in kw.items():
+        args += [f"--{k.replace('_', '-')}", v]
+    return CliRunner().invoke(cli, args, env={"GITHUB_TOKEN": TOKEN, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def learned(server: SimServer, repo: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("learn") / "mine"
+    result = _learn(out, server.url, repo)
+    assert result.exit_code == 0, result.output
+    assert TOKEN not in result.output
+    return out
+
+
+def _rows(dataset: Path) -> pl.DataFrame:
+    return pl.concat([load(dataset, "temporal", s) for s in ("train", "validation", "test")])
+
+
+@pytest.fixture(scope="module")
+def workflow(learned: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The repository's workflow with the most jobs (of those calling no reusable workflow),
+    at its latest run, checked out under .github/workflows/, plus one job that never ran."""
+    rows = _rows(learned / "dataset").filter(~pl.col("workflow_yaml").str.contains("uses: ./"))
+    path = rows.group_by("workflow_path").len().sort(["len", "workflow_path"])["workflow_path"][-1]
+    text = rows.filter(pl.col("workflow_path") == path).sort("created_at")["workflow_yaml"][-1]
+    file = tmp_path_factory.mktemp("checkout") / path
+    file.parent.mkdir(parents=True)
+    new_job = (
+        "\n  never-ran-before:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make new\n"
+    )
+    file.write_text(text.rstrip("\n") + new_job)
+    return file, path
+
+
+def _predict(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["predict", *args, "--at", "2026-11-02"])
+
+
+def _last_five(rows: pl.DataFrame, path: str, name: str) -> list[float]:
+    """The truth: the job's five latest durations, by its GitHub name, most recent first."""
+    mine = rows.filter((pl.col("workflow_path") == path) & (pl.col("job_name") == name))
+    return mine.sort("completed_at", descending=True)["duration_s"].head(5).to_list()
+
+
+def test_learn_writes_a_folder_predict_reads_and_never_the_token(learned: Path) -> None:
+    doc = json.loads((learned / "learn.json").read_text())
+    assert doc["format"] == "gharuntime-learned/1"
+    assert set(doc["models"]) == {"history", "config"}
+    for track in ("history", "config"):
+        assert json.loads((learned / track / "model.json").read_text())["track"] == track
+    for path in learned.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+def test_predict_uses_each_jobs_own_recent_runs_and_falls_back_per_job(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    file, path = workflow
+    result = _predict(str(file), "--model", str(learned), "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    rows = _rows(learned / "dataset")
+    jobs = {j["name"]: j for j in doc["jobs"]}
+    assert jobs["never-ran-before"]["basis"] == "config fallback"
+    assert jobs["never-ran-before"]["history_s"] == []
+    known = [j for name, j in jobs.items() if name != "never-ran-before"]
+    assert known and all(j["basis"] == "history" for j in known)
+    for j in known:
+        assert j["history_s"] == _last_five(rows, path, j["name"]), j["name"]
+    assert doc["history"]["jobs"] == {"history": len(known), "config fallback": 1}
+    # the fallback is the config-track model's own prediction of that job, for this repository
+    latest = rows.sort("completed_at").row(-1, named=True)
+    columns = ("repo", "repo_id", "repo_language", "repo_stars", "repo_size_kb", "repo_fork")
+    meta = {c: latest[c] for c in columns} | {"repo_topics": latest["repo_topics"]}
+    meta["repo_created_at"] = latest["repo_created_at"].isoformat()
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    alone = _predict(
+        str(file),
+        "--model",
+        str(learned / "config"),
+        "--repo-meta",
+        str(tmp_path / "meta.json"),
+        "--json",
+    )
+    plain = {j["name"]: j for j in json.loads(alone.output)["jobs"]}
+    assert jobs["never-ran-before"]["duration_s"] == plain["never-ran-before"]["duration_s"]
+    assert "basis" not in plain["never-ran-before"]
+
+
+def test_the_table_and_markdown_say_what_each_job_rests_on(
+    learned: Path, workflow: tuple[Path, str]
+) -> None:
+    file, _ = workflow
+    table = _predict(str(file), "--model", str(learned))
+    assert table.exit_code == 0, table.output
+    row = next(x for x in table.output.splitlines() if x.lstrip().startswith("never"))
+    assert "fallback" in row
+    assert "5 runs" in table.output
+    assert "1 with no earlier run by the config-track model (fallback: config fallback)" in (
+        " ".join(table.output.split())
+    )
+    markdown = _predict(str(file), "--model", str(learned), "--format", "markdown")
+    assert "| from |" in markdown.output
+    line = next(x for x in markdown.output.splitlines() if "never-ran-before" in x)
+    assert "config fallback" in line
+    assert sum("history (5 runs)" in x for x in markdown.output.splitlines()) >= 1
+
+
+def test_history_from_a_fresher_dataset(
+    server: SimServer, repo: str, learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A model learnt on the runs up to 40 days before the end, its history refreshed from the
+    full window's dataset: the durations are the fresher ones."""
+    early = tmp_path / "early"
+    assert _learn(early, server.url, repo, until=MIDDLE).exit_code == 0
+    file, path = workflow
+    stale = json.loads(_predict(str(file), "--model", str(early), "--json").output)
+    fresh = _predict(str(file), "--model", str(early), "--history-from", str(learned / "dataset"))
+    assert fresh.exit_code == 0, fresh.output
+    fresh_doc = json.loads(
+        _predict(
+            str(file), "--model", str(early), "--history-from", str(learned / "dataset"), "--json"
+        ).output
+    )
+    rows = _rows(learned / "dataset")
+    old = {j["name"]: j["history_s"] for j in stale["jobs"]}
+    changed = 0
+    for j in fresh_doc["jobs"]:
+        if j["basis"] == "history":
+            assert j["history_s"] == _last_five(rows, path, j["name"])
+            changed += j["history_s"] != old[j["name"]]
+    assert changed, "the fresher dataset gave no job other durations"
+
+
+def _refused(result: Result, *words: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    for word in words:
+        assert word in result.output, result.output
+    assert TOKEN not in result.output
+
+
+def test_a_repository_never_crawled_is_refused(
+    learned: Path, workflow: tuple[Path, str], world: World, repo: str
+) -> None:
+    other = next(m.full_name for m in world.metas() if m.full_name != repo and not m.private)
+    file, _ = workflow
+    result = _predict(str(file), "--model", str(learned), "--repo", other)
+    _refused(result, other, "never crawled", "gharuntime learn")
+    result = _predict(
+        str(file), "--model", str(learned / "config"), "--history-from", str(learned / "dataset")
+    )
+    _refused(result, "reads no history")
+
+
+def test_a_model_of_another_version_is_refused(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    import shutil
+
+    file, _ = workflow
+    copy = tmp_path / "old"
+    shutil.copytree(learned, copy)
+    model = copy / "history" / "model.json"
+    doc = json.loads(model.read_text())
+    model.write_text(json.dumps({**doc, "method_version": "0.1"}))
+    _refused(_predict(str(file), "--model", str(copy)), "0.1", "learn again")
+    learn_doc = json.loads((copy / "learn.json").read_text())
+    (copy / "learn.json").write_text(json.dumps({**learn_doc, "format": "gharuntime-learned/0"}))
+    _refused(_predict(str(file), "--model", str(copy)), "gharuntime-learned/0", "learn again")
+    (copy / "learn.json").unlink()
+    _refused(_predict(str(file), "--model", str(copy)), "did not finish", "again")
+
+
+def test_learn_refuses_before_writing_anything(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _refused(_learn(out, server.url, "nobody-here/nothing"), "nobody-here/nothing", "404")
+    assert not out.exists()
+    _refused(
+        _learn(out, server.url, repo, token_env="TEAM_TOKEN", env={"TEAM_TOKEN": ""}),
+        "TEAM_TOKEN is not set",
+    )
+    assert not out.exists()
+    wrong = "ghp_" + "wrong1" + "W" * 30
+    result = _learn(out, server.url, repo, env={"GITHUB_TOKEN": wrong})
+    _refused(result)
+    assert wrong not in result.output
+    assert not out.exists()
+    _refused(_learn(out, server.url, "not-a-name"), "OWNER/NAME")
+    assert not out.exists()
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    _refused(_learn(taken, server.url, repo), "not empty")
+    assert [p.name for p in taken.iterdir()] == ["notes.txt"]
+
+
+def _child(out: Path, url: str, repo: str) -> subprocess.Popen[str]:
+    exe = Path(sys.executable).parent / "gharuntime"
+    args = [str(exe), "learn", repo, "--out", str(out), "--api-url", url, "--since", SINCE]
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.mark.slow
+def test_learn_killed_midway_resumes_keeping_the_finished_steps(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "mine"
+    proc = _child(out, server.url, repo)
+    deadline = time.monotonic() + 120
+    try:
+        while not (out / "steps" / "crawl.step.json").exists():
+            assert proc.poll() is None, "learn ended before it could be killed"
+            assert time.monotonic() < deadline, "the crawl did not finish in 120 s"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (out / "learn.json").exists()
+    listed = server.recorder.count("actions/list-workflow-runs-for-repo") + server.recorder.count(
+        "actions/list-workflow-runs"
+    )
+    jobs_listed = server.recorder.count("actions/list-jobs-for-workflow-run-attempt")
+    rerun = _child(out, server.url, repo)
+    stdout, stderr = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, stderr
+    assert "crawl: kept" in stderr
+    assert TOKEN not in stdout + stderr
+    # the kept crawl made no request for runs or jobs again
+    assert (
+        server.recorder.count("actions/list-workflow-runs-for-repo")
+        + server.recorder.count("actions/list-workflow-runs")
+        == listed
+    )
+    assert server.recorder.count("actions/list-jobs-for-workflow-run-attempt") == jobs_listed
+    doc: dict[str, Any] = json.loads((out / "learn.json").read_text())
+    assert doc["repos"] == [repo]
+
+
+def test_a_window_without_runs_is_refused_and_leaves_no_model(
+    server: SimServer, repo: str, tmp_path: Path, workflow: tuple[Path, str]
+) -> None:
+    out = tmp_path / "empty"
+    window = ["--since", "2020-01-01", "--until", "2020-01-02"]
+    args = ["learn", repo, "--out", str(out), "--api-url", server.url, *window]
+    result = CliRunner().invoke(cli, args, env={"GITHUB_TOKEN": TOKEN})
+    _refused(result, "--since")
+    assert not (out / "learn.json").exists()
+    _refused(_predict(str(workflow[0]), "--model", str(out)), "did not finish")
+
+
+def test_a_review_looks_up_the_base_file_as_the_workflow_it_changes(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The base file lies outside the checkout: its jobs still take the workflow's history, so
+    only the job the change adds differs."""
+    file, _ = workflow
+    base = tmp_path / "before.yml"
+    base.write_text(file.read_text().split("\n  never-ran-before:")[0] + "\n")
+    result = _predict(str(file), "--model", str(learned), "--base", str(base), "--json")
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.output)["counts"]
+    assert counts["added"] == 1 and counts["changed"] == 0 and counts["removed"] == 0
