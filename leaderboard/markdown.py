@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from gharuntime.leaderboard.rank import GROUP_MEANING
 from gharuntime.leaderboard.view import (
     INTERVAL_COLUMNS,
     METRIC_COLUMNS,
+    Reproduced,
     TableView,
     fmt_count,
     fmt_metric,
@@ -114,8 +116,22 @@ def _table(view: TableView) -> list[str]:
     return lines
 
 
-def render_markdown(views: list[TableView], results_label: str) -> str:
-    """The whole leaderboard as Markdown; the same views give the same text."""
+def _reproduced(reproduced: list[Reproduced]) -> list[str]:
+    if not reproduced:
+        return []
+    lines = ["## Reproduced", ""]
+    lines += [
+        f"- {md(r.scope)}: {md(r.summary)}; per result: [{md(r.link)}](<{quote(r.link, safe='/._-~')}>)"
+        for r in reproduced
+    ]
+    return [*lines, ""]
+
+
+def render_markdown(
+    views: list[TableView], results_label: str, reproduced: list[Reproduced] | None = None
+) -> str:
+    """The whole leaderboard as Markdown; the same views give the same text. `reproduced`:
+    the tables `leaderboard reproduce --all` wrote beside the results, linked at the end."""
     total = sum(len(v.rows) for v in views)
     lines = [
         "# GHARuntime leaderboard",
@@ -134,4 +150,5 @@ def render_markdown(views: list[TableView], results_label: str) -> str:
     ]
     for view in views:
         lines += _table(view)
+    lines += _reproduced(reproduced or [])
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -8,10 +8,49 @@ from pathlib import Path
 
 from gharuntime.leaderboard.markdown import render_markdown
 from gharuntime.leaderboard.page import render_page
-from gharuntime.leaderboard.registry import LeaderboardError, scan, write_atomic
-from gharuntime.leaderboard.view import TableView, table_views
+from gharuntime.leaderboard.registry import REPRODUCED_TABLE, LeaderboardError, scan, write_atomic
+from gharuntime.leaderboard.view import Reproduced, TableView, table_views
+from gharuntime.readfile import InputFileError, read_json
 
-__all__ = ["Leaderboard", "build_leaderboard"]
+__all__ = ["Leaderboard", "build_leaderboard", "reproductions"]
+
+
+def reproductions(results: Path, out: Path) -> list[Reproduced]:
+    """Each table `leaderboard reproduce --all` wrote under `results` (in it, or in one dataset
+    folder), summed up, with its Markdown's path relative to `out` for a link. A table that
+    cannot be read is a problem like a bad result: the page never links what it cannot vouch
+    for."""
+    found: list[Reproduced] = []
+    problems: list[str] = []
+    for path in sorted([*results.glob(REPRODUCED_TABLE), *results.glob(f"*/{REPRODUCED_TABLE}")]):
+        try:
+            doc = read_json(path, 16 * 2**20)
+            done = doc["reproduced"]
+            statuses = [str(item["status"]) for item in done]
+            not_run = len(doc["not_run"])
+        except (InputFileError, KeyError, TypeError) as exc:
+            problems.append(
+                f"{path}: not a reproduce table ({exc}); run `gharuntime leaderboard "
+                "reproduce --all` again"
+            )
+            continue
+        md = path.with_suffix(".md")
+        link = Path(os.path.relpath(md.resolve(), out.resolve())).as_posix()
+        scope = path.parent.relative_to(results).as_posix()
+        found.append(
+            Reproduced(
+                scope="every dataset" if scope == "." else scope,
+                link=link,
+                exact=statuses.count("exact"),
+                within=statuses.count("within"),
+                differs=statuses.count("differs"),
+                not_run=not_run,
+                version=str(doc.get("gharuntime_version", "")),
+            )
+        )
+    if problems:
+        raise LeaderboardError(problems)
+    return found
 
 
 @dataclass(frozen=True)
@@ -29,8 +68,9 @@ def build_leaderboard(results: Path, out: Path) -> Leaderboard:
     give the same bytes. Raises LeaderboardError naming every bad file."""
     views = table_views(scan(results))
     label = Path(os.path.relpath(results.resolve(), out.resolve())).as_posix()
-    markdown = render_markdown(views, label)
-    page = render_page(views, label)
+    reproduced = reproductions(results, out)
+    markdown = render_markdown(views, label, reproduced)
+    page = render_page(views, label, reproduced)
     if out.exists() and not out.is_dir():
         raise LeaderboardError([f"{out}: not a folder; --out takes the folder to write into"])
     md_path, page_path = out / "README.md", out / "index.html"

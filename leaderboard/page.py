@@ -9,10 +9,17 @@ import re
 from html import escape
 from importlib import resources
 from typing import Any, Final
+from urllib.parse import quote
 
 from gharuntime.leaderboard.plots import table_plots
 from gharuntime.leaderboard.rank import GROUP_MEANING
-from gharuntime.leaderboard.view import INTERVAL_COLUMNS, METRIC_COLUMNS, TableView, fmt_metric
+from gharuntime.leaderboard.view import (
+    INTERVAL_COLUMNS,
+    METRIC_COLUMNS,
+    Reproduced,
+    TableView,
+    fmt_metric,
+)
 
 __all__ = ["CSV_COLUMNS", "render_page", "spreadsheet_safe"]
 
@@ -140,8 +147,11 @@ def _attrs(view: TableView) -> str:
     )
 
 
-def render_page(views: list[TableView], results_label: str) -> str:
-    """The page's HTML; the same views give the same bytes."""
+def render_page(
+    views: list[TableView], results_label: str, reproduced: list[Reproduced] | None = None
+) -> str:
+    """The page's HTML; the same views give the same bytes. `reproduced`: the tables
+    `leaderboard reproduce --all` wrote beside the results, linked under the summary."""
     rows: list[dict[str, Any]] = []
     body: list[str] = []
     plots: list[str] = []
@@ -175,6 +185,12 @@ def render_page(views: list[TableView], results_label: str) -> str:
         "column header to sort; filter by dataset, config, track and the dataset the methods "
         "were trained on (a transfer table's differs from its dataset)."
     )
+    for r in reproduced or []:
+        href = quote(r.link, safe="/._-~")
+        summary += (
+            f' <span class="reproduced">Reproduced ({escape(r.scope)}): {escape(r.summary)}; '
+            f'<a href="{escape(href, quote=True)}">per result</a>.</span>'
+        )
     replacements = {
         "/*SUMMARY*/": summary,
         "/*GROUP_MEANING*/": escape(GROUP_MEANING),

@@ -33,6 +33,7 @@ from gharuntime.leaderboard.values import shape_problems, value_problems
 from gharuntime.readfile import InputFileError, parse_json, read_text
 
 __all__ = [
+    "REPRODUCED_TABLE",
     "RESULT_VERSION",
     "Entry",
     "LeaderboardError",
@@ -299,6 +300,10 @@ def check_tables(entries: Iterable[Entry]) -> tuple[list[Table], list[str]]:
     return tables, problems
 
 
+REPRODUCED_TABLE = "reproduced.json"
+"""The table `gharuntime leaderboard reproduce --all DIR` writes into DIR (with its .md)."""
+
+
 def scan(results: Path) -> list[Table]:
     """Every result under `results` (`<dataset>/*.json`), checked, as tables (transfer tables
     included); raises LeaderboardError listing every problem."""
@@ -307,6 +312,8 @@ def scan(results: Path) -> list[Table]:
     entries: list[Entry] = []
     problems: list[str] = []
     for path in sorted(results.glob("*/*.json")):
+        if path.name == REPRODUCED_TABLE:  # `leaderboard reproduce --all`'s table, not a result
+            continue
         try:
             entry = load_result(path)
         except LeaderboardError as exc:

@@ -15,6 +15,7 @@ __all__ = [
     "COLUMNS",
     "INTERVAL_COLUMNS",
     "METRIC_COLUMNS",
+    "Reproduced",
     "TableView",
     "fmt_count",
     "fmt_metric",
@@ -201,6 +202,34 @@ def _row(r: Ranked) -> dict[str, Any]:
         row[f"{metric}_high"] = block.get("ci_high")
     row["calibration"] = _calibration(res)
     return row
+
+
+@dataclass(frozen=True)
+class Reproduced:
+    """A `leaderboard reproduce --all` table beside the results: its scope (a dataset, or every
+    dataset), the link to its Markdown, and its verdicts counted."""
+
+    scope: str
+    link: str
+    exact: int
+    within: int
+    differs: int
+    not_run: int
+    version: str
+
+    @property
+    def summary(self) -> str:
+        """'12 of 13 reproduced (11 exactly, 1 within tolerance), 1 not, 3 not run here'."""
+        done = self.exact + self.within + self.differs
+        text = (
+            f"{self.exact + self.within} of {done} reproduced ({self.exact} exactly, "
+            f"{self.within} within the method's tolerance)"
+        )
+        if self.differs:
+            text += f", {self.differs} not"
+        if self.not_run:
+            text += f", {self.not_run} not run (dataset not at hand)"
+        return text + f", by gharuntime {self.version}"
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,27 @@ def test_all_reproduces_what_is_at_hand_and_writes_a_table(work: Path, tmp_path:
     md = (results / "reproduced.md").read_text()
     assert "| temporal-config-median.json | median | reproduced" in md
     assert "not run: " in md
+    # the leaderboard links the table, and a dataset folder's own table is not a result
+    (results / "gharuntime-real-apache/temporal-config-median.json").unlink()
+    (results / "gharuntime-real-apache").rmdir()
+    again = _run("--all", str(results / "gharuntime-sim-small"), "--work", str(work))
+    assert again.exit_code == 0, again.output
+    assert (results / "gharuntime-sim-small/reproduced.json").is_file()
+    board = tmp_path / "board"
+    built = CliRunner().invoke(cli, ["leaderboard", "--results", str(results), "--out", str(board)])
+    assert built.exit_code == 0, built.output
+    readme = (board / "README.md").read_text()
+    assert "## Reproduced" in readme
+    assert "every dataset: 1 of 1 reproduced" in readme
+    assert "gharuntime-sim-small: 1 of 1 reproduced" in readme
+    assert "(<../results/reproduced.md>)" in readme
+    assert "(<../results/gharuntime-sim-small/reproduced.md>)" in readme
+    page = (board / "index.html").read_text()
+    assert '<a href="../results/gharuntime-sim-small/reproduced.md">per result</a>' in page
+    # a table that is not one is refused like a bad result, nothing written
+    (results / "reproduced.json").write_text("[]")
+    bad = CliRunner().invoke(cli, ["leaderboard", "--results", str(results), "--out", str(board)])
+    assert bad.exit_code == 2 and "not a reproduce table" in bad.output
 
 
 @pytest.mark.slow
@@ -155,8 +176,9 @@ def test_laser_reproduces_within_its_stated_tolerance(tmp_path: Path) -> None:
 
     fixture_dataset = tmp_path / "ds"
     jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(
-        pl.format("runs-on: ubuntu-latest\nsteps:\n  - run: make {}", pl.col("job_name"))
-        .alias("job_yaml")
+        pl.format("runs-on: ubuntu-latest\nsteps:\n  - run: make {}", pl.col("job_name")).alias(
+            "job_yaml"
+        )
     )
     write_dataset(jobs, fixture_dataset, source={"kind": "fixture", "seed": 0})
     fast = ["model=tiny", "max_steps=4", "batch_size=4", "budget=200", "vocab_size=400"]
