@@ -20,11 +20,13 @@ from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
 from gharuntime.dataset import DatasetError, manifest_files, read_manifest
 from gharuntime.markdown import md
 from gharuntime.parquet import parquet_schema, read_parquet
+from gharuntime.redact import redact
 
 __all__ = [
     "DatasetSide",
     "diff_datasets",
     "ks_statistic",
+    "open_side",
     "render_markdown",
     "side_from_folder",
 ]
@@ -45,6 +47,21 @@ class DatasetSide:
 def side_from_folder(root: Path, label: str | None = None) -> DatasetSide:
     """A dataset folder as one side; DatasetError when it is not a dataset."""
     return DatasetSide(label or str(root), root, read_manifest(root))
+
+
+def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
+    """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff
+    (DatasetError when it cannot be opened)."""
+    from gharuntime.hub import open_dataset  # the Hub client only when a side is opened
+
+    try:
+        local = open_dataset(spec, endpoint=endpoint)
+        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
+    except OSError as exc:  # a name the OS refuses (too long, unreadable)
+        raise DatasetError(
+            f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
+            "or ORG/NAME[@REVISION]"
+        ) from None
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

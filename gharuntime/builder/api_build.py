@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from gharuntime.builder.build import BuildError, BuildResult, build
+from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
@@ -565,10 +565,7 @@ def build_from_api_json(
             description=description,
         ),
         out,
-        conclusions=conclusions,
-        progress=progress,
-        rows_per_file=rows_per_file,
-        previous=previous,
+        BuildOptions(conclusions, rows_per_file, previous, progress),
     )
 
 
