@@ -15,7 +15,7 @@ from typing import Any
 from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy, Token, token_problem
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
 from gharuntime.crawler.progress import CrawlStats, EventSink
-from gharuntime.errors import GharuntimeError
+from gharuntime.errors import OptionError
 from gharuntime.readfile import InputFileError, read_text
 
 __all__ = [
@@ -35,13 +35,8 @@ TOKEN_FILE_MAX_BYTES = 2**20
 REPOS_FILE_MAX_BYTES = 16 * 2**20
 
 
-class CrawlSetupError(GharuntimeError, ValueError):
-    """A crawl input that cannot be used; `option` is the command-line option that gave it,
-    shown first (`--repos: repos.txt:2: 'x' is not owner/name`), so the message says what to fix."""
-
-    def __init__(self, message: str, *, option: str) -> None:
-        super().__init__(message, where=option)
-        self.option = option
+class CrawlSetupError(OptionError):
+    """A crawl input that cannot be used; `option` names the option that gave it."""
 
 
 def _read(path: Path, option: str, max_bytes: int) -> str:

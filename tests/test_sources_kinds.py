@@ -70,6 +70,13 @@ def test_an_option_a_raw_build_cannot_use_is_refused(
     assert not (tmp_path / "o").exists()
 
 
+def test_paths_are_refused_for_a_source_that_crawls(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["build", "--source", "simulated", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "PATHS: --source simulated does not use it" in result.output
+    assert "for --source raw, ghalogs or api-json only" in result.output
+
+
 def test_workers_are_refused_for_ghalogs_and_raw_stores_for_api_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli, ["build", "--source", "ghalogs", str(tmp_path), "--workers", "2", "--out", "o"]

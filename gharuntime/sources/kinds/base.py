@@ -9,19 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from gharuntime.errors import GharuntimeError
+from gharuntime.errors import OptionError
 from gharuntime.sources.base import Source
 
 __all__ = ["FLAGS", "SourceConfig", "SourceOptionError", "SourceOptions", "refuse_unused"]
 
 
-class SourceOptionError(GharuntimeError, ValueError):
-    """An option a source cannot use, or a value it cannot take; `option` names it (shown
-    first, `--logs: ...`), so the message says what to fix."""
-
-    def __init__(self, message: str, *, option: str) -> None:
-        super().__init__(message, where=option)
-        self.option = option
+class SourceOptionError(OptionError):
+    """An option a source cannot use, or a value it cannot take; `option` names it."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +106,8 @@ def refuse_unused(
     for name in given:
         if name in FLAGS and name not in config.options:
             takers = [k.kind for k in all_kinds if name in k.options]
+            listed = ", ".join(takers[:-1]) + " or " + takers[-1] if len(takers) > 1 else takers[0]
             raise SourceOptionError(
-                f"--source {config.kind} does not use it; it is for --source "
-                f"{' or '.join(takers)} only",
+                f"--source {config.kind} does not use it; it is for --source {listed} only",
                 option=FLAGS[name],
             )
