@@ -74,8 +74,9 @@ def _summary(result: BuildResult, seconds: float) -> None:
     "--source",
     type=click.Choice(list(SOURCES)),
     default=None,
-    help="What PATHS are: raw stores (default), a GHALogs dump folder, or files, folders or git "
-    "repositories of GitHub jobs and runs API JSON (api-json).",
+    help="What to build from (default raw): "
+    + "; ".join(f"{kind}: {config.summary}" for kind, config in SOURCES.items())
+    + ". An option the source does not use is refused.",
 )
 @click.option(
     "--yaml-git",
