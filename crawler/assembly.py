@@ -1,33 +1,42 @@
 """Everything a crawl needs before it starts, assembled from what a person gives: tokens (a file
-or GITHUB_TOKEN), a list of repositories, a time window and a ready client. `gharuntime crawl`
+or GITHUB_TOKEN), a list of repositories, a time window and a ready client; `plan_crawl` turns
+a whole `gharuntime crawl` request into a checked CrawlPlan. `gharuntime crawl`
 and `gharuntime build --source github` both start a crawl, so both take these from here and read
 their options the same way. A bad value raises CrawlSetupError naming the option to fix."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy, Token, token_problem
-from gharuntime.crawler.crawl import format_time, parse_time
-from gharuntime.crawler.progress import CrawlStats
-from gharuntime.errors import GharuntimeError
+from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
+from gharuntime.crawler.progress import CrawlStats, EventSink
+from gharuntime.errors import OptionError
 from gharuntime.readfile import InputFileError, read_text
 
-__all__ = ["CrawlSetupError", "crawl_window", "load_tokens", "make_client", "read_repos"]
+__all__ = [
+    "CrawlPlan",
+    "CrawlRequest",
+    "CrawlSetupError",
+    "check_out_folder",
+    "crawl_window",
+    "load_tokens",
+    "make_client",
+    "parse_shard",
+    "plan_crawl",
+    "read_repos",
+]
 
 TOKEN_FILE_MAX_BYTES = 2**20
 REPOS_FILE_MAX_BYTES = 16 * 2**20
 
 
-class CrawlSetupError(GharuntimeError, ValueError):
-    """A crawl input that cannot be used; `option` is the command-line option that gave it,
-    shown first (`--repos: repos.txt:2: 'x' is not owner/name`), so the message says what to fix."""
-
-    def __init__(self, message: str, *, option: str) -> None:
-        super().__init__(message, where=option)
-        self.option = option
+class CrawlSetupError(OptionError):
+    """A crawl input that cannot be used; `option` names the option that gave it."""
 
 
 def _read(path: Path, option: str, max_bytes: int) -> str:
@@ -132,3 +141,135 @@ def make_client(
             option="--backoff",
         )
     return GitHubClient(api_url, tokens, policy=policy, stats=stats, etags=EtagCache())
+
+
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    """--shard K/N as (k, n), 1 <= k <= n <= 100,000."""
+    if value is None:
+        return None
+    try:
+        k, n = (int(x) for x in value.split("/"))
+    except ValueError:
+        raise CrawlSetupError(f"{value[:100]!a} is not K/N (e.g. 1/4)", option="--shard") from None
+    if not 1 <= k <= n <= 100_000:
+        raise CrawlSetupError(
+            f"{value}: K must be between 1 and N, and N at most 100,000", option="--shard"
+        )
+    return k, n
+
+
+def check_out_folder(out: Path) -> None:
+    """Refuse a folder that is not (yet) a crawl's raw store: never write into someone's data."""
+    try:
+        _check_out_folder(out)
+    except OSError as exc:  # a name the OS refuses (too long, a component not a folder)
+        raise CrawlSetupError(f"{out}: {exc.strerror or exc}", option="--out") from None
+
+
+def _check_out_folder(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise CrawlSetupError(f"{out} is a file; give a folder", option="--out")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    state = out / "state.sqlite"
+    if not state.is_file():
+        raise CrawlSetupError(
+            f"{out} is not empty and holds no raw store (no state.sqlite); give an empty or new "
+            "folder, or one an earlier crawl wrote",
+            option="--out",
+        )
+    try:
+        con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key='source'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise CrawlSetupError(
+            f"{state}: not a readable raw store state ({exc})", option="--out"
+        ) from None
+    if row is not None and row[0] != "crawl":
+        raise CrawlSetupError(
+            f"{out} is a raw store written by {row[0]!r}, not by a crawl; give another folder",
+            option="--out",
+        )
+
+
+@dataclass(frozen=True)
+class CrawlRequest:
+    """`gharuntime crawl`'s options, typed: where to write, what to crawl and how."""
+
+    out: Path
+    repos_file: Path | None = None
+    search: str | None = None
+    max_repos: int | None = None
+    since: str | None = None
+    until: str | None = None
+    max_runs_per_workflow: int | None = None
+    logs: bool = False
+    log_cap_mb: float = 20.0
+    shard: str | None = None
+    token_file: Path | None = None
+    api_url: str = "https://api.github.com"
+    concurrency: int = 4
+    max_retries: int = 6
+    backoff: tuple[float, float] = (1.0, 60.0)
+    secondary_wait: float = 60.0
+    yaml_strategy: str = "blob-oid"
+    log_route: str = "attempt"
+    flush_records: int = 2000
+
+
+@dataclass
+class CrawlPlan:
+    """A checked crawl, ready to run: its options, its client (tokens, policy, counters)."""
+
+    out: Path
+    options: CrawlOptions
+    client: GitHubClient
+    tokens: int
+
+    def run(self, on_event: EventSink) -> CrawlResult:
+        """Identify the tokens' accounts, then crawl into `out` (the client's errors raise)."""
+        self.client.identify()
+        return crawl(self.out, self.options, self.client, on_event=on_event)
+
+
+def plan_crawl(request: CrawlRequest) -> CrawlPlan:
+    """Every check a crawl makes before its first request (the folder, the selection, the
+    window, the shard, the tokens, the retry policy), then the client; CrawlSetupError names
+    the option to fix."""
+    check_out_folder(request.out)
+    if (request.repos_file is None) == (request.search is None):
+        raise CrawlSetupError(
+            "give exactly one of --repos FILE or --search QUERY", option="--repos"
+        )
+    base, cap = request.backoff  # a base above its cap is refused by make_client
+    repos = read_repos(request.repos_file) if request.repos_file is not None else None
+    since, until = crawl_window(request.since, request.until)
+    options = CrawlOptions(
+        repos=repos,
+        search=request.search,
+        max_repos=request.max_repos,
+        since=since,
+        until=until,
+        max_runs_per_workflow=request.max_runs_per_workflow,
+        logs=request.logs,
+        log_cap_bytes=int(request.log_cap_mb * 1_000_000),
+        shard=parse_shard(request.shard),
+        concurrency=request.concurrency,
+        yaml_strategy=request.yaml_strategy,
+        log_route=request.log_route,
+        flush_records=request.flush_records,
+    )
+    tokens = load_tokens(request.token_file)
+    client = make_client(
+        request.api_url,
+        tokens,
+        max_retries=request.max_retries,
+        stats=CrawlStats(),
+        backoff_base=base,
+        backoff_cap=cap,
+        secondary_wait=request.secondary_wait,
+    )
+    return CrawlPlan(request.out, options, client, len(tokens))

@@ -36,6 +36,7 @@ ERRORS: dict[str, str] = {
     "Cancelled": "gharuntime.crawler.client",
     "CrawlDirError": "gharuntime.builder.crawl_dir",
     "CrawlError": "gharuntime.crawler.client",
+    "CrawlSetupError": "gharuntime.crawler.assembly",
     "DecodingError": "gharuntime.baselines.laser.decoding",
     "EmptySplit": "gharuntime.eval.provenance",
     "EncodingError": "gharuntime.baselines.laser.encoding",
@@ -50,12 +51,14 @@ ERRORS: dict[str, str] = {
     "LearnedError": "gharuntime.learned",
     "MatrixTooLarge": "gharuntime.workflow",
     "MethodError": "gharuntime.baselines.method",
+    "OptionError": "gharuntime.errors",
     "PriceError": "gharuntime.billing.prices",
     "PromptTooLong": "gharuntime.baselines.laser.serialize",
     "RawStoreError": "gharuntime.rawstore",
     "ReproduceError": "gharuntime.leaderboard.reproduce",
     "RequestFailed": "gharuntime.crawler.client",
     "SourceError": "gharuntime.sources._columns",
+    "SourceOptionError": "gharuntime.sources.kinds.base",
     "UnknownExpression": "gharuntime.expressions",
     "WorkflowError": "gharuntime.workflow",
 }
@@ -70,10 +73,12 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.billing.prices import PriceError as PriceError
     from gharuntime.builder.build import BuildError as BuildError
     from gharuntime.builder.crawl_dir import CrawlDirError as CrawlDirError
+    from gharuntime.crawler.assembly import CrawlSetupError as CrawlSetupError
     from gharuntime.crawler.client import BadCredentials as BadCredentials
     from gharuntime.crawler.client import Cancelled as Cancelled
     from gharuntime.crawler.client import CrawlError as CrawlError
     from gharuntime.crawler.client import RequestFailed as RequestFailed
+    from gharuntime.errors import OptionError as OptionError
     from gharuntime.eval.evaluate import InvalidSubmission as InvalidSubmission
     from gharuntime.eval.provenance import EmptySplit as EmptySplit
     from gharuntime.expressions import UnknownExpression as UnknownExpression
@@ -88,6 +93,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.repo_history import HistoryError as HistoryError
     from gharuntime.sources._columns import SourceError as SourceError
     from gharuntime.sources.gitstore import GitError as GitError
+    from gharuntime.sources.kinds.base import SourceOptionError as SourceOptionError
     from gharuntime.workflow import MatrixTooLarge as MatrixTooLarge
     from gharuntime.workflow import WorkflowError as WorkflowError
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from gharuntime.redact import redact
 
-__all__ = ["GharuntimeError"]
+__all__ = ["GharuntimeError", "OptionError"]
 
 
 class GharuntimeError(Exception):
@@ -43,3 +43,13 @@ class GharuntimeError(Exception):
         if self.fix:
             text = f"{text}\n  fix: {self.fix}"
         return redact(text)
+
+
+class OptionError(GharuntimeError, ValueError):
+    """A value given for a command-line option that the library cannot use; `option` names it
+    and is shown first (`--repos: repos.txt:2: 'x' is not owner/name`), so the message says
+    what to fix even though the library, not click, found the problem."""
+
+    def __init__(self, message: str, *, option: str) -> None:
+        super().__init__(message, where=option)
+        self.option = option

@@ -150,14 +150,16 @@ def run_pipeline(
     an earlier run scored with the same inputs (gharuntime.resume: dataset revision, code,
     parameters) and runs the rest; `fresh` runs every step again.
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
-    from gharuntime.builder.crawled import build_from_simulated
+    from gharuntime.builder.build import BuildOptions, build
+    from gharuntime.sources.kinds.simulated import SimulatedConfig
 
     say = progress or (lambda _what, _done, _total: None)
     seconds: dict[str, float] = {}
     name = f"gharuntime-sim-{scale}-seed{seed}"
     dataset = out / name
     t0 = time.perf_counter()
-    build_from_simulated(dataset, out / f"{name}.raw", seed=seed, scale=scale, progress=progress)
+    simulated = SimulatedConfig(out / f"{name}.raw", seed=seed, scale=scale)
+    build(simulated.source(), dataset, BuildOptions(progress=progress))
     say("validating the dataset", 0, None)
     problems = validate(dataset)
     if problems:

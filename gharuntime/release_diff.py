@@ -26,12 +26,14 @@ from gharuntime.dataset import (
 )
 from gharuntime.markdown import md
 from gharuntime.parquet import parquet_schema, read_parquet
+from gharuntime.redact import redact
 
 __all__ = [
     "DatasetSide",
     "check_side",
     "diff_datasets",
     "ks_statistic",
+    "open_side",
     "render_markdown",
     "side_from_folder",
 ]
@@ -112,6 +114,21 @@ def check_side(side: DatasetSide) -> None:
     for name, n in _mapping(side.manifest.get("filters")).items():
         if not _count(n):
             raise DatasetError(f"{where}: filter {str(name)[:60]!a} count {str(n)[:40]!a}{fix}")
+
+
+def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
+    """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff
+    (DatasetError when it cannot be opened)."""
+    from gharuntime.hub import open_dataset  # the Hub client only when a side is opened
+
+    try:
+        local = open_dataset(spec, endpoint=endpoint)
+        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
+    except OSError as exc:  # a name the OS refuses (too long, unreadable)
+        raise DatasetError(
+            f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
+            "or ORG/NAME[@REVISION]"
+        ) from None
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

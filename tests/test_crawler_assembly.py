@@ -3,6 +3,7 @@ them; every refusal is a library error naming the option, and the commands show 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -11,10 +12,13 @@ import pytest
 from crawler_support import gharuntime_exe
 
 from gharuntime.crawler.assembly import (
+    CrawlRequest,
     CrawlSetupError,
+    check_out_folder,
     crawl_window,
     load_tokens,
     make_client,
+    plan_crawl,
     read_repos,
 )
 from gharuntime.errors import GharuntimeError
@@ -135,3 +139,60 @@ def test_both_commands_show_the_refusal_and_exit_2(command: list[str], tmp_path:
     assert proc.returncode == 2, proc.stderr
     assert "--token-file" in proc.stderr and "holds no token" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_plan_crawl_checks_everything_then_assembles_options_and_client(tmp_path: Path) -> None:
+    repos = tmp_path / "repos.txt"
+    repos.write_text("octo/one\n")
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"{SECRET}\n")
+    plan = plan_crawl(
+        CrawlRequest(
+            out=tmp_path / "raw",
+            repos_file=repos,
+            since="2026-01-01",
+            shard="2/3",
+            log_cap_mb=1.5,
+            token_file=tokens,
+            api_url="http://127.0.0.1:9",
+            backoff=(0.25, 4.0),
+        )
+    )
+    assert (plan.out, plan.tokens) == (tmp_path / "raw", 1)
+    assert plan.options.repos == ["octo/one"] and plan.options.shard == (2, 3)
+    assert plan.options.since == "2026-01-01T00:00:00Z"
+    assert plan.options.log_cap_bytes == 1_500_000
+    assert (plan.client.policy.backoff_base, plan.client.policy.backoff_cap) == (0.25, 4.0)
+    assert SECRET not in repr(plan)
+
+
+@pytest.mark.parametrize(
+    ("change", "option", "message"),
+    [
+        ({"search": "x"}, "--repos", "exactly one of --repos FILE or --search QUERY"),
+        ({"shard": "5/4"}, "--shard", "K must be between 1 and N"),
+        ({"shard": "half"}, "--shard", "is not K/N"),
+        ({"backoff": (9.0, 1.0)}, "--backoff", "above the cap"),
+        ({"until": "yesterday"}, "--until", "is not a date"),
+    ],
+)
+def test_plan_crawl_refuses_naming_the_option(
+    change: dict[str, object], option: str, message: str, tmp_path: Path
+) -> None:
+    repos = tmp_path / "repos.txt"
+    repos.write_text("octo/one\n")
+    request = dataclasses.replace(CrawlRequest(out=tmp_path / "raw", repos_file=repos), **change)
+    with pytest.raises(CrawlSetupError) as info:
+        plan_crawl(request)
+    assert info.value.option == option and message in str(info.value)
+
+
+def test_an_out_folder_that_is_not_a_crawl_store_is_refused_untouched(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("someone's data\n")
+    with pytest.raises(CrawlSetupError, match="holds no raw store") as info:
+        check_out_folder(tmp_path)
+    assert info.value.option == "--out"
+    with pytest.raises(CrawlSetupError, match="is a file"):
+        check_out_folder(tmp_path / "notes.txt")
+    check_out_folder(tmp_path / "new")  # a new folder is fine
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from gharuntime.builder.api_card import PLACED_WITHOUT_RUN
-from gharuntime.builder.build import BuildError, BuildResult, build
+from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, build
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
@@ -697,10 +697,7 @@ def build_from_api_json(
             description=description,
         ),
         out,
-        conclusions=conclusions,
-        progress=progress,
-        rows_per_file=rows_per_file,
-        previous=previous,
+        BuildOptions(conclusions, rows_per_file, previous, progress),
     )
 
 

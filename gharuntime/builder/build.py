@@ -1,7 +1,9 @@
 """`gharuntime build` as a library call: read a source, normalize, filter, add history, split and
 write a documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
-`gharuntime.sources.base.Source` whose `read()` gives Candidates; `build` is the one build, and
-each `build_from_*` wraps it with its source's adapter.
+`gharuntime.sources.base.Source` whose `read()` gives Candidates; `build(source, out, options)`
+is the one build. The sources a person names (`--source KIND`) are in
+`gharuntime.sources.kinds.SOURCES`; `build_from_raw` and `build_from_ghalogs` are shorthands kept
+for the scripts that call them.
 
 Every bad input is counted in the result's `problems` (and the manifest), never raised; what is
 raised (BuildError) is a build that cannot produce a dataset at all, and then any earlier dataset
@@ -37,6 +39,7 @@ from gharuntime.sources.raw import read_raw_stores
 
 __all__ = [
     "BuildError",
+    "BuildOptions",
     "BuildResult",
     "RawSource",
     "build",
@@ -223,19 +226,23 @@ def finish_build(
     return BuildResult(out=out, manifest=manifest, filters=filter_counts, problems=problems)
 
 
-def build(
-    source: Source,
-    out: Path,
-    *,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
+@dataclass(frozen=True)
+class BuildOptions:
+    """What every build takes whatever its source: the conclusions kept (None: all), the rows
+    per Parquet file, the previous release the card compares with, and where progress goes."""
+
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE
+    previous: DatasetSide | None = None
+    progress: Progress | None = None
+
+
+def build(source: Source, out: Path, options: BuildOptions | None = None) -> BuildResult:
     """The one build: read `source`'s candidates, then filter, add history and write the
     dataset at `out` (finish_build). A source that cannot be read is a BuildError."""
+    opts = options or BuildOptions()
     try:
-        read = [source.read(progress)]
+        read = [source.read(opts.progress)]
     except SourceError as exc:
         raise BuildError(str(exc)) from exc
     found = read.pop()
@@ -249,13 +256,13 @@ def build(
         source=provenance,
         problems=problems,
         texts=texts,
-        conclusions=conclusions,
+        conclusions=opts.conclusions,
         build=params,
-        progress=progress,
-        rows_per_file=rows_per_file,
+        progress=opts.progress,
+        rows_per_file=opts.rows_per_file,
         cross_repo=cross_repo,
         render=render,
-        previous=previous,
+        previous=opts.previous,
     )
 
 
@@ -326,10 +333,7 @@ def build_from_raw(
     return build(
         RawSource(list(roots), source=source, workers=workers),
         out,
-        conclusions=conclusions,
-        progress=progress,
-        rows_per_file=rows_per_file,
-        previous=previous,
+        BuildOptions(conclusions, rows_per_file, previous, progress),
     )
 
 
@@ -346,10 +350,5 @@ def build_from_ghalogs(
     """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional
     logs): `build(GhalogsSource(...))`."""
     return build(
-        GhalogsSource(dump, logs),
-        out,
-        conclusions=conclusions,
-        progress=progress,
-        rows_per_file=rows_per_file,
-        previous=previous,
+        GhalogsSource(dump, logs), out, BuildOptions(conclusions, rows_per_file, previous, progress)
     )

@@ -1,64 +1,37 @@
-"""Sources that crawl first: the simulated GitHub (served on 127.0.0.1 and crawled with the real
-crawler, over real HTTP) or GitHub itself; the crawl's raw store is then built like any other.
+"""Sources that crawl first: a crawl into a raw store with the real crawler, over real HTTP,
+then that store built like any other (`CrawledSource`). GitHub itself is `GitHubSource`; the
+simulated GitHub (served on 127.0.0.1) is `gharuntime.sources.kinds.simulated`, so nothing here
+imports the simulator.
 
 The raw store is kept (a second call with the same folder continues the crawl instead of
-starting again), so an interrupted build loses no requests. Same parameters, same bytes:
-`prepare_simulated_store` continues only a store of the same world (seed, scale, logs); any
-other store is refused, never removed (`claim_crawl_dir`, the one rule for crawl folders).
+starting again), so an interrupted build loses no requests. A crawl folder holding something
+else is refused, never removed (`claim_crawl_dir`, the one rule for crawl folders).
 """
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gharuntime.builder.build import BuildError, BuildResult, RawSource, build
-from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir, simulated_world
+from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, RawSource, build
+from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.crawler.client import CrawlError, EtagCache, GitHubClient, Token
+from gharuntime.crawler.client import CrawlError, GitHubClient
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
 from gharuntime.crawler.progress import CrawlEvent
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide
-from gharuntime.sources.raw import count_records
+from gharuntime.sources.base import Candidates
 
 __all__ = [
+    "CrawledSource",
+    "GitHubSource",
     "build_from_crawl",
     "build_from_simulated",
-    "crawl_simulated",
-    "prepare_simulated_store",
-    "simulated_store_identity",
+    "crawl_into",
 ]
-
-
-def simulated_store_identity(seed: int, scale: str, logs: bool) -> dict[str, str]:
-    """What a crawl of the simulated GitHub records in its store's meta: the world (seed, scale,
-    the scale's sizes) and whether logs were crawled. Two stores with the same identity hold the
-    same records once complete."""
-    from gharuntime.sim import SCALES
-
-    sc = SCALES[scale]
-    return {
-        "sim_seed": str(seed),
-        "sim_scale": f"{scale} ({sc.repos}/{sc.workflows_per_repo}/{sc.runs_per_workflow}/{sc.days})",
-        "sim_logs": "1" if logs else "0",
-    }
-
-
-def prepare_simulated_store(raw: Path, seed: int, scale: str, logs: bool) -> None:
-    """Make `raw` ready for a crawl of the simulated world (seed, scale, logs), by the one rule
-    for crawl folders (`claim_crawl_dir`): a new or empty folder is used, a store recorded as a
-    crawl of this very world is continued (a resumed crawl stores what a fresh one would), and
-    anything else, a store of another seed, scale or --crawl-logs included, is refused with a
-    BuildError that says how to go on; nothing there is touched."""
-    try:
-        claim_crawl_dir(
-            raw, simulated_world(seed, scale), simulated_store_identity(seed, scale, logs)
-        )
-    except CrawlDirError as exc:
-        raise BuildError(str(exc)) from None
 
 
 def _events(progress: Progress | None, stage: str) -> Any:
@@ -79,10 +52,14 @@ def _events(progress: Progress | None, stage: str) -> Any:
     return on_event
 
 
-def _crawl(raw: Path, opts: CrawlOptions, client: GitHubClient, on_event: Any) -> CrawlResult:
+def crawl_into(
+    raw: Path, opts: CrawlOptions, client: GitHubClient, progress: Progress | None, stage: str
+) -> CrawlResult:
+    """Crawl into `raw`, reporting repositories done as `stage`; a crawl that stops is a
+    BuildError that says the same command continues it."""
     try:
         client.identify()
-        result = crawl(raw, opts, client, on_event=on_event)
+        result = crawl(raw, opts, client, on_event=_events(progress, stage))
     except CrawlError as exc:
         raise BuildError(
             f"crawl into {raw} stopped: {client.scrub(str(exc))}; run the same command again to "
@@ -93,52 +70,68 @@ def _crawl(raw: Path, opts: CrawlOptions, client: GitHubClient, on_event: Any) -
     return result
 
 
-def crawl_simulated(
+@dataclass(frozen=True)
+class CrawledSource:
+    """`crawl(progress)` fills the raw store `raw` and answers the provenance it adds; the
+    store is then read as a RawSource (`workers` processes parse the YAML)."""
+
+    raw: Path
+    crawl: Callable[[Progress | None], dict[str, Any]]
+    workers: int = 1
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """Crawl, then the store's candidate rows."""
+        info = self.crawl(progress)
+        return RawSource([self.raw], source=info, workers=self.workers).read(progress)
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    """A crawl of GitHub (or any API at `client`'s URL, named `api_url` in the crawl folder's
+    record) into `raw`, then built; `raw` must be new, empty or a crawl of that same API."""
+
+    raw: Path
+    opts: CrawlOptions
+    client: GitHubClient
+    api_url: str
+    workers: int = 1
+
+    def _crawl(self, progress: Progress | None) -> dict[str, Any]:
+        try:
+            claim_crawl_dir(self.raw, f"the API at {self.api_url}")
+        except CrawlDirError as exc:
+            raise BuildError(str(exc)) from None
+        result = crawl_into(self.raw, self.opts, self.client, progress, "crawling GitHub")
+        return {
+            "kind": "github",
+            "synthetic": False,
+            "since": result.since,
+            "until": result.until,
+            "crawl_failures": len(result.failures),
+        }
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """Crawl, then the store's candidate rows."""
+        return CrawledSource(self.raw, self._crawl, self.workers).read(progress)
+
+
+def build_from_crawl(
+    out: Path,
     raw: Path,
+    opts: CrawlOptions,
+    client: GitHubClient,
     *,
-    seed: int,
-    scale: str,
-    logs: bool = False,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
     progress: Progress | None = None,
-) -> tuple[CrawlResult, dict[str, Any]]:
-    """Serve the seeded simulated world on 127.0.0.1 and crawl all of its history into `raw`.
-
-    The crawl window is the world's own: its `days` up to its fixed END, never the wall clock.
-    A store at `raw` of another world is refused (BuildError), never removed."""
-    from gharuntime.sim import END, SCALES, ServerConfig, World, serve
-    from gharuntime.sim.world import DAY, iso
-
-    if scale not in SCALES:
-        raise BuildError(f"unknown scale {scale!r}; choose one of {', '.join(sorted(SCALES))}")
-    prepare_simulated_store(raw, seed, scale, logs)
-    world = World(seed, scale)
-    token = "ghp_" + secrets.token_hex(18)  # a throwaway token for this one local server
-    # No quota worth waiting for: the simulated GitHub only serves this crawl.
-    config = ServerConfig(
-        tokens={token: "gharuntime-build"},
-        rate_limit=10**9,
-        graphql_limit=10**9,
-        search_limit=10**9,
+    workers: int = 1,
+    previous: DatasetSide | None = None,
+) -> BuildResult:
+    """Shorthand for `build(GitHubSource(...), out, BuildOptions(...))`."""
+    return build(
+        GitHubSource(raw, opts, client, client.api_url, workers),
+        out,
+        BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
     )
-    repos = [m.full_name for m in world.metas() if not m.private]
-    opts = CrawlOptions(
-        repos=repos,
-        since=iso(END - world.scale.days * DAY),
-        until=iso(END),
-        logs=logs,
-    )
-    with serve(world, config) as server:
-        client = GitHubClient(server.url, [Token(token, "simulated")], etags=EtagCache(), seed=0)
-        result = _crawl(raw, opts, client, _events(progress, "crawling the simulated GitHub"))
-    info = {
-        "kind": "simulated",
-        "synthetic": True,
-        "seed": seed,
-        "scale": scale,
-        "crawled": "the simulated GitHub over HTTP on 127.0.0.1, by gharuntime's crawler",
-        "notes": [],
-    }
-    return result, info
 
 
 def build_from_simulated(
@@ -153,48 +146,13 @@ def build_from_simulated(
     workers: int = 1,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Crawl the simulated GitHub into `raw`, then build the dataset at `out` from it."""
-    result, info = crawl_simulated(raw, seed=seed, scale=scale, logs=logs, progress=progress)
-    notes = info.pop("notes")
-    info["crawl_failures"] = len(result.failures)
-    # The server's port and the crawl's shard boundaries change from call to call; the world
-    # (seed, scale) and the record count do not, so only they describe the store.
-    info["stores"] = [{"name": "crawl of the simulated GitHub", "records": count_records([raw])}]
-    built = build(
-        RawSource([raw], source=info, workers=workers),
-        out,
-        conclusions=conclusions,
-        progress=progress,
-        previous=previous,
-    )
-    built.notes.extend(notes)
-    return built
+    """Shorthand kept for the scripts that call it: `build(SimulatedConfig(...).source(), out,
+    BuildOptions(...))` (gharuntime.sources.kinds.simulated, which holds the simulator)."""
+    from gharuntime.sources.kinds.simulated import SimulatedConfig
 
-
-def build_from_crawl(
-    out: Path,
-    raw: Path,
-    opts: CrawlOptions,
-    client: GitHubClient,
-    *,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    workers: int = 1,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Crawl GitHub (or any API at the client's URL) into `raw`, then build from it."""
-    result = _crawl(raw, opts, client, _events(progress, "crawling GitHub"))
-    source = {
-        "kind": "github",
-        "synthetic": False,
-        "since": result.since,
-        "until": result.until,
-        "crawl_failures": len(result.failures),
-    }
+    config = SimulatedConfig(crawl_dir=raw, seed=seed, scale=scale, logs=logs, workers=workers)
     return build(
-        RawSource([raw], source=source, workers=workers),
+        config.source(),
         out,
-        conclusions=conclusions,
-        progress=progress,
-        previous=previous,
+        BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
     )

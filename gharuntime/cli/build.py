@@ -6,15 +6,18 @@ import json
 import os
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.table import Table
 
-from gharuntime.builder.build import BuildError, BuildResult, build_from_ghalogs, build_from_raw
-from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
+from gharuntime.builder.build import BuildError, BuildResult
+from gharuntime.builder.crawl_dir import CrawlDirError
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
+from gharuntime.builder.request import BuildRequest, parse_conclusions, run_build
 from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, styled
@@ -22,23 +25,12 @@ from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.jsonout import finite, strict_dumps
-from gharuntime.paths import output_folder_problem
-from gharuntime.progress import Progress
-from gharuntime.release_diff import DatasetSide
 from gharuntime.sim.world import SCALES
+from gharuntime.sources.kinds import SOURCES, SourceOptions, config_from_options
 
 __all__ = ["build_command"]
 
-SOURCES = ("raw", "ghalogs", "api-json", "simulated", "github")
-
-
-def _conclusions(text: str) -> tuple[str, ...] | None:
-    if text.strip().lower() == "all":
-        return None
-    values = tuple(v.strip() for v in text.split(",") if v.strip())
-    if not values:
-        raise click.BadParameter("give conclusions to keep, e.g. success or success,failure")
-    return values
+_SOURCE_FIELDS = frozenset(f.name for f in fields(SourceOptions))
 
 
 def _summary(result: BuildResult, seconds: float) -> None:
@@ -80,10 +72,11 @@ def _summary(result: BuildResult, seconds: float) -> None:
 )
 @click.option(
     "--source",
-    type=click.Choice(SOURCES),
+    type=click.Choice(list(SOURCES)),
     default=None,
-    help="What PATHS are: raw stores (default), a GHALogs dump folder, or files, folders or git "
-    "repositories of GitHub jobs and runs API JSON (api-json).",
+    help="What to build from (default raw): "
+    + "; ".join(f"{kind}: {config.summary}" for kind, config in SOURCES.items())
+    + ". An option the source does not use is refused.",
 )
 @click.option(
     "--yaml-git",
@@ -164,33 +157,8 @@ def _summary(result: BuildResult, seconds: float) -> None:
     "section on what changed since it, as `gharuntime diff OLD NEW` prints it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
-def build_command(
-    paths: tuple[Path, ...],
-    raw: tuple[Path, ...],
-    source: str | None,
-    yaml_git: tuple[Path, ...],
-    cross_repo: tuple[str, ...],
-    logs: Path | None,
-    out: Path,
-    conclusions: str,
-    rows_per_file: int,
-    crawl_dir: Path | None,
-    seed: int,
-    scale: str,
-    crawl_logs: bool,
-    repos_file: Path | None,
-    search: str | None,
-    max_repos: int | None,
-    since: str | None,
-    until: str | None,
-    max_runs_per_workflow: int | None,
-    token_file: Path | None,
-    api_url: str,
-    max_retries: int,
-    workers: int,
-    previous: str | None,
-    as_json: bool,
-) -> None:
+@click.pass_context
+def build_command(ctx: click.Context, /, **options: Any) -> None:
     """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
 
     Reads the source as a stream, resolves each job to its workflow YAML key, applies the filters
@@ -221,129 +189,27 @@ def build_command(
     Exit codes: 0 built; 1 built, but some input records could not be read (see the summary);
     2 bad usage or a source that cannot be built.
     """
-    kind = source or "raw"
-    roots = [*raw, *paths]
-    if kind in ("simulated", "github") and roots:
-        raise click.UsageError(f"--source {kind} crawls first; it takes no PATHS or --raw")
-    if kind == "github" and (repos_file is None) == (search is None):
-        raise click.UsageError(
-            "--source github needs exactly one of --repos FILE or --search QUERY"
-        )
-    if kind not in ("simulated", "github") and not roots:
-        raise click.UsageError(
-            "give a source: --raw DIR [DIR ...] or --source ghalogs DIR (see --help)"
-        )
-    if kind == "ghalogs" and (raw or len(paths) != 1):
-        raise click.UsageError(
-            "--source ghalogs takes exactly one dump folder: --source ghalogs DIR"
-        )
-    if kind != "api-json":
-        for path in paths:
-            if not path.is_dir():
-                raise click.BadParameter(
-                    f"{path} is a file; --source {kind} reads a folder (only --source api-json "
-                    "takes files)",
-                    param_hint="PATHS",
-                )
-    if logs is not None and kind != "ghalogs":
-        raise click.UsageError("--logs is for --source ghalogs only")
-    if (yaml_git or cross_repo) and kind != "api-json":
-        raise click.UsageError("--yaml-git and --cross-repo are for --source api-json only")
-    fixed: dict[str, str] = {}
-    for item in cross_repo:
-        name, sep, split = item.rpartition("=")
-        if not sep or not name or split not in SPLITS:
-            raise click.BadParameter(
-                f"{item!r}: write OWNER/NAME=SPLIT with SPLIT one of {', '.join(SPLITS)}",
-                param_hint="--cross-repo",
-            )
-        fixed[name] = split
-    keep = _conclusions(conclusions)
-    if out.exists() and (
-        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())
-    ):
-        raise click.BadParameter(
-            f"{out} exists and is not a dataset folder; choose another --out (an earlier "
-            "dataset there would be replaced, anything else is never touched)",
-            param_hint="--out",
-        )
-    before = None
-    if previous is not None:
-        from gharuntime.cli.diff import open_side
-        from gharuntime.dataset import DatasetError
-
-        try:
-            before = open_side(previous)
-        except DatasetError as exc:
-            raise click.BadParameter(str(exc), param_hint="--previous") from None
-    # the folder replaced at --out is never one the build reads (a --previous release, a source)
-    problem = output_folder_problem(
+    given = {
+        p.name
+        for p in ctx.command.params
+        if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    }
+    values = {k: v for k, v in options.items() if k in _SOURCE_FIELDS}
+    config = config_from_options(options["source"] or "raw", SourceOptions(**values), given)
+    for warning in config.warnings():
+        err_console.print(styled(("warning", "yellow"), f": {warning}"))
+    out: Path = options["out"]
+    request = BuildRequest(
+        config,
         out,
-        [
-            *roots,
-            *yaml_git,
-            logs,
-            crawl_dir,  # the crawl's own store, read back to build
-            repos_file,
-            token_file,
-            before.root if before is not None else None,
-        ],
+        parse_conclusions(options["conclusions"]),
+        options["rows_per_file"],
+        previous=options["previous"],
     )
-    if problem:
-        raise click.BadParameter(problem, param_hint="--out")
     started = time.monotonic()
     try:
         with ProgressView(first="starting") as report:
-            crawl_into = crawl_dir or out.with_name(out.name + ".raw")
-            if kind == "github":  # build_from_simulated claims its folder itself
-                claim_crawl_dir(crawl_into, f"the API at {api_url}")
-            if kind == "simulated":
-                from gharuntime.builder.crawled import build_from_simulated
-
-                result = build_from_simulated(
-                    out,
-                    crawl_into,
-                    seed=seed,
-                    scale=scale,
-                    logs=crawl_logs,
-                    conclusions=keep,
-                    progress=report,
-                    workers=workers,
-                    previous=before,
-                )
-            elif kind == "github":
-                result = _build_github(
-                    out,
-                    crawl_into,
-                    keep,
-                    report,
-                    repos_file=repos_file,
-                    search=search,
-                    max_repos=max_repos,
-                    since=since,
-                    until=until,
-                    max_runs_per_workflow=max_runs_per_workflow,
-                    logs=crawl_logs,
-                    token_file=token_file,
-                    api_url=api_url,
-                    max_retries=max_retries,
-                    workers=workers,
-                    previous=before,
-                )
-            else:
-                result = _build_local(
-                    kind,
-                    roots,
-                    out,
-                    logs,
-                    keep,
-                    report,
-                    rows_per_file=rows_per_file,
-                    workers=workers,
-                    yaml_git=yaml_git,
-                    cross_repo=fixed,
-                    previous=before,
-                )
+            result = run_build(request, report)
     except (BuildError, CrawlDirError) as exc:
         raise Refusal(
             error_line(exc, "build failed"),
@@ -352,7 +218,7 @@ def build_command(
     _summary(result, time.monotonic() - started)
     for note in result.notes:
         err_console.print(styled(("note", "yellow"), f": {note}"))
-    if as_json:
+    if options["as_json"]:
         out_console.print_json(strict_dumps(_plain(result.manifest)))
     if result.lost_input:
         err_console.print(
@@ -367,107 +233,3 @@ def build_command(
 
 def _plain(value: Any) -> Any:
     return finite(json.loads(json.dumps(value, default=str)))
-
-
-def _build_local(
-    kind: str,
-    roots: list[Path],
-    out: Path,
-    logs: Path | None,
-    keep: tuple[str, ...] | None,
-    report: Progress | None,
-    *,
-    rows_per_file: int,
-    workers: int,
-    yaml_git: tuple[Path, ...] = (),
-    cross_repo: dict[str, str] | None = None,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    if kind == "api-json":
-        from gharuntime.builder.api_build import build_from_api_json
-
-        return build_from_api_json(
-            roots,
-            out,
-            yaml_git=yaml_git,
-            cross_repo=cross_repo,
-            conclusions=keep,
-            progress=report,
-            rows_per_file=rows_per_file,
-            workers=workers,
-            previous=previous,
-        )
-    if kind == "ghalogs":
-        return build_from_ghalogs(
-            roots[0],
-            out,
-            logs=logs,
-            conclusions=keep,
-            progress=report,
-            rows_per_file=rows_per_file,
-            previous=previous,
-        )
-    return build_from_raw(
-        roots,
-        out,
-        conclusions=keep,
-        progress=report,
-        rows_per_file=rows_per_file,
-        previous=previous,
-    )
-
-
-def _build_github(
-    out: Path,
-    raw: Path,
-    keep: tuple[str, ...] | None,
-    report: Progress | None,
-    *,
-    repos_file: Path | None,
-    search: str | None,
-    max_repos: int | None,
-    since: str | None,
-    until: str | None,
-    max_runs_per_workflow: int | None,
-    logs: bool,
-    token_file: Path | None,
-    api_url: str,
-    max_retries: int,
-    workers: int,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Crawl with the crawler's own option handling (tokens, dates), then build."""
-    from gharuntime.builder.crawled import build_from_crawl
-    from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
-    from gharuntime.crawler.crawl import CrawlOptions
-
-    repos = read_repos(repos_file) if repos_file is not None else None
-    since, until = crawl_window(since, until)
-    opts = CrawlOptions(
-        repos=repos,
-        search=search,
-        max_repos=max_repos,
-        since=since,
-        until=until,
-        max_runs_per_workflow=max_runs_per_workflow,
-        logs=logs,
-    )
-    tokens = load_tokens(token_file)
-    if not tokens:
-        err_console.print(
-            styled(
-                ("no token", "yellow"),
-                ": unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN",
-            )
-        )
-    client = make_client(api_url, tokens, max_retries=max_retries)
-    return build_from_crawl(
-        out,
-        raw,
-        opts,
-        client,
-        conclusions=keep,
-        progress=report,
-        workers=workers,
-        previous=previous,
-    )

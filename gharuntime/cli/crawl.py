@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -16,64 +15,13 @@ from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
 from gharuntime.cli.types import FiniteFloatRange, Text
-from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
+from gharuntime.crawler.assembly import CrawlRequest, plan_crawl
 from gharuntime.crawler.client import BadCredentials, CrawlError, RequestFailed
-from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl
+from gharuntime.crawler.options import CrawlResult
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats
 from gharuntime.jsonout import strict_dumps
 
 __all__ = ["crawl_command"]
-
-
-def _shard(value: str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    try:
-        k, n = (int(x) for x in value.split("/"))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not K/N (e.g. 1/4)", param_hint="--shard") from None
-    if not 1 <= k <= n <= 100_000:
-        raise click.BadParameter(
-            f"{value}: K must be between 1 and N, and N at most 100,000", param_hint="--shard"
-        )
-    return k, n
-
-
-def _check_out(out: Path) -> None:
-    """Refuse a folder that is not (yet) a crawl's raw store: never write into someone's data."""
-    try:
-        _check_out_folder(out)
-    except OSError as exc:  # a name the OS refuses (too long, a component not a folder)
-        raise click.BadParameter(f"{out}: {exc.strerror or exc}", param_hint="--out") from None
-
-
-def _check_out_folder(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise click.BadParameter(f"{out} is a file; give a folder", param_hint="--out")
-    if not out.is_dir() or not any(out.iterdir()):
-        return
-    state = out / "state.sqlite"
-    if not state.is_file():
-        raise click.BadParameter(
-            f"{out} is not empty and holds no raw store (no state.sqlite); give an empty or new folder, "
-            "or one an earlier crawl wrote",
-            param_hint="--out",
-        )
-    try:
-        con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key='source'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise click.BadParameter(
-            f"{state}: not a readable raw store state ({exc})", param_hint="--out"
-        ) from None
-    if row is not None and row[0] != "crawl":
-        raise click.BadParameter(
-            f"{out} is a raw store written by {row[0]!r}, not by a crawl; give another folder",
-            param_hint="--out",
-        )
 
 
 class _Display:
@@ -171,6 +119,18 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     err_console.print(table)
 
 
+def _as_json(result: CrawlResult) -> dict[str, Any]:
+    return {
+        "crawl_id": result.crawl_id,
+        "since": result.since,
+        "until": result.until,
+        "repositories": result.repositories,
+        "finished": result.finished,
+        **result.stats.as_dict(),
+        "problems": result.failures,
+    }
+
+
 @click.command("crawl")
 @click.option(
     "--out",
@@ -242,28 +202,7 @@ def _summary(result: CrawlResult, elapsed: float) -> None:
     hidden=True,
     help="Records per shard (a shard is also written every 5 s).",
 )
-def crawl_command(
-    out: Path,
-    repos_file: Path | None,
-    search: str | None,
-    max_repos: int | None,
-    since: str | None,
-    until: str | None,
-    max_runs_per_workflow: int | None,
-    logs: bool,
-    log_cap_mb: float,
-    shard: str | None,
-    token_file: Path | None,
-    api_url: str,
-    concurrency: int,
-    as_json: bool,
-    max_retries: int,
-    backoff: tuple[float, float],
-    secondary_wait: float,
-    yaml_strategy: str,
-    log_route: str,
-    flush_records: int,
-) -> None:
+def crawl_command(**options: Any) -> None:
     """Collect GitHub Actions runs, jobs, workflow YAML and logs into a raw store.
 
     For each repository: its metadata, its workflows, the completed runs created in the window
@@ -281,51 +220,22 @@ def crawl_command(
           --token-file tokens.txt --shard 1/4 --logs --out raw-1/
       gharuntime crawl --api-url http://127.0.0.1:8765 --repos repos.txt --out raw/
     """
-    _check_out(out)
-    if (repos_file is None) == (search is None):
-        raise click.UsageError("give exactly one of --repos FILE or --search QUERY")
-    repos = read_repos(repos_file) if repos_file is not None else None
-    since, until = crawl_window(since, until)
-    opts = CrawlOptions(
-        repos=repos,
-        search=search,
-        max_repos=max_repos,
-        since=since,
-        until=until,
-        max_runs_per_workflow=max_runs_per_workflow,
-        logs=logs,
-        log_cap_bytes=int(log_cap_mb * 1_000_000),
-        shard=_shard(shard),
-        concurrency=concurrency,
-        yaml_strategy=yaml_strategy,
-        log_route=log_route,
-        flush_records=flush_records,
-    )
-    tokens = load_tokens(token_file)
-    if not tokens:
+    as_json = options.pop("as_json")
+    plan = plan_crawl(CrawlRequest(**options))
+    if not plan.tokens:
         err_console.print(
             styled(
                 ("no token", "yellow"),
                 ": unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN",
             )
         )
-    stats = CrawlStats()
-    client = make_client(
-        api_url,
-        tokens,
-        max_retries=max_retries,
-        stats=stats,
-        backoff_base=backoff[0],
-        backoff_cap=backoff[1],
-        secondary_wait=secondary_wait,
-    )
-    display = _Display(stats, client.pool.remaining)
+    client = plan.client
+    display = _Display(client.stats, client.pool.remaining)
     client.on_event = display
     started = time.monotonic()
     try:
         with display.progress:
-            client.identify()
-            result = crawl(out, opts, client, on_event=display)
+            result = plan.run(display)
             display.refresh()
     except BadCredentials as exc:  # scrubbed again, and not chained: no token can show
         raise UsageProblem(client.scrub(str(exc))) from None
@@ -353,19 +263,7 @@ def crawl_command(
         sys.exit(130)
     _summary(result, time.monotonic() - started)
     if as_json:
-        out_console.print_json(
-            strict_dumps(
-                {
-                    "crawl_id": result.crawl_id,
-                    "since": result.since,
-                    "until": result.until,
-                    "repositories": result.repositories,
-                    "finished": result.finished,
-                    **result.stats.as_dict(),
-                    "problems": result.failures,
-                }
-            )
-        )
+        out_console.print_json(strict_dumps(_as_json(result)))
     if result.failures:
         err_console.print(
             f"{len(result.failures)} thing(s) could not be fetched (stored as error records, "
@@ -373,4 +271,4 @@ def crawl_command(
             "missing repositories are not retried."
         )
         sys.exit(1)
-    err_console.print(styled(("done", "green"), f": raw store {out}"))
+    err_console.print(styled(("done", "green"), f": raw store {plan.out}"))

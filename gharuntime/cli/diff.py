@@ -5,28 +5,14 @@ from __future__ import annotations
 import click
 
 from gharuntime.cli.errors import Refusal, error_line
-from gharuntime.cli.hub import check_endpoint
 from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
+from gharuntime.cli.types import check_endpoint
 from gharuntime.dataset import DatasetError
-from gharuntime.hub import open_dataset
 from gharuntime.jsonout import strict_dumps
-from gharuntime.redact import redact
-from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown, side_from_folder
+from gharuntime.release_diff import diff_datasets, open_side, render_markdown
 
-__all__ = ["diff_command", "open_side"]
-
-
-def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
-    """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff."""
-    try:
-        local = open_dataset(spec, endpoint=endpoint)
-        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
-    except OSError as exc:  # a name the OS refuses (too long, unreadable)
-        raise DatasetError(
-            f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
-            "or ORG/NAME[@REVISION]"
-        ) from None
+__all__ = ["diff_command"]
 
 
 @click.command("diff")

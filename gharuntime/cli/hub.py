@@ -9,20 +9,11 @@ import click
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
+from gharuntime.cli.types import check_endpoint
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
-from gharuntime.hub.spec import endpoint_problem
 
-__all__ = ["check_endpoint", "download_command", "publish_command"]
-
-
-def check_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """The --endpoint callback of every Hub command: no credentials, http(s) only."""
-    problem = endpoint_problem(value.rstrip("/")) if value else None
-    if problem:
-        from_env = ctx.get_parameter_source("endpoint") == click.core.ParameterSource.ENVIRONMENT
-        raise click.BadParameter(problem, ctx, param, "$HF_ENDPOINT" if from_env else None)
-    return value
+__all__ = ["download_command", "publish_command"]
 
 
 _ENDPOINT = click.option(

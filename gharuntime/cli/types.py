@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from gharuntime.hub.spec import endpoint_problem
 from gharuntime.readfile import InputFileError, read_text
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "UINT64_MAX",
     "FiniteFloatRange",
     "Text",
+    "check_endpoint",
     "check_text",
     "read_text_file",
 ]
@@ -80,3 +82,12 @@ def read_text_file(path: Path, option: str, *, max_bytes: int = 16 * 2**20) -> s
         return read_text(path, max_bytes)
     except InputFileError as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def check_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The --endpoint callback of every Hub command: no credentials, http(s) only."""
+    problem = endpoint_problem(value.rstrip("/")) if value else None
+    if problem:
+        from_env = ctx.get_parameter_source("endpoint") == click.core.ParameterSource.ENVIRONMENT
+        raise click.BadParameter(problem, ctx, param, "$HF_ENDPOINT" if from_env else None)
+    return value

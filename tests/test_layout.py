@@ -1,0 +1,62 @@
+"""The package's layering, checked on the source: commands do not import each other (each is a
+thin layer over one library call), and the builder never imports the simulator (only the
+simulated source kind, gharuntime.sources.kinds.simulated, does)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import gharuntime
+
+PACKAGE = Path(gharuntime.__file__).resolve().parent
+
+# Modules every command may share: option types and decorators (crawl_options is the crawl
+# selection options both `crawl` and `build --source github` take), refusals, output, progress.
+SHARED = {"types", "errors", "output", "progress", "crawl_options"}
+COMMANDS = sorted(
+    p for p in (PACKAGE / "cli").glob("*.py") if p.stem not in {*SHARED, "main", "__init__"}
+)
+THIN = {"build": "build_command", "crawl": "crawl_command", "diff": "diff_command"}
+MAX_LOGIC_LINES = 60
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at its top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: p.stem)
+def test_a_command_imports_no_other_command(path: Path) -> None:
+    others = {
+        name.split(".")[2]
+        for name in _imports(path)
+        if name.startswith("gharuntime.cli.") and name.count(".") >= 2
+    }
+    assert others <= SHARED, f"cli/{path.name} imports the command module(s) {others - SHARED}"
+
+
+def test_the_builder_never_imports_the_simulator() -> None:
+    for path in sorted((PACKAGE / "builder").glob("*.py")):
+        sim = {
+            m for m in _imports(path) if m == "gharuntime.sim" or m.startswith("gharuntime.sim.")
+        }
+        assert not sim, f"builder/{path.name} imports {sim}"
+
+
+@pytest.mark.parametrize(("module", "function"), sorted(THIN.items()))
+def test_a_thin_command_has_at_most_60_lines_of_logic(module: str, function: str) -> None:
+    tree = ast.parse((PACKAGE / "cli" / f"{module}.py").read_text())
+    (found,) = (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    body = found.body[1:] if isinstance(found.body[0], ast.Expr) else found.body  # no docstring
+    lines = body[-1].end_lineno - body[0].lineno + 1  # type: ignore[operator]
+    assert lines <= MAX_LOGIC_LINES, f"{function} has {lines} lines of logic"
