@@ -70,9 +70,9 @@ def child(folder: Path, track: str, resamples: int) -> None:
     """Validate and score, timing each stage; prints one JSON object."""
     from gharuntime.eval.evaluate import prepare_submission, score
     from gharuntime.eval.meta import MethodMeta
-    from gharuntime.eval.problems import ProblemLog
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.problems import ProblemLog
 
     times: dict[str, float] = {}
     c0 = time.process_time()  # after the imports: the CPU time of eval's own work

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 
 
 def test_sidecar_sits_beside_the_submission(tmp_path: Path) -> None:

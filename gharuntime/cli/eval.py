@@ -25,11 +25,11 @@ from gharuntime.eval.api import (
 )
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.metrics import METRICS
-from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
 from gharuntime.jsonout import strict_dumps
 from gharuntime.paths import output_file_problem
+from gharuntime.problems import ProblemLog
 
 __all__ = ["eval_command"]
 

@@ -18,7 +18,7 @@ from gharuntime.eval.evaluate import (
     score,
 )
 from gharuntime.eval.meta import MethodMeta, check_meta, sidecar_candidates
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 from gharuntime.eval.provenance import add_provenance, check_not_empty
 from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.eval.report import result_json

@@ -19,7 +19,7 @@ from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
 from gharuntime.eval.metrics import GroupSums, TargetTerms
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 from gharuntime.eval.quantiles import (
     ParsedQuantiles,
     interval_terms,

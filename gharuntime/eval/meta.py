@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.contract import COLUMN_BY_NAME, CONFIGS, SPLITS, TRACKS, Role, input_columns
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 from gharuntime.readfile import InputFileError, read_json
 
 __all__ = [

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 from gharuntime.eval.submission import MAX_LINE_BYTES, read_submission
 from gharuntime.readfile import iter_lines
 
