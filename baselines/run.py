@@ -20,8 +20,8 @@ import numpy as np
 
 from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.paths import make_temp_file

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.baselines.method import ForbiddenInputError
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import DatasetError, read_manifest, validate
 from gharuntime.eval.api import evaluate_file

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import MODEL_FILE, load_model, save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 from gharuntime.dataset import load

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.methods import METHODS
 from gharuntime.pipeline import (
     PIPELINE_CONFIGS,
     PIPELINE_METHODS,

@@ -11,7 +11,7 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.registry import METHODS, make_method
+from gharuntime.baselines.methods import METHODS, make_method
 from gharuntime.baselines.run import meta_path, run_baseline
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
