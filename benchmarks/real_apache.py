@@ -221,6 +221,7 @@ def transfer(
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
+    from gharuntime.eval.submission_files import SubmissionFiles
     from gharuntime.eval.truth import DatasetRef, Truth
     from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
@@ -252,7 +253,7 @@ def transfer(
                 )
             except ForbiddenInputError:
                 continue
-            sidecar = json.loads(sub.with_name(sub.name + ".meta.json").read_text())
+            sidecar = json.loads(SubmissionFiles(sub).meta.read_text())
             method, meta = load_model(model_dir)
             t0 = time.perf_counter()
             pred = method.predict_rows(test)

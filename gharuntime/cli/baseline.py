@@ -12,13 +12,14 @@ import click
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import METHODS, make_method
-from gharuntime.baselines.run import meta_path, run_baseline
+from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
+from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.hub import open_dataset
 from gharuntime.paths import is_within, output_file_problem
 
@@ -87,7 +88,8 @@ def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -
     "--out",
     required=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Submission to write (JSON Lines); its sidecar is OUT.meta.json.",
+    help="Submission to write (JSON Lines); its metadata goes beside it, preds.meta.json "
+    "for preds.jsonl.",
 )
 @click.option(
     "--model-out",
@@ -143,7 +145,8 @@ def baseline_command(
       laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
                     --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
                     samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
-                    OUT.quantiles.jsonl; samples=1 is greedy: faster, biased low).
+                    the quantile sidecar (runs/a.quantiles.jsonl for --out runs/a.jsonl);
+                    samples=1 is greedy: faster, biased low).
                     On several GPUs: accelerate launch --multi_gpu --num_processes P
                     -m gharuntime.cli.main baseline laser ... (each process trains on its
                     share of every step and decodes its share of the jobs; rank 0 writes)
@@ -161,10 +164,11 @@ def baseline_command(
     """
     model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
     given = Path(dataset)  # a folder; a Hub id names no local path, so these checks pass it
-    for path, option in ((out, "--out"), (meta_path(out), "--out")):
+    files = SubmissionFiles(out)
+    for path in (files.predictions, files.meta):
         problem = output_file_problem(path, [given / "manifest.json"])
         if problem:
-            raise click.BadParameter(problem, param_hint=option)
+            raise click.BadParameter(problem, param_hint="--out")
     if is_within(given, model_dir) or (
         (given / "manifest.json").is_file() and is_within(model_dir, given)
     ):
@@ -211,7 +215,7 @@ def baseline_command(
     err_console.print(
         styled(
             ("wrote", "green"),
-            f" {result.rows} predictions to {out} (+ {meta_path(out).name}); model in "
+            f" {result.rows} predictions to {out} (+ {files.meta.name}); model in "
             f"{model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s",
         )
     )
