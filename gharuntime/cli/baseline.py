@@ -11,7 +11,7 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.methods import METHODS, make_method
+from gharuntime.baselines.methods import METHODS, make_method, methods_help
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
@@ -61,7 +61,26 @@ def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -
             )
 
 
-@click.command("baseline")
+_HELP = f"""Fit a reference method on a dataset's train split and write its submission.
+
+\b
+Methods:
+{methods_help()}
+Gradient-boosted models train on log1p of each target with early stopping on the
+validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fixed seed.
+The fitted model folder (model.json, importances.json, the library's files) is what
+`gharuntime predict --model` reads.
+A method that reads a column its track forbids (last-run on --track config) is refused.
+
+\b
+Exit codes: 0 written, 2 bad input or a method the track forbids.
+Example:
+  gharuntime baseline lightgbm --dataset out/dataset --track config --out runs/lgb.jsonl
+  gharuntime eval runs/lgb.jsonl --dataset out/dataset
+"""
+
+
+@click.command("baseline", help=_HELP)
 @click.argument("name", type=click.Choice(list(METHODS)))
 @click.option(
     "--dataset",
@@ -126,42 +145,8 @@ def baseline_command(
     seed: int,
     params: tuple[str, ...],
 ) -> None:
-    """Fit a reference method on a dataset's train split and write its submission.
-
-    \b
-    Methods:
-      median        the training median of each target
-      group-median  median of the same repo + workflow + job name, then of the repo, then global
-      last-run      the job's most recent earlier duration (history track), else group-median
-      lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository,
-                    its identity (repository, workflow, job, matrix values, name words) and
-                    out-of-fold group target encodings (--param identity=false
-                    target_encoding=false: the configuration alone)
-      xgboost       XGBoost on the same features
-      lightgbm-tuned, xgboost-tuned
-                    the same, hyperparameters searched on the validation split: --param
-                    trials=20 (default) seeded Optuna trials, the first one the defaults
-      catboost      CatBoost on the same features, the identity columns as its own categoricals
-      laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
-                    --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
-                    samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
-                    the quantile sidecar (runs/a.quantiles.jsonl for --out runs/a.jsonl);
-                    samples=1 is greedy: faster, biased low).
-                    On several GPUs: accelerate launch --multi_gpu --num_processes P
-                    -m gharuntime.cli.main baseline laser ... (each process trains on its
-                    share of every step and decodes its share of the jobs; rank 0 writes)
-    Gradient-boosted models train on log1p of each target with early stopping on the
-    validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fixed seed.
-    The fitted model folder (model.json, importances.json, the library's files) is what
-    `gharuntime predict --model` reads.
-    A method that reads a column its track forbids (last-run on --track config) is refused.
-
-    \b
-    Exit codes: 0 written, 2 bad input or a method the track forbids.
-    Example:
-      gharuntime baseline lightgbm --dataset out/dataset --track config --out runs/lgb.jsonl
-      gharuntime eval runs/lgb.jsonl --dataset out/dataset
-    """
+    """Fit a reference method and write its submission (the help is _HELP: its method list
+    is made from the method registry)."""
     model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
     given = Path(dataset)  # a folder; a Hub id names no local path, so these checks pass it
     files = SubmissionFiles(out)
