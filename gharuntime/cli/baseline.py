@@ -11,8 +11,8 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.methods import METHODS, make_method, methods_help
-from gharuntime.baselines.run import run_baseline
+from gharuntime.baselines.methods import METHODS, methods_help
+from gharuntime.baselines.request import BaselineRequest, run_request
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
@@ -20,8 +20,6 @@ from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.hub import open_dataset
-from gharuntime.paths import is_within, output_file_problem
 
 __all__ = ["baseline_command"]
 
@@ -37,28 +35,6 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
         except ValueError:
             out[key] = raw
     return out
-
-
-def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -> None:
-    """A folder a method writes into (LASER's checkpoint_dir) never lies in an input dataset
-    folder (or holds it), nor in the model folder, which is replaced whole when written."""
-    for key, value in params.items():
-        if not key.endswith("_dir") or not isinstance(value, str) or not value:
-            continue
-        folder = Path(value)
-        if (dataset / "manifest.json").is_file() and (
-            is_within(folder, dataset) or is_within(dataset, folder)
-        ):
-            raise click.BadParameter(
-                f"{key}={value} overlaps the dataset folder {dataset}; write it elsewhere",
-                param_hint="--param",
-            )
-        if is_within(folder, model_dir):
-            raise click.BadParameter(
-                f"{key}={value} is inside the model folder {model_dir}, which is replaced when "
-                "the model is written; write it elsewhere",
-                param_hint="--param",
-            )
 
 
 _HELP = f"""Fit a reference method on a dataset's train split and write its submission.
@@ -147,25 +123,19 @@ def baseline_command(
 ) -> None:
     """Fit a reference method and write its submission (the help is _HELP: its method list
     is made from the method registry)."""
-    model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
-    given = Path(dataset)  # a folder; a Hub id names no local path, so these checks pass it
-    files = SubmissionFiles(out)
-    for path in (files.predictions, files.meta):
-        problem = output_file_problem(path, [given / "manifest.json"])
-        if problem:
-            raise click.BadParameter(problem, param_hint="--out")
-    if is_within(given, model_dir) or (
-        (given / "manifest.json").is_file() and is_within(model_dir, given)
-    ):
-        raise click.BadParameter(
-            f"{model_dir} overlaps the dataset folder {dataset}; put the model elsewhere",
-            param_hint="--model-out",
-        )
-    if model_dir.exists() and not model_dir.is_dir():
-        raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
-    parsed = _params(params)
-    _check_output_dirs(parsed, given, model_dir)
-    make_method(name, track, seed=seed, params=parsed or None)  # every --param checked first
+    request = BaselineRequest(
+        name,
+        dataset,
+        out,
+        config=config,
+        track=track,
+        split=split,
+        seed=seed,
+        params=_params(params),
+        model_out=model_out,
+    )
+    for option, problem in request.output_problems()[:1]:
+        raise click.BadParameter(problem, param_hint=option)
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
@@ -173,19 +143,7 @@ def baseline_command(
             if primary
             else nullcontext()
         ) as report:
-            root = open_dataset(dataset).root
-            result = run_baseline(
-                name,
-                root,
-                config=config,
-                track=track,
-                out=out,
-                model_dir=model_dir,
-                split=split,
-                seed=seed,
-                params=parsed,
-                progress=report,
-            )
+            result = run_request(request, report)
     except (MethodError, DatasetError):
         finish(wait=False)
         raise
@@ -200,7 +158,8 @@ def baseline_command(
     err_console.print(
         styled(
             ("wrote", "green"),
-            f" {result.rows} predictions to {out} (+ {files.meta.name}); model in "
-            f"{model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s",
+            f" {result.rows} predictions to {out} (+ {SubmissionFiles(out).meta.name}); model "
+            f"in {request.model_dir}; fit {result.fit_seconds:.1f} s, predict "
+            f"{result.predict_seconds:.1f} s",
         )
     )
