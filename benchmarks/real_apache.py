@@ -222,7 +222,8 @@ def transfer(
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
     from gharuntime.eval.submission_files import SubmissionFiles
-    from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.eval.truth import Truth
+    from gharuntime.hub import LocalDataset
     from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 
@@ -233,7 +234,7 @@ def transfer(
     truth = Truth.from_frames(
         test,
         sim_train,
-        dataset=DatasetRef(id=str(real), kind="local", root=real),
+        dataset=LocalDataset(real),
         config="temporal",
         split="test",
         manifest_sha256=sha256_file(real / "manifest.json"),

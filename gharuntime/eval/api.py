@@ -21,7 +21,8 @@ from gharuntime.eval.meta import MethodMeta, check_meta
 from gharuntime.eval.provenance import add_provenance, check_not_empty
 from gharuntime.eval.report import result_json
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
+from gharuntime.eval.truth import load_truth, resolve_dataset
+from gharuntime.hub import LocalDataset
 from gharuntime.problems import ProblemLog
 from gharuntime.progress import Progress, say
 
@@ -31,8 +32,8 @@ DEFAULT_CONFIG: Final = "temporal"
 DEFAULT_SPLIT: Final = "test"
 
 
-def _dataset(dataset: DatasetRef | Path | str) -> DatasetRef:
-    return dataset if isinstance(dataset, DatasetRef) else resolve_dataset(str(dataset))
+def _dataset(dataset: LocalDataset | Path | str) -> LocalDataset:
+    return dataset if isinstance(dataset, LocalDataset) else resolve_dataset(str(dataset))
 
 
 def input_files(
@@ -63,7 +64,7 @@ def input_files(
 
 def evaluate_file(
     submission: Path | str,
-    dataset: DatasetRef | Path | str,
+    dataset: LocalDataset | Path | str,
     *,
     options: Mapping[str, Any] | None = None,
     vs: Path | str | None = None,
@@ -137,7 +138,7 @@ def evaluate_file(
 
 
 def evaluate_gold(
-    dataset: DatasetRef | Path | str,
+    dataset: LocalDataset | Path | str,
     *,
     track: str = "multi",
     config: str = DEFAULT_CONFIG,

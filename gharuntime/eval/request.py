@@ -21,7 +21,7 @@ from gharuntime.eval.api import (
 )
 from gharuntime.eval.meta import META_FIELDS, MethodMeta
 from gharuntime.eval.metrics import METRICS
-from gharuntime.eval.truth import DatasetRef
+from gharuntime.hub import LocalDataset
 from gharuntime.progress import Progress
 
 __all__ = ["EvalRequest", "evaluate", "gold_failures", "parse_inputs"]
@@ -40,7 +40,7 @@ class EvalRequest:
     submission, run the --gold self-check. `declared` is the metadata the caller gives
     (options, which override the submission's sidecar; None fields are not declared)."""
 
-    dataset: DatasetRef | Path | str
+    dataset: LocalDataset | Path | str
     submission: Path | None = None
     declared: MethodMeta = field(default_factory=MethodMeta)
     vs: Path | None = None
@@ -57,7 +57,7 @@ class EvalRequest:
 
     def input_files(self) -> list[Path]:
         """Every file this evaluation may read: what its output must never be."""
-        dataset = None if isinstance(self.dataset, DatasetRef) else self.dataset
+        dataset = None if isinstance(self.dataset, LocalDataset) else self.dataset
         return input_files(
             self.submission,
             vs=self.vs,

@@ -34,8 +34,9 @@ __all__ = ["LocalDataset", "download", "load", "open_dataset", "verify_folder"]
 
 @dataclass(frozen=True)
 class LocalDataset:
-    """A dataset folder on disk; for one from the Hub, the id, the revision asked for and the
-    exact commit it resolved to."""
+    """A dataset opened for reading, the one reference every reader takes (`open_dataset`
+    makes it): the folder on disk; for one from the Hub, the id, the revision asked for and
+    the exact commit it resolved to."""
 
     root: Path
     repo_id: str | None = None
@@ -48,6 +49,16 @@ class LocalDataset:
         if self.repo_id is None:
             return str(self.root)
         return self.repo_id + (f"@{self.revision}" if self.revision else "")
+
+    @property
+    def id(self) -> str:
+        """How results name it: the Hub id as asked for, else the folder's path (`spec`)."""
+        return self.spec
+
+    @property
+    def kind(self) -> str:
+        """ "hub" for a Hub id, "local" for a folder."""
+        return "local" if self.repo_id is None else "hub"
 
 
 def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
