@@ -236,10 +236,10 @@ HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
 (so two results on the same resamples compare pairwise)."""
 assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
 MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
+"""The one metric resampled as a weighted median (of the per-row APE)."""
 for _m in METRICS:  # every sum-based metric names the terms it reads, and they exist
     assert (_m.from_sums is None) == (not _m.terms), _m.name
     assert set(_m.terms) <= set(STAT_COLUMNS), _m.name
-"""The one metric resampled as a weighted median (of the per-row APE)."""
 
 INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
     Metric(
