@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.baselines.method import Method, MethodError
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.methods import METHODS
 from gharuntime.paths import make_temp_dir, replace_folder
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.version import __version__

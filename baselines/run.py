@@ -1,17 +1,15 @@
 """Fit a reference method on a dataset folder and write its submission for `gharuntime eval`.
 
 A submission is JSON Lines, one `{"id": ..., "<target>": value, ...}` per record of the evaluated
-split (the track's targets), plus a sidecar `<submission>.meta.json` saying which method made it,
-on which track, from which inputs, on which dataset revision, config, split and seed. Both are
-written under temporary names and renamed, so a crash never leaves half a submission.
+split (the track's targets), plus its metadata sidecar (`preds.meta.json` for `preds.jsonl`) saying which method
+made it, on which track, from which inputs, on which dataset revision, config, split and seed,
+and its quantiles when the method gives a range: the files and their names are
+gharuntime.eval.submission_files', each written under a temporary name and renamed.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,19 +18,16 @@ import numpy as np
 
 from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import dataset_revision, load, read_manifest
-from gharuntime.eval.quantiles import quantiles_path
-from gharuntime.paths import make_temp_file
+from gharuntime.eval.submission_files import SubmissionFiles, write_submission_files
 from gharuntime.progress import Progress, say
 from gharuntime.version import __version__
 
 __all__ = [
     "BaselineRun",
     "dataset_identity",
-    "meta_path",
-    "quantiles_path",
     "run_baseline",
     "write_submission",
 ]
@@ -51,38 +46,14 @@ class BaselineRun:
     written: bool = True  # False on the processes of a launch that are not the primary one
 
 
-def meta_path(submission: Path) -> Path:
-    """The sidecar of a submission: `preds.jsonl` → `preds.jsonl.meta.json`."""
-    return submission.with_name(submission.name + ".meta.json")
-
-
-def write_quantiles(
-    path: Path, ids: list[str], quantiles: dict[str, dict[str, np.ndarray]]
-) -> None:
-    """One `{"id": ..., "<target>_p10": ..., "<target>_p50": ..., ...}` line per record (the
-    format of gharuntime.eval.quantiles), rounded like the submission; each record's values
-    are made non-decreasing in the level (a running maximum) so rounding never inverts them."""
-    levels = list(quantiles)
-    targets = list(next(iter(quantiles.values())))
-    columns = []
-    for target in targets:
-        stacked = np.stack([np.asarray(quantiles[q][target], dtype=np.float64) for q in levels])
-        bad = ~np.isfinite(stacked) | (stacked < 0)
-        if bad.any():
-            raise MethodError(f"{target}: {int(bad.sum())} quantiles are negative or not finite")
-        stacked = np.maximum.accumulate(stacked, axis=0)
-        digits = 0 if target == "log_bytes" else 1
-        for q, row in zip(levels, stacked, strict=True):
-            columns.append((f"{target}_{q}", np.round(row, digits).tolist()))
-
-    def lines(f: Any) -> None:
-        for i, record_id in enumerate(ids):
-            row: dict[str, Any] = {"id": record_id}
-            for name, values in columns:
-                row[name] = values[i]
-            f.write(json.dumps(row, separators=(",", ":")) + "\n")
-
-    _atomic_write(path, lines)
+def _check_quantiles(quantiles: dict[str, dict[str, np.ndarray]]) -> None:
+    for level in quantiles.values():
+        for target, values in level.items():
+            bad = ~np.isfinite(values) | (np.asarray(values) < 0)
+            if bad.any():
+                raise MethodError(
+                    f"{target}: {int(bad.sum())} quantiles are negative or not finite"
+                )
 
 
 def dataset_identity(root: Path) -> dict[str, Any]:
@@ -97,41 +68,24 @@ def dataset_identity(root: Path) -> dict[str, Any]:
     }
 
 
-def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp_file(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_submission(
-    path: Path, ids: list[str], predictions: dict[str, np.ndarray], meta: dict[str, Any]
-) -> None:
-    """Write the JSON Lines submission and its sidecar (values rounded to 0.1 s / whole bytes)."""
+    path: Path,
+    ids: list[str],
+    predictions: dict[str, np.ndarray],
+    meta: dict[str, Any],
+    quantiles: dict[str, dict[str, np.ndarray]] | None = None,
+) -> SubmissionFiles:
+    """Check a method's values (one per record, finite, non-negative) and write the submission's
+    files (gharuntime.eval.submission_files: predictions, metadata, quantiles)."""
     for target, values in predictions.items():
         if len(values) != len(ids):
             raise MethodError(f"{target}: {len(values)} predictions for {len(ids)} records")
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
             raise MethodError(f"{target}: {int(bad.sum())} predictions are negative or not finite")
-    targets = list(predictions)
-    columns = [predictions[t].tolist() for t in targets]
-    digits = [0 if t == "log_bytes" else 1 for t in targets]
-
-    def lines(f: Any) -> None:
-        for i, record_id in enumerate(ids):
-            row: dict[str, Any] = {"id": record_id}
-            for t, col, d in zip(targets, columns, digits, strict=True):
-                row[t] = round(col[i], d) if d else float(round(col[i]))
-            f.write(json.dumps(row, separators=(",", ":")) + "\n")
-
-    _atomic_write(path, lines)
-    _atomic_write(meta_path(path), lambda f: f.write(json.dumps(meta, indent=2) + "\n"))
+    if quantiles:
+        _check_quantiles(quantiles)
+    return write_submission_files(path, ids, predictions, meta, quantiles)
 
 
 def _per_1000(seconds: float, rows: int) -> float | None:
@@ -197,11 +151,7 @@ def run_baseline(
         return BaselineRun(
             out, meta, model_dir, fit_seconds, predict_seconds, target.height, written=False
         )
-    write_submission(out, ids, predictions, meta)
-    if method.quantiles():
-        write_quantiles(quantiles_path(out), ids, method.quantiles())
-    else:  # never leave an earlier run's range beside these predictions
-        quantiles_path(out).unlink(missing_ok=True)
+    write_submission(out, ids, predictions, meta, method.quantiles())
     if model_dir is not None:
         say(progress, f"saving the model to {model_dir}")
         save_model(

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.baselines.method import ForbiddenInputError
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.methods import METHODS
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import write_dataset
 from gharuntime.eval.api import evaluate_file

@@ -36,7 +36,8 @@ from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.provenance import add_provenance
 from gharuntime.eval.report import result_json
-from gharuntime.eval.truth import DatasetRef, Truth
+from gharuntime.eval.truth import Truth
+from gharuntime.hub import LocalDataset
 from gharuntime.rawstore import RawStoreWriter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         truth = Truth.from_frames(
             real,
             train,
-            dataset=DatasetRef(id="shared-reference-real-jobs", kind="local"),
+            dataset=LocalDataset(Path("shared-reference-real-jobs")),
             config="pooled",
             split="all",
         )

@@ -70,9 +70,10 @@ def child(folder: Path, track: str, resamples: int) -> None:
     """Validate and score, timing each stage; prints one JSON object."""
     from gharuntime.eval.evaluate import prepare_submission, score
     from gharuntime.eval.meta import MethodMeta
-    from gharuntime.eval.problems import ProblemLog
     from gharuntime.eval.report import result_json
-    from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.eval.truth import Truth
+    from gharuntime.hub import LocalDataset
+    from gharuntime.problems import ProblemLog
 
     times: dict[str, float] = {}
     c0 = time.process_time()  # after the imports: the CPU time of eval's own work
@@ -80,7 +81,7 @@ def child(folder: Path, track: str, resamples: int) -> None:
     truth = Truth.from_frames(
         pl.read_parquet(folder / "split.parquet"),
         pl.read_parquet(folder / "train.parquet"),
-        dataset=DatasetRef(id=str(folder), kind="local", root=folder),
+        dataset=LocalDataset(folder),
         config="temporal",
         split="test",
     )

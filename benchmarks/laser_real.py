@@ -37,6 +37,7 @@ from typing import Any
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import load
 from gharuntime.eval.api import evaluate_file
+from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.leaderboard.registry import write_atomic
 
 LABEL = "gharuntime-real-apache"
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=say,
         )
         wall = time.perf_counter() - t0
-        meta = json.loads(out.with_name(out.name + ".meta.json").read_text(encoding="utf-8"))
+        meta = json.loads(SubmissionFiles(out).meta.read_text(encoding="utf-8"))
         training = (meta.get("method_config") or {}).get("training") or {}
         result = evaluate_file(out, args.dataset, resamples=args.resamples, command=command)
         if args.results_dir is not None:

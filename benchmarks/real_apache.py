@@ -221,7 +221,9 @@ def transfer(
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
-    from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.eval.submission_files import SubmissionFiles
+    from gharuntime.eval.truth import Truth
+    from gharuntime.hub import LocalDataset
     from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 
@@ -232,7 +234,7 @@ def transfer(
     truth = Truth.from_frames(
         test,
         sim_train,
-        dataset=DatasetRef(id=str(real), kind="local", root=real),
+        dataset=LocalDataset(real),
         config="temporal",
         split="test",
         manifest_sha256=sha256_file(real / "manifest.json"),
@@ -252,7 +254,7 @@ def transfer(
                 )
             except ForbiddenInputError:
                 continue
-            sidecar = json.loads(sub.with_name(sub.name + ".meta.json").read_text())
+            sidecar = json.loads(SubmissionFiles(sub).meta.read_text())
             method, meta = load_model(model_dir)
             t0 = time.perf_counter()
             pred = method.predict_rows(test)

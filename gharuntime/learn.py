@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.builder.build import BuildError, build_from_raw
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir

@@ -2,8 +2,9 @@
 reference method on every config and track, score each with `gharuntime eval`, file the results
 and write the leaderboard.
 
-The methods the pipeline runs are listed once, in PIPELINE_METHODS; a new method (LASER) joins
-the leaderboard by adding one line there (with parameters that fit the pipeline's time budget).
+The methods the pipeline runs, with their parameters here, are those of the method registry
+(`gharuntime.baselines.methods.REGISTERED`, each entry's `pipeline`): a new method joins the
+pipeline, its help and the leaderboard by its one entry there.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.baselines.method import ForbiddenInputError
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import REGISTERED, make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import DatasetError, read_manifest, validate
 from gharuntime.eval.api import evaluate_file
@@ -33,6 +34,7 @@ __all__ = [
     "PipelineResult",
     "Step",
     "pipeline_steps",
+    "plan_summary",
     "run_pipeline",
 ]
 
@@ -47,32 +49,12 @@ class MethodPlan:
     """The tracks it runs on here; a costly method runs where it says most, within the budget."""
 
 
-LASER_PIPELINE_PARAMS: Final[dict[str, Any]] = {
-    "model": "tiny",
-    "max_steps": 150,
-    "batch_size": 8,
-    "budget": 256,
-}
-
-TUNED_PIPELINE_TRIALS: Final = 10
-"""Optuna trials of each tuned tree in the pipeline (`gharuntime baseline` defaults to 20)."""
-
-PIPELINE_METHODS: Final[tuple[MethodPlan, ...]] = (
-    MethodPlan("median"),
-    MethodPlan("group-median"),
-    MethodPlan("last-run"),
-    MethodPlan("lightgbm"),
-    MethodPlan("xgboost"),
-    MethodPlan("catboost"),
-    # tuned trees: a fixed budget of seeded Optuna trials on the validation split, the config
-    # track here (where the identity of a job is all the trees have); each trial is one fit
-    MethodPlan("lightgbm-tuned", {"trials": TUNED_PIPELINE_TRIALS}, tracks=("config",)),
-    MethodPlan("xgboost-tuned", {"trials": TUNED_PIPELINE_TRIALS}, tracks=("config",)),
-    # LASER at a size that fits the 10-minute budget on 2 CPU cores: the tiny model, a few hundred
-    # training steps, the config track only (its headline claim). Far too little training to
-    # beat the trees; `gharuntime baseline laser` trains as long as it is asked to.
-    MethodPlan("laser", LASER_PIPELINE_PARAMS, tracks=("config",)),
+PIPELINE_METHODS: Final[tuple[MethodPlan, ...]] = tuple(
+    MethodPlan(r.name, dict(r.pipeline.params), r.pipeline.tracks)
+    for r in REGISTERED
+    if r.pipeline is not None
 )
+"""What the pipeline runs: every registered method's `PipelineRun` (gharuntime.baselines.methods)."""
 PIPELINE_CONFIGS: Final = ("cross_repo", "temporal")
 PIPELINE_TRACKS: Final = ("config", "history")
 
@@ -130,6 +112,26 @@ def pipeline_steps(
                     continue
                 steps.append(Step(plan, config, track))
     return steps, skipped
+
+
+def plan_summary(methods: tuple[MethodPlan, ...] = PIPELINE_METHODS) -> str:
+    """The methods as the pipeline's help names them, each with where it runs when that is not
+    every track (and the registry's note): made from the plan, never written by hand."""
+    notes = {r.name: r.pipeline.note for r in REGISTERED if r.pipeline is not None}
+    parts = []
+    for plan in methods:
+        allowed = []
+        for track in plan.tracks or PIPELINE_TRACKS:
+            try:
+                make_method(plan.name, track, params=plan.params or None)
+            except ForbiddenInputError:
+                continue
+            allowed.append(track)
+        said = [] if allowed == list(PIPELINE_TRACKS) else [" and ".join(allowed) + " track only"]
+        if notes.get(plan.name):
+            said.append(notes[plan.name])
+        parts.append(f"{plan.name} ({'; '.join(said)})" if said else plan.name)
+    return ", ".join(parts)
 
 
 def run_pipeline(

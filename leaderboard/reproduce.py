@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.methods import METHODS
 from gharuntime.dataset import DatasetError, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.provenance import library_versions

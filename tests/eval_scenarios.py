@@ -6,6 +6,7 @@ the code gave before issue #31's speed-ups."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,8 @@ import polars as pl
 from gharuntime.contract import TRACKS
 from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
-from gharuntime.eval.truth import DatasetRef, Truth
+from gharuntime.eval.truth import Truth
+from gharuntime.hub import LocalDataset
 
 __all__ = ["SCENARIOS", "scores_json"]
 
@@ -44,7 +46,7 @@ def _truth(rng: np.random.Generator, rows: int, repos: int, nulls: float) -> Tru
     return Truth.from_frames(
         frame,
         train,
-        dataset=DatasetRef(id="scenario", kind="local"),
+        dataset=LocalDataset(Path("scenario")),
         config="temporal",
         split="test",
     )

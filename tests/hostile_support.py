@@ -33,7 +33,7 @@ SKIPPED = {"simulate serve", "pipeline"}
 
 def build_world(root: Path, dataset: Path) -> dict[str, Any]:
     """The world under `root`: ds (a copy of `dataset`), m.jsonl scored by the median baseline
-    (with m.jsonl.meta.json and m.quantiles.jsonl), m.model, raw (a dumped world), wf.yml."""
+    (with m.meta.json and m.quantiles.jsonl), m.model, raw (a dumped world), wf.yml."""
     from gharuntime.sim.dump import dump_world
     from gharuntime.sim.world import Scale, World
 
@@ -53,7 +53,7 @@ def sandbox(world: dict[str, Any], folder: Path) -> Path:
     root = world["root"]
     for name in ("ds", "m.model", "raw"):
         shutil.copytree(root / name, folder / name, symlinks=True)
-    for name in ("m.jsonl", "m.jsonl.meta.json", "m.quantiles.jsonl", "wf.yml", "repos.txt"):
+    for name in ("m.jsonl", "m.meta.json", "m.quantiles.jsonl", "wf.yml", "repos.txt"):
         shutil.copy(root / name, folder / name)
     (folder / "out").mkdir()
     return folder

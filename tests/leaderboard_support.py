@@ -93,7 +93,7 @@ def score(
     sub = write_submission(tmp / f"{method}.jsonl", dataset, config, pattern, kw.pop("drop", 0))
     if method in QUANTILE_SPREAD:
         write_quantiles(sub, QUANTILE_SPREAD[method])
-    (tmp / f"{method}.jsonl.meta.json").write_text(
+    (tmp / f"{method}.meta.json").write_text(
         json.dumps(
             {
                 "method": method,

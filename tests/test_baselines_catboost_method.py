@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import load_model, save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import load
 
 SMALL = {"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2}

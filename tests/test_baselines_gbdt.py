@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from gharuntime.baselines.gbdt import THREADS, tree_threads
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import load_model, save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import load, write_dataset
 from gharuntime.fixture import fixture_jobs
 

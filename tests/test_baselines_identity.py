@@ -19,7 +19,7 @@ from gharuntime.baselines.identity import (
     name_tokens,
     unseen_shares,
 )
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import make_method
 from gharuntime.dataset import load
 
 SMALL = {"n_estimators": 200, "early_stopping_rounds": 20, "learning_rate": 0.2}

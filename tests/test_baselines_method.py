@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from gharuntime.baselines.method import ForbiddenInputError, Method, MethodError, restrict
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import make_method
 from gharuntime.contract import HISTORY_COLUMN, input_columns
 from gharuntime.fixture import fixture_jobs
 from gharuntime.progress import Progress

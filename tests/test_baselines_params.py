@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from gharuntime.baselines.laser.params import SPECS as LASER_SPECS
 from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.methods import METHODS, make_method
 from gharuntime.baselines.params import Spec, check_specs
-from gharuntime.baselines.registry import METHODS, make_method
 from gharuntime.cli.main import cli
 
 

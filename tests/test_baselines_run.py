@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import MODEL_FILE, load_model, save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 from gharuntime.dataset import load
@@ -42,7 +42,7 @@ def test_sidecar_names_method_track_inputs_and_dataset_revision(
 ) -> None:
     out = tmp_path / "lr.jsonl"
     run_baseline("last-run", fixture_dataset, config="temporal", track="history", out=out, seed=7)
-    meta = json.loads((tmp_path / "lr.jsonl.meta.json").read_text())
+    meta = json.loads((tmp_path / "lr.meta.json").read_text())
     assert meta["method"] == "last-run"
     assert meta["track"] == "history"
     assert meta["inputs"] == ["history_duration_s", "repo_id", "workflow_path", "job_name"]
@@ -136,7 +136,7 @@ def test_sidecar_timing_reaches_the_eval_result(fixture_dataset: Path, tmp_path:
 
     out = tmp_path / "gm.jsonl"
     run = run_baseline("group-median", fixture_dataset, config="temporal", track="config", out=out)
-    timing = json.loads((tmp_path / "gm.jsonl.meta.json").read_text())["timing"]
+    timing = json.loads((tmp_path / "gm.meta.json").read_text())["timing"]
     train_rows = load(fixture_dataset, "temporal", "train").height
     assert timing["fit_rows"] == train_rows and timing["predict_rows"] == run.rows
     assert timing["fit_seconds_per_1000_jobs"] == pytest.approx(
@@ -169,9 +169,9 @@ def test_of_several_launched_processes_only_the_primary_writes(
     assert out.is_file() is written and model.is_dir() is written
     assert ("wrote" in result.output) is written
     assert sorted(p.name for p in runs.iterdir()) == (
-        ["median.jsonl", "median.jsonl.meta.json", "median.model", "median.quantiles.jsonl"]
+        ["median.jsonl", "median.meta.json", "median.model", "median.quantiles.jsonl"]
         if written
         else []
     )
     if written:
-        assert json.loads((runs / "median.jsonl.meta.json").read_text())["timing"]["processes"] == 2
+        assert json.loads((runs / "median.meta.json").read_text())["timing"]["processes"] == 2

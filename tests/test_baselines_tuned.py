@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gharuntime.baselines.method import MethodError
+from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import load_model, save_model
-from gharuntime.baselines.registry import make_method
 from gharuntime.dataset import load
 
 FAST = {"n_estimators": 40, "early_stopping_rounds": 5, "learning_rate": 0.2, "trials": 3}

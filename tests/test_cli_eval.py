@@ -152,27 +152,6 @@ def test_unwritable_out_is_a_clear_error(
     assert code == 2 and "cannot write" in output
 
 
-def test_gold_check_flags_an_imperfect_score() -> None:
-    from gharuntime.cli.eval import _gold_problems
-
-    def block(value: float | None) -> dict[str, float | None]:
-        return {"value": value}
-
-    perfect = {
-        "mae": block(0.0),
-        "median_ape": block(0.0),
-        "rmsle": block(0.0),
-        "within_2x": block(1.0),
-        "spearman": block(None),  # undefined (constant truth) is not a failure
-        "r2_log": block(1.0),
-    }
-    assert _gold_problems({"metrics": {"duration_s": perfect}}) == []
-    broken = {**perfect, "mae": block(0.5)}
-    assert _gold_problems({"metrics": {"duration_s": broken}}) == [
-        "duration_s mae: 0.5 (a perfect prediction gives 0.0)"
-    ]
-
-
 def test_the_result_records_its_provenance(
     submission: Path, fixture_dataset_master: Path, tmp_path: Path
 ) -> None:

@@ -5,15 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
-from gharuntime.eval.problems import ProblemLog
-
-
-def test_sidecar_sits_beside_the_submission(tmp_path: Path) -> None:
-    sub = tmp_path / "preds.jsonl"
-    assert sidecar_for(sub) is None
-    (tmp_path / "preds.meta.json").write_text("{}")
-    assert sidecar_for(sub) == tmp_path / "preds.meta.json"
+from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar
+from gharuntime.problems import ProblemLog
 
 
 def test_sidecar_fields_are_read_and_extra_keys_kept(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from scipy import stats
 from gharuntime.eval.bootstrap import Cell
 from gharuntime.eval.metrics import (
     METRICS,
+    ROW_TERMS,
+    STAT_COLUMNS,
     TargetTerms,
     average_ranks,
     metrics_from_sums,
@@ -150,3 +152,34 @@ def test_the_registry_defines_how_each_metric_is_computed_and_shown() -> None:
     assert {m.per for m in INTERVAL_METRICS} == {"interval", "level", "set"}
     coverage = next(m for m in INTERVAL_METRICS if m.name == "coverage")
     assert coverage.higher_is_better is None and coverage.heading() == "coverage ≈ nominal"
+
+
+def test_each_metric_reads_only_the_row_terms_it_names() -> None:
+    """A metric declares its per-row terms by name (`Metric.terms`): its value comes from the
+    sums of those and nothing else, so a new metric is one declaration, not an index edit."""
+    assert [t.name for t in ROW_TERMS] == list(STAT_COLUMNS)
+    rng = np.random.default_rng(3)
+    y = rng.lognormal(4, 1, 400)
+    p = y * rng.lognormal(0, 0.5, 400)
+    stats = row_terms(y, p, np.zeros(400, bool)).stats
+    sums = np.stack([stats[:, k::4].sum(axis=1) for k in range(4)])  # four clusters' sums
+    base = metrics_from_sums(sums)
+    assert all(np.isfinite(v).all() for v in base.values())
+    for m in METRICS:
+        if m.from_sums is None:
+            assert m.terms == ()
+            continue
+        assert m.terms and set(m.terms) <= set(STAT_COLUMNS), m.name
+        # every term it does not name changed: its value stays
+        other = sums.copy()
+        for i, name in enumerate(STAT_COLUMNS):
+            if name not in m.terms:
+                other[:, i] += 7.0
+        assert np.array_equal(metrics_from_sums(other)[m.name], base[m.name], equal_nan=True)
+        # a term it names, changed: its value moves (the declaration is not too wide)
+        for name in m.terms:
+            moved = sums.copy()
+            moved[:, STAT_COLUMNS.index(name)] += 0.01 * np.abs(moved).max()
+            assert not np.array_equal(
+                metrics_from_sums(moved)[m.name], base[m.name], equal_nan=True
+            ), (m.name, name)

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from gharuntime.cli.main import cli
 from gharuntime.dataset import load
 from gharuntime.eval import InvalidSubmission, evaluate_file
-from gharuntime.eval.quantiles import QuantileLevels, level_name, quantiles_path
+from gharuntime.eval.quantiles import QuantileLevels, level_name
+from gharuntime.eval.submission_files import SubmissionFiles
 
 LEVELS = {"p10": -0.5, "p50": 0.0, "p90": 0.5, "p99": 1.2}  # log offsets from the truth × 1.2
 
@@ -50,7 +51,7 @@ def _pair(tmp: Path, ids: list[str], y: np.ndarray, name: str = "preds") -> tupl
                 **{f"duration_s_{q}": round(centre * np.exp(o), 3) for q, o in LEVELS.items()},
             }
         )
-    return sub, _write(quantiles_path(sub), side)
+    return sub, _write(SubmissionFiles(sub).quantiles, side)
 
 
 def _problems(exc: pytest.ExceptionInfo[InvalidSubmission]) -> list[tuple[str, int | None]]:
@@ -58,7 +59,7 @@ def _problems(exc: pytest.ExceptionInfo[InvalidSubmission]) -> list[tuple[str, i
 
 
 def test_the_sidecar_sits_beside_the_submission() -> None:
-    assert quantiles_path(Path("runs/a.jsonl")) == Path("runs/a.quantiles.jsonl")
+    assert SubmissionFiles(Path("runs/a.jsonl")).quantiles == Path("runs/a.quantiles.jsonl")
     assert level_name(10.0) == "p10" and level_name(2.5) == "p2.5"
     levels = QuantileLevels((2.5, 10.0, 50.0, 90.0, 97.5, 99.0))
     assert [levels.interval_name(p) for p in levels.central] == ["p2.5-p97.5", "p10-p90"]

@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import read_submission
+from gharuntime.problems import ProblemLog
 
 IDS = [str(1000 + i) for i in range(50)]
 

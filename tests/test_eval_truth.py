@@ -92,9 +92,10 @@ def _frames(repos: list[int], runs: list[int]):  # type: ignore[no-untyped-def]
 
 
 def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
-    from gharuntime.eval.truth import MIN_REPOSITORY_CLUSTERS, DatasetRef, Truth
+    from gharuntime.eval.truth import MIN_REPOSITORY_CLUSTERS, Truth
+    from gharuntime.hub import LocalDataset
 
-    ref = DatasetRef(id="x", kind="local")
+    ref = LocalDataset(Path("x"))
     # one repository, six runs of two jobs: six clusters, one repository
     split, train = _frames([7] * 12, [r // 2 for r in range(12)])
     truth = Truth.from_frames(split, train, dataset=ref, config="temporal", split="test")
@@ -110,7 +111,8 @@ def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
 def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
     import polars as pl
 
-    from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.eval.truth import Truth
+    from gharuntime.hub import LocalDataset
 
     split, _ = _frames([1, 1, 2, 2], [10, 11, 20, 21])
     split = split.with_columns(
@@ -121,7 +123,7 @@ def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
         .with_columns(repo_id=pl.Series([1, 2]), job_name=pl.Series(["a", "c"]))
         .select("repo_id", "workflow_path", "job_name", *TARGETS)
     )
-    ref = DatasetRef(id="x", kind="local")
+    ref = LocalDataset(Path("x"))
     truth = Truth.from_frames(split, train, dataset=ref, config="temporal", split="test")
     assert truth.group_seen == 2  # (1, a) and (2, c) ran in train; (1, b) and (2, a) did not
     bare = Truth.from_frames(
@@ -135,14 +137,15 @@ def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.report import result_json
-    from gharuntime.eval.truth import DatasetRef, Truth
+    from gharuntime.eval.truth import Truth
+    from gharuntime.hub import LocalDataset
 
     rng = np.random.default_rng(0)
     n = 60
     split, train = _frames([7] * n, [r // 3 for r in range(n)])
     split = split.with_columns(duration_s=rng.lognormal(4, 1, n))
     truth = Truth.from_frames(
-        split, train, dataset=DatasetRef(id="x", kind="local"), config="temporal", split="test"
+        split, train, dataset=LocalDataset(Path("x")), config="temporal", split="test"
     )
     method = Predictions(
         name="m",

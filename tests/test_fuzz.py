@@ -153,7 +153,7 @@ def test_fuzz_submission_lines(world: dict[str, Any], tmp_path_factory: Any, dat
     folder = tmp_path_factory.mktemp("sub")
     sub = folder / "s.jsonl"
     sub.write_bytes(b"\n".join(lines) + (b"\n" if data.draw(st.booleans()) else b""))
-    shutil.copy(world["sub"].with_name("m.jsonl.meta.json"), folder / "s.jsonl.meta.json")
+    shutil.copy(world["sub"].with_name("m.meta.json"), folder / "s.meta.json")
     before = tree_digest(world["ds"])
     try:
         result = evaluate_file(sub, world["ds"], resamples=5)
@@ -475,7 +475,7 @@ OPTIONS = _options()
 def _sandbox(world: dict[str, Any], folder: Path) -> Path:
     for name in ("ds", "m.model", "raw"):
         shutil.copytree(world["root"] / name, folder / name, symlinks=True)
-    for name in ("m.jsonl", "m.jsonl.meta.json", "wf.yml", "repos.txt"):
+    for name in ("m.jsonl", "m.meta.json", "wf.yml", "repos.txt"):
         shutil.copy(world["root"] / name, folder / name)
     (folder / "dir").mkdir()
     (folder / "nonutf8.txt").write_bytes(b"\xff\xfe\x00bad\n")
@@ -569,7 +569,7 @@ def test_heavy_inputs_stay_within_memory(world: dict[str, Any], tmp_path: Path, 
                     fh.write(b"a" * 2**20)  # 200 MB, no newline
             else:
                 fh.write(deep(5_000_000).encode())
-        shutil.copy(folder / "m.jsonl.meta.json", folder / "big.jsonl.meta.json")
+        shutil.copy(folder / "m.meta.json", folder / "big.meta.json")
         args = ["eval", "big.jsonl", "--dataset", "ds", "--resamples", "3"]
     out = run_limited(args, folder, memory_mb=2048)
     check(out, case)
@@ -975,7 +975,7 @@ def _hostile_file(folder: Path, case: str, kind: str) -> list[str]:
     if kind == "fifo":
         os.mkfifo(target)
     name = _INSIDE.get(case, "hostile.json")
-    shutil.copy(folder / "m.jsonl.meta.json", folder / "hostile.meta.json")  # eval reads on
+    shutil.copy(folder / "m.meta.json", folder / "hostile.meta.json")  # eval reads on
     link = folder / name
     link.unlink(missing_ok=True)
     link.symlink_to(target)

@@ -190,8 +190,8 @@ def test_escapes_in_job_names_and_paths_never_reach_the_terminal(
     shutil.copy(folder / "m.jsonl", folder / odd)
     (folder / "ds odd").mkdir()
     (folder / f"ds odd/{odd}").symlink_to(folder)  # a link out, named with escapes
-    meta = json.loads((folder / "m.jsonl.meta.json").read_text())
-    (folder / "m.jsonl.meta.json").write_text(json.dumps({**meta, "method": "m" + ESCAPES}))
+    meta = json.loads((folder / "m.meta.json").read_text())
+    (folder / "m.meta.json").write_text(json.dumps({**meta, "method": "m" + ESCAPES}))
     runs = [
         ["predict", "wf.yml", "--model", "m.model"],
         ["predict", "wf.yml", "--model", "m.model", "--json"],

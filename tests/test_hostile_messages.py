@@ -221,7 +221,7 @@ def test_vs_compares_pinball_losses_over_common_levels(
     a_levels = ("p10", "p50", "p90", "p99")
     b_levels = ("p5", "p10", "p25", "p50", "p75", "p90")
     (folder / "b.jsonl").write_text((folder / "m.jsonl").read_text())
-    (folder / "b.jsonl.meta.json").write_text((folder / "m.jsonl.meta.json").read_text())
+    (folder / "b.meta.json").write_text((folder / "m.meta.json").read_text())
     rows = []
     for line in _lines(folder):
         doc = json.loads(line)

@@ -39,7 +39,7 @@ def scored(fixture_dataset: Path, tmp_path: Path) -> Path:
 def test_eval_out_never_replaces_an_input(fixture_dataset: Path, scored: Path, target: str) -> None:
     out = {
         "submission": scored,
-        "meta": scored.with_name("m.jsonl.meta.json"),
+        "meta": scored.with_name("m.meta.json"),
         "manifest": fixture_dataset / "manifest.json",
         "inside": fixture_dataset / "data" / "result.json",
         "device": Path("/dev/null"),

@@ -72,7 +72,7 @@ def _copy_as(folder: Path, name: str, quantiles: str | None, meta: str | None) -
         shutil.copy(folder / "m.quantiles.jsonl", folder / quantiles)
     if meta:
         (folder / meta).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(folder / "m.jsonl.meta.json", folder / meta)
+        shutil.copy(folder / "m.meta.json", folder / meta)
 
 
 # (name of the submission, its quantile sidecar, its metadata sidecar, extra options): each

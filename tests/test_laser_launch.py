@@ -112,9 +112,9 @@ def test_two_processes_write_what_one_process_with_twice_the_accumulation_writes
     got, want = _records(two / "sub.jsonl"), _records(one / "sub.jsonl")
     assert [r["id"] for r in got] == test_ids
     assert got == want
-    meta = json.loads((two / "sub.jsonl.meta.json").read_text())
+    meta = json.loads((two / "sub.meta.json").read_text())
     assert meta["timing"]["processes"] == 2
-    assert json.loads((one / "sub.jsonl.meta.json").read_text())["timing"]["processes"] == 1
+    assert json.loads((one / "sub.meta.json").read_text())["timing"]["processes"] == 1
     assert meta["method_config"]["grad_accum"] == 1
     # the model folder, written once and complete, holds the one-process model's tokenizer
     model = json.loads((two / "sub.model" / "model.json").read_text())

@@ -17,9 +17,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.baselines.run import quantiles_path, run_baseline
+from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 from gharuntime.dataset import load, write_dataset
+from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.fixture import fixture_jobs
 
 JOB_YAML = """runs-on: ${{ matrix.os }}
@@ -101,7 +102,7 @@ def test_submission_is_scored_by_eval(fitted: Path, laser_dataset: Path) -> None
         cli, ["eval", str(fitted / "laser.jsonl"), "--dataset", str(laser_dataset)]
     )
     assert result.exit_code == 0, result.output
-    meta = json.loads((fitted / "laser.jsonl.meta.json").read_text())
+    meta = json.loads((fitted / "laser.meta.json").read_text())
     assert meta["method"] == "laser" and "job_yaml" in meta["inputs"]
     assert "history_duration_s" not in meta["inputs"]
 
@@ -156,8 +157,8 @@ def test_samples_write_p10_and_p90_beside_the_submission(
         params=_param_dict("samples=5"),
     )  # fmt: skip
     medians = [json.loads(x) for x in out.read_text().splitlines()]
-    sidecar = [json.loads(x) for x in quantiles_path(out).read_text().splitlines()]
-    assert quantiles_path(out).name == "s.quantiles.jsonl"
+    sidecar = [json.loads(x) for x in SubmissionFiles(out).quantiles.read_text().splitlines()]
+    assert SubmissionFiles(out).quantiles.name == "s.quantiles.jsonl"
     assert [q["id"] for q in sidecar] == [m["id"] for m in medians]
     for m, q in zip(medians, sidecar, strict=True):
         for target in ("duration_s", "queue_s", "log_bytes"):

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gharuntime.baselines.registry import make_method
+from gharuntime.baselines.methods import make_method
 from gharuntime.contract import job_table_schema
 from gharuntime.sim.world import Scale, World
 from gharuntime.workflow import Workflow, expand_jobs, parse_workflow, runner_os

@@ -11,16 +11,15 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.registry import METHODS, make_method
-from gharuntime.baselines.run import meta_path, run_baseline
+from gharuntime.baselines.methods import METHODS, methods_help
+from gharuntime.baselines.request import BaselineRequest, run_request
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
-from gharuntime.hub import open_dataset
-from gharuntime.paths import is_within, output_file_problem
+from gharuntime.eval.submission_files import SubmissionFiles
 
 __all__ = ["baseline_command"]
 
@@ -38,29 +37,26 @@ def _params(values: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -> None:
-    """A folder a method writes into (LASER's checkpoint_dir) never lies in an input dataset
-    folder (or holds it), nor in the model folder, which is replaced whole when written."""
-    for key, value in params.items():
-        if not key.endswith("_dir") or not isinstance(value, str) or not value:
-            continue
-        folder = Path(value)
-        if (dataset / "manifest.json").is_file() and (
-            is_within(folder, dataset) or is_within(dataset, folder)
-        ):
-            raise click.BadParameter(
-                f"{key}={value} overlaps the dataset folder {dataset}; write it elsewhere",
-                param_hint="--param",
-            )
-        if is_within(folder, model_dir):
-            raise click.BadParameter(
-                f"{key}={value} is inside the model folder {model_dir}, which is replaced when "
-                "the model is written; write it elsewhere",
-                param_hint="--param",
-            )
+_HELP = f"""Fit a reference method on a dataset's train split and write its submission.
+
+\b
+Methods:
+{methods_help()}
+Gradient-boosted models train on log1p of each target with early stopping on the
+validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fixed seed.
+The fitted model folder (model.json, importances.json, the library's files) is what
+`gharuntime predict --model` reads.
+A method that reads a column its track forbids (last-run on --track config) is refused.
+
+\b
+Exit codes: 0 written, 2 bad input or a method the track forbids.
+Example:
+  gharuntime baseline lightgbm --dataset out/dataset --track config --out runs/lgb.jsonl
+  gharuntime eval runs/lgb.jsonl --dataset out/dataset
+"""
 
 
-@click.command("baseline")
+@click.command("baseline", help=_HELP)
 @click.argument("name", type=click.Choice(list(METHODS)))
 @click.option(
     "--dataset",
@@ -87,7 +83,8 @@ def _check_output_dirs(params: dict[str, Any], dataset: Path, model_dir: Path) -
     "--out",
     required=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Submission to write (JSON Lines); its sidecar is OUT.meta.json.",
+    help="Submission to write (JSON Lines); its metadata goes beside it, preds.meta.json "
+    "for preds.jsonl.",
 )
 @click.option(
     "--model-out",
@@ -124,59 +121,21 @@ def baseline_command(
     seed: int,
     params: tuple[str, ...],
 ) -> None:
-    """Fit a reference method on a dataset's train split and write its submission.
-
-    \b
-    Methods:
-      median        the training median of each target
-      group-median  median of the same repo + workflow + job name, then of the repo, then global
-      last-run      the job's most recent earlier duration (history track), else group-median
-      lightgbm      LightGBM on features of the job's YAML, runner, matrix and repository,
-                    its identity (repository, workflow, job, matrix values, name words) and
-                    out-of-fold group target encodings (--param identity=false
-                    target_encoding=false: the configuration alone)
-      xgboost       XGBoost on the same features
-      lightgbm-tuned, xgboost-tuned
-                    the same, hyperparameters searched on the validation split: --param
-                    trials=20 (default) seeded Optuna trials, the first one the defaults
-      catboost      CatBoost on the same features, the identity columns as its own categoricals
-      laser         a language model fine-tuned on serialized jobs (pip install 'gharuntime[laser]';
-                    --param model=tiny|tiny-256|small|smollm2-135m|PATH, max_steps, lora_r, ...;
-                    samples=16 (default) predicts the median of 16 draws and writes P10/P90 to
-                    OUT.quantiles.jsonl; samples=1 is greedy: faster, biased low).
-                    On several GPUs: accelerate launch --multi_gpu --num_processes P
-                    -m gharuntime.cli.main baseline laser ... (each process trains on its
-                    share of every step and decodes its share of the jobs; rank 0 writes)
-    Gradient-boosted models train on log1p of each target with early stopping on the
-    validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fixed seed.
-    The fitted model folder (model.json, importances.json, the library's files) is what
-    `gharuntime predict --model` reads.
-    A method that reads a column its track forbids (last-run on --track config) is refused.
-
-    \b
-    Exit codes: 0 written, 2 bad input or a method the track forbids.
-    Example:
-      gharuntime baseline lightgbm --dataset out/dataset --track config --out runs/lgb.jsonl
-      gharuntime eval runs/lgb.jsonl --dataset out/dataset
-    """
-    model_dir = model_out or out.with_name((out.stem if out.suffix else out.name) + ".model")
-    given = Path(dataset)  # a folder; a Hub id names no local path, so these checks pass it
-    for path, option in ((out, "--out"), (meta_path(out), "--out")):
-        problem = output_file_problem(path, [given / "manifest.json"])
-        if problem:
-            raise click.BadParameter(problem, param_hint=option)
-    if is_within(given, model_dir) or (
-        (given / "manifest.json").is_file() and is_within(model_dir, given)
-    ):
-        raise click.BadParameter(
-            f"{model_dir} overlaps the dataset folder {dataset}; put the model elsewhere",
-            param_hint="--model-out",
-        )
-    if model_dir.exists() and not model_dir.is_dir():
-        raise click.BadParameter(f"{model_dir} is not a folder", param_hint="--model-out")
-    parsed = _params(params)
-    _check_output_dirs(parsed, given, model_dir)
-    make_method(name, track, seed=seed, params=parsed or None)  # every --param checked first
+    """Fit a reference method and write its submission (the help is _HELP: its method list
+    is made from the method registry)."""
+    request = BaselineRequest(
+        name,
+        dataset,
+        out,
+        config=config,
+        track=track,
+        split=split,
+        seed=seed,
+        params=_params(params),
+        model_out=model_out,
+    )
+    for option, problem in request.output_problems()[:1]:
+        raise click.BadParameter(problem, param_hint=option)
     try:
         primary = is_primary()  # under `accelerate launch`, only rank 0 talks and writes
         with (
@@ -184,19 +143,7 @@ def baseline_command(
             if primary
             else nullcontext()
         ) as report:
-            root = open_dataset(dataset).root
-            result = run_baseline(
-                name,
-                root,
-                config=config,
-                track=track,
-                out=out,
-                model_dir=model_dir,
-                split=split,
-                seed=seed,
-                params=parsed,
-                progress=report,
-            )
+            result = run_request(request, report)
     except (MethodError, DatasetError):
         finish(wait=False)
         raise
@@ -211,7 +158,8 @@ def baseline_command(
     err_console.print(
         styled(
             ("wrote", "green"),
-            f" {result.rows} predictions to {out} (+ {meta_path(out).name}); model in "
-            f"{model_dir}; fit {result.fit_seconds:.1f} s, predict {result.predict_seconds:.1f} s",
+            f" {result.rows} predictions to {out} (+ {SubmissionFiles(out).meta.name}); model "
+            f"in {request.model_dir}; fit {result.fit_seconds:.1f} s, predict "
+            f"{result.predict_seconds:.1f} s",
         )
     )

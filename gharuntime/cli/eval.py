@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.text import Text as RichText
@@ -16,20 +14,15 @@ from gharuntime.cli.progress import ProgressView
 from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
-from gharuntime.eval.api import (
-    DEFAULT_CONFIG,
-    DEFAULT_SPLIT,
-    evaluate_file,
-    evaluate_gold,
-    input_files,
-)
+from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT
 from gharuntime.eval.evaluate import InvalidSubmission
-from gharuntime.eval.metrics import METRICS
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.report import render_tables, write_result
+from gharuntime.eval.request import EvalRequest, evaluate, gold_failures, parse_inputs
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
 from gharuntime.jsonout import strict_dumps
 from gharuntime.paths import output_file_problem
+from gharuntime.problems import ProblemLog
 
 __all__ = ["eval_command"]
 
@@ -61,19 +54,6 @@ def _problems_refusal(problems: ProblemLog) -> Refusal:
 def _command() -> list[str]:
     """The command line, for the result's provenance (the program as `gharuntime`)."""
     return ["gharuntime", *sys.argv[1:]]
-
-
-def _gold_problems(result: dict[str, Any]) -> list[str]:
-    """Ways the ground truth failed to score perfectly (empty when the self-check passes)."""
-    out = []
-    for target, metrics in result["metrics"].items():
-        for m in METRICS:
-            got, want = metrics[m.name]["value"], m.perfect
-            if got is None and m.undefined_when_constant:
-                continue
-            if got is None or not math.isclose(got, want, abs_tol=1e-9):
-                out.append(f"{target} {m.name}: {got} (a perfect prediction gives {want})")
-    return out
 
 
 @click.command("eval")
@@ -241,55 +221,34 @@ def eval_command(
         raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
     pinned = dataset is None
     dataset = dataset or default_dataset()
+    request = EvalRequest(
+        dataset,
+        submission,
+        MethodMeta(
+            method=method,
+            method_version=method_version,
+            track=track,
+            inputs=parse_inputs(inputs),
+            dataset_revision=dataset_revision,
+            config=config,
+            split=split,
+            seed=method_seed,
+        ),
+        vs=vs,
+        meta_path=meta_path,
+        quantiles=quantiles,
+        allow_partial=allow_partial,
+        seed=bootstrap_seed,
+        resamples=resamples,
+        command=_command(),
+    )
     if out is not None:  # never any file this evaluation reads, by the readers' own rules
-        problem = output_file_problem(
-            out,
-            input_files(
-                submission, vs=vs, meta_path=meta_path, quantiles=quantiles, dataset=dataset
-            ),
-        )
+        problem = output_file_problem(out, request.input_files())
         if problem:
             raise click.BadParameter(problem, param_hint="--out")
     try:
         with ProgressView() as progress:
-            if gold:
-                result = evaluate_gold(
-                    dataset,
-                    track=track or "multi",
-                    config=config or DEFAULT_CONFIG,
-                    split=split or DEFAULT_SPLIT,
-                    seed=bootstrap_seed,
-                    resamples=resamples,
-                    progress=progress,
-                    command=_command(),
-                )
-            else:
-                assert submission is not None
-                options = {
-                    "method": method,
-                    "method_version": method_version,
-                    "track": track,
-                    "inputs": tuple(i.strip() for i in inputs.split(",") if i.strip())
-                    if inputs is not None
-                    else None,
-                    "dataset_revision": dataset_revision,
-                    "config": config,
-                    "split": split,
-                    "seed": method_seed,
-                }
-                result = evaluate_file(
-                    submission,
-                    dataset,
-                    options=options,
-                    vs=vs,
-                    meta_path=meta_path,
-                    allow_partial=allow_partial,
-                    seed=bootstrap_seed,
-                    resamples=resamples,
-                    progress=progress,
-                    command=_command(),
-                    quantiles=quantiles,
-                )
+            result = evaluate(request, progress)
     except DatasetError as exc:
         note = (
             f"no --dataset was given, so eval used the official benchmark {dataset} "
@@ -320,7 +279,7 @@ def eval_command(
     if out is not None:
         err_console.print(f"result written to {out}")
     if gold:
-        failures = _gold_problems(result)
+        failures = gold_failures(result)
         for line in failures:
             err_console.print(styled(("self-check failed", "red"), f": {line}"))
         if failures:

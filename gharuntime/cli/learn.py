@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gharuntime.baselines.registry import METHODS
+from gharuntime.baselines.methods import METHODS
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView

@@ -15,12 +15,38 @@ from gharuntime.cli.progress import ProgressView
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.leaderboard.registry import LeaderboardError
-from gharuntime.pipeline import PIPELINE_METHODS, Step, pipeline_steps, run_pipeline
+from gharuntime.pipeline import (
+    PIPELINE_CONFIGS,
+    PIPELINE_METHODS,
+    PIPELINE_TRACKS,
+    Step,
+    pipeline_steps,
+    plan_summary,
+    run_pipeline,
+)
 
 __all__ = ["pipeline_command"]
 
 
-@click.command("pipeline")
+_HELP = f"""Build from the simulated GitHub, fit every baseline on both tracks and both configs,
+score each, and write the leaderboard, offline.
+
+Stages: serve the seeded simulated GitHub on 127.0.0.1 → crawl it → build a (synthetic)
+dataset and validate it → for {" and ".join(PIPELINE_CONFIGS)}, {" and ".join(PIPELINE_TRACKS)}
+tracks: {plan_summary()} → gharuntime eval → gharuntime leaderboard.
+Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
+
+Resumable: run it again over the same OUT after a kill or a failed method, and it keeps
+every step already scored whose inputs are unchanged (dataset revision, code, parameters,
+libraries: recorded in OUT/runs/CONFIG/TRACK/METHOD.step.json) and runs the rest; a step
+whose inputs changed runs again. --fresh runs every step again.
+
+\b
+Exit codes: 0 done, 2 a stage failed (it says which).
+"""
+
+
+@click.command("pipeline", help=_HELP)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
@@ -49,26 +75,8 @@ __all__ = ["pipeline_command"]
     help="Run every step again, even those an earlier run over OUT scored with the same inputs.",
 )
 def pipeline_command(out: Path, seed: int, scale: str, resamples: int, fresh: bool) -> None:
-    """Build from the simulated GitHub, fit every baseline on both tracks and both configs,
-    score each, and write the leaderboard, offline.
-
-    \b
-    Stages: serve the seeded simulated GitHub on 127.0.0.1 → crawl it → build a (synthetic)
-    dataset and validate it → for cross_repo and temporal, config and history tracks: median,
-    group-median, last-run (history only), lightgbm, xgboost, catboost, and on the config track
-    lightgbm-tuned, xgboost-tuned (a few seeded Optuna trials) and laser (the tiny model, a few
-    hundred steps) → gharuntime eval → gharuntime leaderboard.
-    Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
-
-    \b
-    Resumable: run it again over the same OUT after a kill or a failed method, and it keeps
-    every step already scored whose inputs are unchanged (dataset revision, code, parameters,
-    libraries: recorded in OUT/runs/CONFIG/TRACK/METHOD.step.json) and runs the rest; a step
-    whose inputs changed runs again. --fresh runs every step again.
-
-    \b
-    Exit codes: 0 done, 2 a stage failed (it says which).
-    """
+    """Build, fit every baseline, score each and write the leaderboard, offline (the help is
+    _HELP: its method list is made from the method registry)."""
     steps, skipped = pipeline_steps()
     err_console.print(
         f"pipeline: build ({scale}, seed {seed}), {len(steps)} method runs "

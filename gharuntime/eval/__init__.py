@@ -21,22 +21,21 @@ from gharuntime.eval.evaluate import (
 )
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.metrics import METRICS, Metric
-from gharuntime.eval.problems import ProblemLog, SubmissionProblem
 from gharuntime.eval.report import RESULT_VERSION, render_tables, result_json, write_result
-from gharuntime.eval.truth import DatasetRef, Truth, load_truth, resolve_dataset
+from gharuntime.eval.truth import Truth, load_truth, resolve_dataset
+from gharuntime.problems import Problem, ProblemLog
 
 __all__ = [
     "METRICS",
     "RESULT_VERSION",
     "Bootstrap",
-    "DatasetRef",
     "InvalidSubmission",
     "MethodMeta",
     "Metric",
     "Predictions",
+    "Problem",
     "ProblemLog",
     "Scores",
-    "SubmissionProblem",
     "Truth",
     "evaluate_file",
     "evaluate_gold",

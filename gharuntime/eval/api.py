@@ -17,13 +17,14 @@ from gharuntime.eval.evaluate import (
     resolve_meta,
     score,
 )
-from gharuntime.eval.meta import MethodMeta, check_meta, sidecar_candidates
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.eval.meta import MethodMeta, check_meta
 from gharuntime.eval.provenance import add_provenance, check_not_empty
-from gharuntime.eval.quantiles import quantiles_path
 from gharuntime.eval.report import result_json
-from gharuntime.eval.truth import DatasetRef, load_truth, resolve_dataset
-from gharuntime.progress import Progress
+from gharuntime.eval.submission_files import SubmissionFiles
+from gharuntime.eval.truth import load_truth, resolve_dataset
+from gharuntime.hub import LocalDataset
+from gharuntime.problems import ProblemLog
+from gharuntime.progress import Progress, say
 
 __all__ = ["DEFAULT_CONFIG", "DEFAULT_SPLIT", "evaluate_file", "evaluate_gold", "input_files"]
 
@@ -31,8 +32,8 @@ DEFAULT_CONFIG: Final = "temporal"
 DEFAULT_SPLIT: Final = "test"
 
 
-def _dataset(dataset: DatasetRef | Path | str) -> DatasetRef:
-    return dataset if isinstance(dataset, DatasetRef) else resolve_dataset(str(dataset))
+def _dataset(dataset: LocalDataset | Path | str) -> LocalDataset:
+    return dataset if isinstance(dataset, LocalDataset) else resolve_dataset(str(dataset))
 
 
 def input_files(
@@ -50,9 +51,10 @@ def input_files(
     for path, sidecar in ((submission, quantiles), (vs, None)):
         if path is None:
             continue
-        path = Path(path)
-        out += [path, *sidecar_candidates(path)]
-        out.append(Path(sidecar) if sidecar is not None else quantiles_path(path))
+        files = SubmissionFiles(Path(path))
+        out += files.readable()
+        if sidecar is not None:
+            out.append(Path(sidecar))
     if meta_path is not None:
         out.append(meta_path)
     if dataset is not None and Path(dataset).is_dir():
@@ -62,7 +64,7 @@ def input_files(
 
 def evaluate_file(
     submission: Path | str,
-    dataset: DatasetRef | Path | str,
+    dataset: LocalDataset | Path | str,
     *,
     options: Mapping[str, Any] | None = None,
     vs: Path | str | None = None,
@@ -76,8 +78,10 @@ def evaluate_file(
 ) -> dict[str, Any]:
     """Check and score `submission` (and `vs`, on the same resamples) against `dataset`.
 
-    A quantile sidecar (`quantiles`, else SUBMISSION.quantiles.jsonl beside it; for `vs`
-    always the one beside it) is checked and scored too: the result's `intervals`.
+    A quantile sidecar (`quantiles`, else the one beside it that
+    gharuntime.eval.submission_files names; for `vs` always that one) is checked and scored
+    too: the result's `intervals`. Metadata read under an old sidecar name is reported in the
+    result's `warnings` (and through `progress`).
 
     `options` are metadata fields (method, track, config, split, inputs, ...) that fill in or
     override the sidecar; `command` (an argv list) is recorded in the result's provenance.
@@ -86,7 +90,8 @@ def evaluate_file(
     """
     paths = [Path(submission)] + ([Path(vs)] if vs is not None else [])
     logs = [ProblemLog() for _ in paths]
-    meta = resolve_meta(paths[0], dict(options or {}), logs[0], meta_path)
+    notices: list[str] = []
+    meta = resolve_meta(paths[0], dict(options or {}), logs[0], meta_path, notices)
     config = meta.config or DEFAULT_CONFIG
     split = meta.split or DEFAULT_SPLIT
     if config not in CONFIGS or split not in SPLITS:
@@ -96,7 +101,9 @@ def evaluate_file(
     metas = [meta]
     if vs is not None:
         agree = {"track": meta.track, "config": config, "split": split}
-        metas.append(resolve_meta(paths[1], agree, logs[1]))
+        metas.append(resolve_meta(paths[1], agree, logs[1], notices=notices))
+    for notice in notices:
+        say(progress, notice)
     methods: list[Predictions] = []
     sidecars = [Path(quantiles) if quantiles is not None else None, None]
     for path, m, log, sidecar in zip(paths, metas, logs, sidecars[: len(paths)], strict=True):
@@ -119,16 +126,19 @@ def evaluate_file(
         raise InvalidSubmission(combined)
     track = meta.track
     assert track is not None  # resolve_meta reported a missing track
-    return add_provenance(
+    result = add_provenance(
         result_json(
             score(truth, track, methods, seed=seed, resamples=resamples, progress=progress)
         ),
         command,
     )
+    if notices:
+        result["warnings"] = [*result.get("warnings", []), *notices]
+    return result
 
 
 def evaluate_gold(
-    dataset: DatasetRef | Path | str,
+    dataset: LocalDataset | Path | str,
     *,
     track: str = "multi",
     config: str = DEFAULT_CONFIG,

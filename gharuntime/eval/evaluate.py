@@ -17,17 +17,13 @@ import numpy.typing as npt
 from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
-from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar, sidecar_for
+from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar
 from gharuntime.eval.metrics import GroupSums, TargetTerms
-from gharuntime.eval.problems import ProblemLog
-from gharuntime.eval.quantiles import (
-    ParsedQuantiles,
-    interval_terms,
-    quantiles_path,
-    read_quantiles,
-)
+from gharuntime.eval.quantiles import ParsedQuantiles, interval_terms, read_quantiles
 from gharuntime.eval.submission import read_submission
+from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.eval.truth import Truth
+from gharuntime.problems import ProblemLog
 from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError
 
@@ -76,10 +72,12 @@ def resolve_meta(
     options: Mapping[str, Any],
     log: ProblemLog,
     meta_path: Path | None = None,
+    notices: list[str] | None = None,
 ) -> MethodMeta:
-    """The submission's metadata: its sidecar (or `meta_path`) overlaid with `options`."""
+    """The submission's metadata: its sidecar (or `meta_path`) overlaid with `options`; a
+    sidecar found under an old name adds its deprecation notice to `notices`."""
     where = str(submission)
-    sidecar_path = meta_path or sidecar_for(submission)
+    sidecar_path = meta_path or SubmissionFiles(submission).find_meta(notices)
     sidecar = read_sidecar(sidecar_path, log) if sidecar_path else {}
     meta = merge_meta(sidecar, options, log, where)
     check_meta(meta, log, where)
@@ -97,7 +95,7 @@ def prepare_submission(
     quantiles: Path | None = None,
 ) -> Predictions:
     """Read and check `submission` against `truth`, and its quantile sidecar (`quantiles`, else
-    `quantiles_path(submission)` when that file exists); raises InvalidSubmission with every
+    the one `SubmissionFiles` names, when that file exists); raises InvalidSubmission with every
     problem of both (including any already in `log`)."""
     where = str(submission)
     if meta.config is not None and meta.config != truth.config:
@@ -132,7 +130,7 @@ def prepare_submission(
     except OSError as exc:
         log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
         raise InvalidSubmission(log) from exc
-    sidecar = quantiles if quantiles is not None else quantiles_path(submission)
+    sidecar = quantiles if quantiles is not None else SubmissionFiles(submission).quantiles
     parsed_q = None
     if quantiles is not None and not os.path.lexists(sidecar):
         log.add("unreadable", str(sidecar), "no such quantile sidecar")

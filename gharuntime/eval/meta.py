@@ -1,6 +1,6 @@
 """A method's metadata: who made the predictions, for which track, config and split, from which
 inputs. It comes from a sidecar file beside the submission (`preds.meta.json` for
-`preds.jsonl`) and from command-line options; a method declares its track, and eval refuses
+`preds.jsonl`, named by gharuntime.eval.submission_files) and from command-line options; a method declares its track, and eval refuses
 inputs that the track forbids."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.contract import COLUMN_BY_NAME, CONFIGS, SPLITS, TRACKS, Role, input_columns
-from gharuntime.eval.problems import ProblemLog
+from gharuntime.problems import ProblemLog
 from gharuntime.readfile import InputFileError, read_json
 
 __all__ = [
@@ -20,8 +20,6 @@ __all__ = [
     "check_meta",
     "merge_meta",
     "read_sidecar",
-    "sidecar_candidates",
-    "sidecar_for",
 ]
 
 META_FIELDS: Final = (
@@ -60,23 +58,6 @@ class MethodMeta:
         if self.extra:
             out["extra"] = dict(self.extra)
         return out
-
-
-def sidecar_candidates(submission: Path) -> tuple[Path, Path]:
-    """Where the sidecar of `preds.jsonl` may be: `preds.meta.json`, then
-    `preds.jsonl.meta.json`."""
-    return (
-        submission.with_suffix(".meta.json"),
-        submission.with_name(submission.name + ".meta.json"),
-    )
-
-
-def sidecar_for(submission: Path) -> Path | None:
-    """The sidecar of `preds.jsonl`: the first of `sidecar_candidates` that is a file."""
-    for candidate in sidecar_candidates(submission):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def read_sidecar(path: Path, log: ProblemLog) -> dict[str, Any]:

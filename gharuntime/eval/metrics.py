@@ -32,9 +32,11 @@ __all__ = [
     "MEDIAN_METRIC",
     "METRICS",
     "METRIC_BY_NAME",
+    "ROW_TERMS",
     "STAT_COLUMNS",
     "GroupSums",
     "Metric",
+    "RowTerm",
     "RowTerms",
     "SpearmanInputs",
     "TargetTerms",
@@ -54,7 +56,8 @@ class Metric:
     the report, the leaderboard and the --gold self-check read it.
 
     `resampled` says how a bootstrap resample gets its value: "sums" from the per-repository
-    sums of STAT_COLUMNS (`from_sums`), "median" as the exact median of the resampled multiset
+    sums of the per-row terms it names in `terms` (ROW_TERMS; `from_sums` is given those and
+    no others), "median" as the exact median of the resampled multiset
     of per-row values, "ranks" from the sums or, where affordable, the multiset re-ranked.
     `kind` decides the format: "target" (the target's unit), "fraction" (shown as a percent)
     or "number".
@@ -68,6 +71,7 @@ class Metric:
     perfect: float  # what a perfect prediction scores (the --gold self-check); NaN: none
     resampled: str = "sums"
     from_sums: Callable[[dict[str, FloatArray]], FloatArray] | None = None
+    terms: tuple[str, ...] = ()  # the ROW_TERMS `from_sums` reads, by name
     kind: str = "number"
     undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
     headline: bool = False  # a leaderboard column, stored per resample in every result
@@ -92,6 +96,39 @@ class Metric:
         shown = f"{self.label} ({unit})" if unit and self.kind == "target" else self.label
         arrow = {True: "↑", False: "↓", None: "≈ nominal"}[self.higher_is_better]
         return f"{shown} {arrow}"
+
+
+@dataclass(frozen=True)
+class RowTerm:
+    """One per-row term, by name: its per-repository sums are what a sum-based metric is
+    computed from (`Metric.terms` names the ones it reads).
+
+    `kind`: "count" (1 per row), "row" (from the row's truth and prediction alone, computed once
+    over every row: TargetTerms.base), "rank" (from ranks within the scored group)."""
+
+    name: str
+    kind: str
+    meaning: str
+
+
+ROW_TERMS: Final[tuple[RowTerm, ...]] = (
+    RowTerm("n", "count", "1: the rows"),
+    RowTerm("abs_err", "row", "|p - y|"),
+    RowTerm("sq_log_err", "row", "(log1p(p) - log1p(y))²"),
+    RowTerm("within", "row", "1 when max(p', y') <= 2 min(p', y') (never for a failure), else 0"),
+    RowTerm("rank_p", "rank", "rank of p in the group, centred on the group's middle rank"),
+    RowTerm("rank_y", "rank", "rank of y in the group, centred likewise"),
+    RowTerm("rank_p2", "rank", "rank_p²"),
+    RowTerm("rank_y2", "rank", "rank_y²"),
+    RowTerm("rank_py", "rank", "rank_p · rank_y"),
+    RowTerm("log_y", "row", "log1p(y), centred on its mean over every row"),
+    RowTerm("log_y2", "row", "log_y²"),
+)
+STAT_COLUMNS: Final = tuple(t.name for t in ROW_TERMS)
+"""Per-row terms whose (weighted) sums give every metric but the median APE, in the order of
+the sums' last axis."""
+_STAT: Final = {name: i for i, name in enumerate(STAT_COLUMNS)}
+_ROW_BASE: Final = tuple(t.name for t in ROW_TERMS if t.kind == "row")
 
 
 def _spearman(s: dict[str, FloatArray]) -> FloatArray:
@@ -121,6 +158,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         perfect=0.0,
         bounds=(0.0, math.inf),
         from_sums=lambda s: s["abs_err"] / s["n"],
+        terms=("n", "abs_err"),
         kind="target",
         headline=True,
     ),
@@ -145,6 +183,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         perfect=0.0,
         bounds=(0.0, math.inf),
         from_sums=lambda s: np.sqrt(s["sq_log_err"] / s["n"]),
+        terms=("n", "sq_log_err"),
         headline=True,
     ),
     Metric(
@@ -158,6 +197,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         bounds=(-1.0, 1.0),
         resampled="ranks",
         from_sums=_spearman,
+        terms=("n", "rank_p", "rank_y", "rank_p2", "rank_y2", "rank_py"),
         undefined_when_constant=True,
         headline=True,
     ),
@@ -170,6 +210,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         perfect=1.0,
         bounds=(-math.inf, 1.0),
         from_sums=_r2_log,
+        terms=("n", "log_y", "log_y2", "sq_log_err"),
         undefined_when_constant=True,
     ),
     Metric(
@@ -182,6 +223,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         perfect=1.0,
         bounds=(0.0, 1.0),
         from_sums=lambda s: s["within"] / s["n"],
+        terms=("n", "within"),
         kind="fraction",
         headline=True,
     ),
@@ -195,6 +237,9 @@ HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
 assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
 MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
 """The one metric resampled as a weighted median (of the per-row APE)."""
+for _m in METRICS:  # every sum-based metric names the terms it reads, and they exist
+    assert (_m.from_sums is None) == (not _m.terms), _m.name
+    assert set(_m.terms) <= set(STAT_COLUMNS), _m.name
 
 INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
     Metric(
@@ -268,22 +313,6 @@ INTERVAL_METRICS: Final[tuple[Metric, ...]] = (
 term (coverage_error: |coverage - nominal| of each resample), resampled from per-repository
 sums like the sum-based metrics."""
 INTERVAL_METRIC_BY_NAME: Final = {m.name: m for m in INTERVAL_METRICS}
-
-STAT_COLUMNS: Final = (
-    "n",
-    "abs_err",
-    "sq_log_err",
-    "within",
-    "rank_p",
-    "rank_y",
-    "rank_p2",
-    "rank_y2",
-    "rank_py",
-    "log_y",
-    "log_y2",
-)
-"""Per-row terms whose (weighted) sums give every metric but the median APE."""
-_STAT: Final = {name: i for i, name in enumerate(STAT_COLUMNS)}
 
 
 def average_ranks(x: FloatArray, order: IntArray | None = None) -> FloatArray:
@@ -361,9 +390,6 @@ class TargetTerms:
     not depend on the centre).
     """
 
-    _BASE: Final = ("abs_err", "sq_log_err", "within", "log_y", "log_y2")
-    """STAT_COLUMNS computed per row, independent of the subset (the rest are ranks)."""
-
     def __init__(self, y: FloatArray, p: FloatArray, failed: BoolArray) -> None:
         p = np.where(failed, 0.0, p)
         self.total = y.shape[0]
@@ -374,28 +400,30 @@ class TargetTerms:
         with ThreadPoolExecutor(max_workers=2) as pool:
             sort_p = pool.submit(np.argsort, p)
             sort_y = pool.submit(np.argsort, y)
-            base = np.empty((len(self._BASE), self.total), dtype=np.float64)
+            # the "row" ROW_TERMS, each named, in one block of memory
+            block = np.empty((len(_ROW_BASE), self.total), dtype=np.float64)
+            base = dict(zip(_ROW_BASE, block, strict=True))
             ly = np.log1p(y)
             lp = np.log1p(p)
-            np.subtract(p, y, out=base[0])
-            np.abs(base[0], out=base[0])
-            np.subtract(lp, ly, out=base[1])
-            np.square(base[1], out=base[1])
+            np.subtract(p, y, out=base["abs_err"])
+            np.abs(base["abs_err"], out=base["abs_err"])
+            np.subtract(lp, ly, out=base["sq_log_err"])
+            np.square(base["sq_log_err"], out=base["sq_log_err"])
             pc = np.maximum(p, 1.0, out=lp)  # lp is spent
             yc = np.maximum(y, 1.0)
             hi = np.maximum(pc, yc)
             np.minimum(pc, yc, out=pc)  # lo
             np.multiply(pc, 2.0, out=pc)
-            np.less_equal(hi, pc, out=base[2])
-            base[2][failed] = 0.0
+            np.less_equal(hi, pc, out=base["within"])
+            base["within"][failed] = 0.0
             del hi, pc
             finite = np.isfinite(ly)
             centre = ly.mean() if finite.all() else ly[finite].mean() if finite.any() else 0.0
-            np.subtract(ly, centre, out=base[3])
-            np.multiply(base[3], base[3], out=base[4])
+            np.subtract(ly, centre, out=base["log_y"])
+            np.multiply(base["log_y"], base["log_y"], out=base["log_y2"])
             del ly, finite
-            self.base = base
-            self.ape = np.divide(base[0], yc, out=yc)
+            self.base: dict[str, FloatArray] = base
+            self.ape = np.divide(base["abs_err"], yc, out=yc)
             # the order among equal values never matters: ties share ranks and values
             self.order_ape = np.argsort(self.ape)
             self.order_p = sort_p.result()
@@ -440,9 +468,9 @@ class TargetTerms:
             got = np.bincount(bins, weights=weights, minlength=width + 1)[:width]
             sums[:, :, column] = got.reshape(groups, clusters)
 
-        add(0, None)
-        for i, name in enumerate(self._BASE):
-            add(_STAT[name], self.base[i])
+        add(_STAT["n"], None)
+        for name, values in self.base.items():
+            add(_STAT[name], values)
         group_of = np.repeat(np.arange(groups, dtype=np.intp), counts)  # per grouped position
 
         centre = (counts + 1) / 2.0  # ranks are centred on their group's middle rank
@@ -515,9 +543,9 @@ class TargetTerms:
             return order if everything else _regroup(order, key, skip)
 
         stats = np.empty((len(STAT_COLUMNS), member), dtype=np.float64)
-        stats[0] = 1.0
-        for i, name in enumerate(self._BASE):
-            np.take(self.base[i], by_label, out=stats[_STAT[name]])
+        stats[_STAT["n"]] = 1.0
+        for name, values in self.base.items():
+            np.take(values, by_label, out=stats[_STAT[name]])
         centre = ((counts + 1) / 2.0)[group_of]
         by_row = np.empty(self.total, dtype=np.float64)
         grouped: list[IntArray] = []
@@ -606,6 +634,10 @@ def metrics_from_sums(sums: FloatArray) -> dict[str, FloatArray]:
     """Every sum-based metric from (..., len(STAT_COLUMNS)) sums; NaN where undefined."""
     s = {name: sums[..., i] for i, name in enumerate(STAT_COLUMNS)}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = {m.name: m.from_sums(s) for m in METRICS if m.from_sums is not None}
+        out = {
+            m.name: m.from_sums({t: s[t] for t in m.terms})
+            for m in METRICS
+            if m.from_sums is not None
+        }
     empty = s["n"] <= 0
     return {k: np.where(empty, np.nan, v) for k, v in out.items()}

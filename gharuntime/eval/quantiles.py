@@ -1,7 +1,8 @@
 """The quantile sidecar: a range for every prediction, from any method, checked like the
 submission and scored by eval.
 
-`preds.jsonl` → `preds.quantiles.jsonl`, one line per record of the submission:
+`preds.jsonl` → `preds.quantiles.jsonl` (gharuntime.eval.submission_files names it), one line
+per record of the submission:
 `{"id": "1000001", "duration_s_p10": 41.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}`.
 A level is `p` and a percentage strictly between 0 and 100 (`p10`, `p99`, `p2.5`); every line
 holds the same levels for every target of the track, at least p10, p50 and p90. Values are
@@ -35,8 +36,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from gharuntime.eval.problems import ProblemLog
 from gharuntime.eval.submission import MAX_LINE_BYTES, read_submission
+from gharuntime.problems import ProblemLog
 from gharuntime.readfile import iter_lines
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "QuantileLevels",
     "interval_terms",
     "level_name",
-    "quantiles_path",
     "read_quantiles",
 ]
 
@@ -61,12 +61,6 @@ its first line before anything else is read."""
 _LEVEL: Final = re.compile(r"p(\d{1,2}(?:\.\d{1,3})?)")
 _SHOW: Final = 20  # non-monotone lines reported with their text per target, then counted
 _SAMPLE: Final = 100  # object lines whose most common keys give the levels
-
-
-def quantiles_path(submission: Path) -> Path:
-    """The quantile sidecar of a submission: `preds.jsonl` → `preds.quantiles.jsonl`."""
-    stem = submission.stem if submission.suffix == ".jsonl" else submission.name
-    return submission.with_name(stem + ".quantiles.jsonl")
 
 
 def level_name(percent: float) -> str:

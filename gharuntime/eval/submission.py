@@ -19,7 +19,7 @@ import polars as pl
 
 from gharuntime.contract import TARGETS
 from gharuntime.errors import GharuntimeError
-from gharuntime.eval.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
+from gharuntime.problems import KEEP_PER_KIND, KEEP_UNKNOWN_IDS, ProblemLog
 from gharuntime.progress import Progress
 from gharuntime.readfile import open_regular
 

@@ -20,11 +20,11 @@ from gharuntime.dataset import (
     sha256_file,
     split_paths,
 )
-from gharuntime.hub import HUB_ID, open_dataset
+from gharuntime.hub import HUB_ID, LocalDataset, open_dataset
 from gharuntime.parquet import read_parquet
 from gharuntime.splits import GROUP
 
-__all__ = ["HUB_ID", "DatasetRef", "Truth", "load_truth", "resolve_dataset"]
+__all__ = ["HUB_ID", "Truth", "load_truth", "resolve_dataset"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -38,36 +38,23 @@ four repositories gives intervals of (almost) zero width, which would claim cert
 test on one or two projects does not have. Runs keep a run's jobs together, as repositories do."""
 
 
-@dataclass(frozen=True)
-class DatasetRef:
-    """Where the dataset comes from: a local folder (`root`), or a Hub id and revision."""
-
-    id: str
-    kind: str  # "local" or "hub"
-    root: Path | None = None
-    revision: str | None = None
-    commit: str | None = None  # the Hub commit a Hub id resolved to
-
-
-def resolve_dataset(spec: str) -> DatasetRef:
+def resolve_dataset(spec: str) -> LocalDataset:
     """A local folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked against its
-    manifest; raises DatasetError saying what to do instead."""
+    manifest (`gharuntime.hub.open_dataset`, in eval's words for a bad --dataset); raises
+    DatasetError saying what to do instead."""
     path = Path(spec).expanduser()
     if path.exists() and not path.is_dir():
         raise DatasetError(f"{spec}: not a folder; --dataset takes a dataset folder")
     if not path.exists() and not HUB_ID.match(spec):
         raise DatasetError(f"{spec}: no such folder; --dataset takes a dataset folder")
-    local = open_dataset(spec)
-    if local.repo_id is None:
-        return DatasetRef(id=str(local.root), kind="local", root=local.root)
-    return DatasetRef(id=local.spec, kind="hub", root=local.root, commit=local.commit)
+    return open_dataset(spec)
 
 
 @dataclass(frozen=True)
 class Truth:
     """One split's ground truth, row-aligned, with everything the breakdowns need."""
 
-    dataset: DatasetRef
+    dataset: LocalDataset
     config: str
     split: str
     manifest_sha256: str | None
@@ -96,7 +83,7 @@ class Truth:
         """The dataset revision a submission must name: for a folder, `dataset_revision` of its
         manifest (data files, schema version, row-changing build parameters; never ports, paths
         or shard layout)."""
-        return self.dataset.revision or self.content_revision or self.manifest_sha256
+        return self.content_revision or self.manifest_sha256
 
     @classmethod
     def from_frames(
@@ -104,7 +91,7 @@ class Truth:
         split_rows: pl.DataFrame,
         train_rows: pl.DataFrame,
         *,
-        dataset: DatasetRef,
+        dataset: LocalDataset,
         config: str,
         split: str,
         manifest_sha256: str | None = None,
@@ -186,7 +173,7 @@ def _synthetic(source: dict[str, Any] | None) -> bool | None:
     return True if kind in ("simulated", "fixture") else None
 
 
-def load_truth(dataset: DatasetRef, config: str, split: str) -> Truth:
+def load_truth(dataset: LocalDataset, config: str, split: str) -> Truth:
     """The truth of one split of a local dataset folder, after checking that the split's files
     are the ones the manifest lists (so the manifest's hash names what was scored)."""
     if dataset.root is None:

@@ -11,11 +11,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import MAX_MANIFEST_BYTES, DatasetError, read_manifest, sha256_file
-from gharuntime.dataset import load as load_folder
 from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import (
@@ -31,20 +28,14 @@ from gharuntime.paths import replace_folder
 from gharuntime.progress import Progress
 from gharuntime.readfile import read_bytes
 
-__all__ = [
-    "LocalDataset",
-    "download",
-    "load",
-    "open_dataset",
-    "verify_folder",
-    "verify_snapshot",
-]
+__all__ = ["LocalDataset", "download", "open_dataset", "verify_folder", "verify_snapshot"]
 
 
 @dataclass(frozen=True)
 class LocalDataset:
-    """A dataset folder on disk; for one from the Hub, the id, the revision asked for and the
-    exact commit it resolved to."""
+    """A dataset opened for reading, the one reference every reader takes (`open_dataset`
+    makes it): the folder on disk; for one from the Hub, the id, the revision asked for and
+    the exact commit it resolved to."""
 
     root: Path
     repo_id: str | None = None
@@ -57,6 +48,16 @@ class LocalDataset:
         if self.repo_id is None:
             return str(self.root)
         return self.repo_id + (f"@{self.revision}" if self.revision else "")
+
+    @property
+    def id(self) -> str:
+        """How results name it: the Hub id as asked for, else the folder's path (`spec`)."""
+        return self.spec
+
+    @property
+    def kind(self) -> str:
+        """ "hub" for a Hub id, "local" for a folder."""
+        return "local" if self.repo_id is None else "hub"
 
 
 def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
@@ -284,16 +285,3 @@ def open_dataset(
             "folder or a Hub dataset id"
         )
     return download(str(spec), endpoint=endpoint, token=token, progress=progress)
-
-
-def load(
-    source: Path | str,
-    config: str = "temporal",
-    split: str = "train",
-    columns: list[str] | None = None,
-) -> pl.DataFrame:
-    """One split as a polars DataFrame, from a dataset folder or a Hub dataset id
-    ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use)."""
-    if not Path(source).exists() and HUB_ID.match(str(source)):
-        source = open_dataset(str(source)).root
-    return load_folder(source, config, split, columns)

@@ -23,9 +23,9 @@ from gharuntime.sim.world import (
     LOG_RETENTION_DAYS,
     Attempt,
     Job,
-    RepoMeta,
     RepoWorld,
     Run,
+    SimRepo,
     World,
     parse_iso,
 )
@@ -47,7 +47,7 @@ class Backend(Protocol):
 
     def repo(self, groups: Mapping[str, str | None], rest: str) -> RepoWorld: ...
 
-    def metas(self) -> list[RepoMeta]: ...
+    def metas(self) -> list[SimRepo]: ...
 
 
 DOCS = "https://docs.github.com/rest"
@@ -183,7 +183,7 @@ def _filter_runs(runs: list[Run], query: Mapping[str, list[str]]) -> list[Run]:
     return out
 
 
-def _search(server: Backend, q: str) -> list[RepoMeta]:
+def _search(server: Backend, q: str) -> list[SimRepo]:
     metas = server.metas()
     terms: list[str] = []
     for part in q.split():

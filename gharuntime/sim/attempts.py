@@ -15,8 +15,8 @@ from gharuntime.sim.model import (
     Attempt,
     Commit,
     Job,
-    RepoMeta,
     Run,
+    SimRepo,
     Step,
     WorkflowFile,
 )
@@ -52,7 +52,7 @@ def parsed_at(
 
 def run_attempts(
     rng: random.Random,
-    meta: RepoMeta,
+    meta: SimRepo,
     run: Run,
     workflows: list[WorkflowFile],
     parsed: dict[tuple[str, int], Workflow | None],
@@ -92,7 +92,7 @@ def run_attempts(
 
 def _attempt(
     rng: random.Random,
-    meta: RepoMeta,
+    meta: SimRepo,
     run: Run,
     number: int,
     begin: float,
@@ -246,7 +246,7 @@ def _attempt(
 
 def _job(
     rng: random.Random,
-    meta: RepoMeta,
+    meta: SimRepo,
     run: Run,
     number: int,
     job_id: int,

@@ -10,9 +10,9 @@ from gharuntime.sim.model import (
     END,
     WORKFLOW_ID_BASE,
     Commit,
-    RepoMeta,
     RepoWorld,
     Scale,
+    SimRepo,
     WorkflowFile,
     blob_sha,
 )
@@ -27,7 +27,7 @@ def _sha(*parts: object) -> str:
     return hashlib.sha1(":".join(map(str, parts)).encode()).hexdigest()
 
 
-def build_repo(seed: int, scale: Scale, meta: RepoMeta) -> RepoWorld:
+def build_repo(seed: int, scale: Scale, meta: SimRepo) -> RepoWorld:
     """A repository's whole history, from its own seed: commits, workflow files, then runs."""
     index = meta.index
     rng = random.Random(f"{seed}:repo:{index}")

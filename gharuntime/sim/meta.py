@@ -6,7 +6,7 @@ import math
 import random
 
 from gharuntime.sim.costs import RepoProfile
-from gharuntime.sim.model import DAY, END, REPO_ID_BASE, RepoMeta, Scale
+from gharuntime.sim.model import DAY, END, REPO_ID_BASE, Scale, SimRepo
 from gharuntime.sim.vocabulary import (
     ADJECTIVES,
     LANGUAGE_WEIGHTS,
@@ -20,7 +20,7 @@ from gharuntime.sim.vocabulary import (
 __all__ = ["build_meta"]
 
 
-def build_meta(seed: int, scale: Scale, index: int) -> RepoMeta:
+def build_meta(seed: int, scale: Scale, index: int) -> SimRepo:
     """Repository `index` of a world: what GitHub serves about it and its hidden cost profile."""
     if not 0 <= index < scale.repos:
         raise IndexError(index)
@@ -59,7 +59,7 @@ def build_meta(seed: int, scale: Scale, index: int) -> RepoMeta:
         flaky=min(0.4, rng.betavariate(1.2, 14)),
         cache_hit=rng.uniform(0.6, 0.97),
     )
-    return RepoMeta(
+    return SimRepo(
         index=index,
         id=REPO_ID_BASE + index,
         owner=owner,

@@ -27,10 +27,10 @@ __all__ = [
     "Attempt",
     "Commit",
     "Job",
-    "RepoMeta",
     "RepoWorld",
     "Run",
     "Scale",
+    "SimRepo",
     "Step",
     "WorkflowFile",
     "blob_sha",
@@ -119,8 +119,9 @@ def blob_sha(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class RepoMeta:
-    """A repository's listing data (cheap: no runs)."""
+class SimRepo:
+    """A simulated repository as its listing shows it (cheap: no runs); the runs come from
+    `gharuntime.sim.history.build_repo`."""
 
     index: int
     id: int
@@ -249,7 +250,7 @@ class Run:
 class RepoWorld:
     """Everything about one repository."""
 
-    meta: RepoMeta
+    meta: SimRepo
     commits: list[Commit]
     workflows: list[WorkflowFile]
     runs: list[Run]  # oldest first

@@ -12,9 +12,9 @@ from gharuntime.sim.world import (
     Attempt,
     Commit,
     Job,
-    RepoMeta,
     RepoWorld,
     Run,
+    SimRepo,
     WorkflowFile,
     iso,
 )
@@ -57,7 +57,7 @@ class Payloads:
             found = self._users[key] = self._user(login, ident, kind)
         return found
 
-    def owner(self, m: RepoMeta) -> dict[str, Any]:
+    def owner(self, m: SimRepo) -> dict[str, Any]:
         """The account that owns `m`: three repositories per owner, every other one an org."""
         group = m.index // 3
         return self.user(m.owner, 5_000_000 + group, "Organization" if group % 2 else "User")
@@ -113,7 +113,7 @@ class Payloads:
             "site_admin": False,
         }
 
-    def minimal_repository(self, m: RepoMeta) -> dict[str, Any]:
+    def minimal_repository(self, m: SimRepo) -> dict[str, Any]:
         """The `repository` embedded in runs (GitHub's minimal-repository)."""
         cached = self._minimal.get(m.index)
         if cached is not None:
@@ -175,7 +175,7 @@ class Payloads:
         self._minimal[m.index] = body
         return body
 
-    def repository(self, m: RepoMeta, *, score: float | None = None) -> dict[str, Any]:
+    def repository(self, m: SimRepo, *, score: float | None = None) -> dict[str, Any]:
         """GET /repos/{owner}/{repo} (or a search item when `score` is given)."""
         body = dict(self.minimal_repository(m))
         lic = None
@@ -231,7 +231,7 @@ class Payloads:
         return body
 
     # ----- workflows and runs -----------------------------------------------------------
-    def workflow(self, m: RepoMeta, wf: WorkflowFile) -> dict[str, Any]:
+    def workflow(self, m: SimRepo, wf: WorkflowFile) -> dict[str, Any]:
         return {
             "id": wf.id,
             "node_id": _node("Workflow", wf.id),
@@ -364,7 +364,7 @@ class Payloads:
         }
 
     # ----- contents and commits ---------------------------------------------------------
-    def content(self, m: RepoMeta, path: str, text: str, blob: str, ref: str) -> dict[str, Any]:
+    def content(self, m: SimRepo, path: str, text: str, blob: str, ref: str) -> dict[str, Any]:
         raw = base64.b64encode(text.encode()).decode()
         wrapped = "\n".join(raw[i : i + 60] for i in range(0, len(raw), 60)) + "\n"
         self_url = f"{self.api}/repos/{m.full_name}/contents/{path}?ref={ref}"

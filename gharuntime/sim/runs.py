@@ -12,9 +12,9 @@ from gharuntime.sim.model import (
     RUN_ID_BASE,
     RUN_ID_STRIDE,
     Commit,
-    RepoMeta,
     Run,
     Scale,
+    SimRepo,
     WorkflowFile,
 )
 from gharuntime.workflow import Workflow
@@ -25,7 +25,7 @@ __all__ = ["schedule_runs"]
 def schedule_runs(
     rng: random.Random,
     scale: Scale,
-    meta: RepoMeta,
+    meta: SimRepo,
     commits: list[Commit],
     workflows: list[WorkflowFile],
     start: int,

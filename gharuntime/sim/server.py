@@ -33,8 +33,8 @@ from gharuntime.sim.payloads import Payloads
 from gharuntime.sim.ratelimit import Quota, RateLimiter
 from gharuntime.sim.world import (
     END,
-    RepoMeta,
     RepoWorld,
+    SimRepo,
     World,
 )
 
@@ -168,7 +168,7 @@ class SimServer:
         self.expired_jobs: set[int] = set()  # logs answered 410 (they stay expired)
         self._token_labels: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._metas: list[RepoMeta] | None = None
+        self._metas: list[SimRepo] | None = None
         self._httpd = _QuietHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._httpd.request_queue_size = 128
@@ -256,7 +256,7 @@ class SimServer:
             )
         return self.world.repo(index)
 
-    def metas(self) -> list[RepoMeta]:
+    def metas(self) -> list[SimRepo]:
         if self._metas is None:
             self._metas = [m for m in self.world.metas() if not m.private]
         return self._metas

@@ -31,10 +31,10 @@ from gharuntime.sim.model import (
     Attempt,
     Commit,
     Job,
-    RepoMeta,
     RepoWorld,
     Run,
     Scale,
+    SimRepo,
     Step,
     WorkflowFile,
     blob_sha,
@@ -53,10 +53,10 @@ __all__ = [
     "Attempt",
     "Commit",
     "Job",
-    "RepoMeta",
     "RepoWorld",
     "Run",
     "Scale",
+    "SimRepo",
     "Step",
     "WorkflowFile",
     "World",
@@ -83,10 +83,10 @@ class World:
     def __len__(self) -> int:
         return self.scale.repos
 
-    def _build_meta(self, index: int) -> RepoMeta:
+    def _build_meta(self, index: int) -> SimRepo:
         return build_meta(self.seed, self.scale, index)
 
-    def metas(self) -> Iterator[RepoMeta]:
+    def metas(self) -> Iterator[SimRepo]:
         for i in range(self.scale.repos):
             yield self.meta(i)
 

@@ -4,16 +4,15 @@ packed into polars chunks, so millions of records never sit in memory as dicts o
 from __future__ import annotations
 
 import gc
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 import polars as pl
 
 from gharuntime.errors import GharuntimeError
+from gharuntime.problems import ProblemLog
 from gharuntime.sources.values import utf8_text
 
 __all__ = [
@@ -26,39 +25,12 @@ __all__ = [
     "pack_list",
 ]
 
-_MAX_EXAMPLES = 20
+Problems = ProblemLog
+"""The one problem log (gharuntime.problems), by the name sources/ and builder/ import."""
 
 
 class SourceError(GharuntimeError):
     """A source that cannot be read at all (not a raw store, not a GHALogs dump)."""
-
-
-@dataclass
-class Problems:
-    """Bad input met while reading: counted by kind, with a few examples each for the report."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def add(self, kind: str, example: str = "", n: int = 1) -> None:
-        self.counts[kind] += n
-        if example:
-            shown = self.examples.setdefault(kind, [])
-            if len(shown) < _MAX_EXAMPLES // 4:
-                shown.append(example)
-
-    def merge(self, other: Problems) -> None:
-        for kind, n in other.counts.items():
-            self.counts[kind] += n
-        for kind, shown in other.examples.items():
-            for example in shown:
-                self.add(kind, example, n=0)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "counts": dict(sorted(self.counts.items())),
-            "examples": {k: v for k, v in sorted(self.examples.items()) if v},
-        }
 
 
 def epoch_us(text: Any) -> int | None:
