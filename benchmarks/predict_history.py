@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gharuntime.baselines.predict import RepoMeta, predict_workflow, repo_meta_from_json
 from gharuntime.builder.build import build_from_raw
 from gharuntime.contract import SPLITS
 from gharuntime.crawler.assembly import make_client
@@ -51,8 +50,9 @@ from gharuntime.crawler.client import Token
 from gharuntime.crawler.crawl import CrawlOptions, crawl
 from gharuntime.dataset import load
 from gharuntime.learn import LearnRequest, run_learn
-from gharuntime.learned import load_learned
-from gharuntime.repo_history import RepoHistory, load_repo_history
+from gharuntime.predict.history import RepoHistory, load_repo_history
+from gharuntime.predict.learned import load_learned
+from gharuntime.predict.workflow import RepoMeta, predict_workflow, repo_meta_from_json
 from gharuntime.sim import END, ServerConfig, World, serve
 from gharuntime.sim.world import DAY, iso
 

@@ -41,13 +41,13 @@ ERRORS: dict[str, str] = {
     "EncodingError": "gharuntime.baselines.laser.encoding",
     "ForbiddenInputError": "gharuntime.baselines.method",
     "GitError": "gharuntime.sources.gitstore",
-    "HistoryError": "gharuntime.repo_history",
+    "HistoryError": "gharuntime.predict.history",
     "HubError": "gharuntime.hub.spec",
     "InputFileError": "gharuntime.readfile",
     "InvalidSubmission": "gharuntime.eval.evaluate",
     "LeaderboardError": "gharuntime.leaderboard.registry",
     "LearnError": "gharuntime.learn",
-    "LearnedError": "gharuntime.learned",
+    "LearnedError": "gharuntime.predict.learned",
     "MatrixTooLarge": "gharuntime.workflow",
     "MethodError": "gharuntime.baselines.method",
     "OptionError": "gharuntime.errors",
@@ -85,11 +85,11 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
     from gharuntime.leaderboard.reproduce import ReproduceError as ReproduceError
     from gharuntime.learn import LearnError as LearnError
-    from gharuntime.learned import LearnedError as LearnedError
     from gharuntime.logarchive import ArchiveError as ArchiveError
+    from gharuntime.predict.history import HistoryError as HistoryError
+    from gharuntime.predict.learned import LearnedError as LearnedError
     from gharuntime.rawstore import RawStoreError as RawStoreError
     from gharuntime.readfile import InputFileError as InputFileError
-    from gharuntime.repo_history import HistoryError as HistoryError
     from gharuntime.sources._columns import SourceError as SourceError
     from gharuntime.sources.gitstore import GitError as GitError
     from gharuntime.sources.kinds.base import SourceOptionError as SourceOptionError

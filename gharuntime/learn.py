@@ -1,5 +1,5 @@
 """`gharuntime learn` as a library call: a team's own repositories → a learned folder
-(gharuntime.learned) that `predict` uses with each job's own recent durations.
+(gharuntime.predict.learned) that `predict` uses with each job's own recent durations.
 
 Steps, each recorded when it finishes (gharuntime.resume), so a rerun over the same folder after
 a kill keeps what is done and continues:
@@ -49,7 +49,8 @@ from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.provenance import library_versions
 from gharuntime.leaderboard.registry import write_atomic
-from gharuntime.learned import (
+from gharuntime.predict.history import dataset_repos
+from gharuntime.predict.learned import (
     LEARNED_FILE,
     LEARNED_FORMAT,
     STEPS_DIR,
@@ -57,7 +58,6 @@ from gharuntime.learned import (
     relearn_command,
 )
 from gharuntime.progress import Progress, say
-from gharuntime.repo_history import dataset_repos
 from gharuntime.resume import RECORD_SUFFIX, code_fingerprint, kept_record, write_record
 from gharuntime.sources.raw import count_records
 from gharuntime.version import __version__

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gharuntime.baselines.predict import (
+from gharuntime.baselines.run import run_baseline
+from gharuntime.cli.main import cli
+from gharuntime.predict.workflow import (
     JobPrediction,
     RepoMeta,
     critical_path,
     repo_meta_from_json,
     workflow_rows,
 )
-from gharuntime.baselines.run import run_baseline
-from gharuntime.cli.main import cli
 
 WORKFLOW = """name: Release checks
 on: [push]
@@ -195,7 +195,7 @@ def test_critical_path_follows_needs_with_matrix_jobs_in_parallel() -> None:
 
 
 def test_step_names_follow_githubs_listing_with_post_steps() -> None:
-    from gharuntime.baselines.predict import workflow_rows
+    from gharuntime.predict.workflow import workflow_rows
 
     text = (
         "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
@@ -205,7 +205,7 @@ def test_step_names_follow_githubs_listing_with_post_steps() -> None:
     )
     from datetime import datetime, timezone
 
-    from gharuntime.baselines.predict import RepoMeta
+    from gharuntime.predict.workflow import RepoMeta
 
     frame, _ = workflow_rows(text, path="ci.yml", meta=RepoMeta(), at=datetime.now(timezone.utc))
     # The listing of a real job (recorded from GitHub's API, ../shared/reference/recorded-api).
@@ -555,7 +555,7 @@ def test_a_missing_or_cyclic_callee_is_flagged_not_guessed(
 def test_json_gives_each_job_a_range_and_a_timeout(
     workflow_file: Path, lightgbm_model: Path
 ) -> None:
-    from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES
+    from gharuntime.predict.timeout import JOB_LIMIT_MINUTES
 
     data = _json(workflow_file, lightgbm_model)
     for job in data["jobs"]:

@@ -10,25 +10,6 @@ import click
 from rich import box
 from rich.table import Table
 
-from gharuntime.baselines.predict import (
-    BASIS_WORDS,
-    FLAG_WORDS,
-    FLAGS,
-    JobPrediction,
-    RepoMeta,
-    WorkflowPrediction,
-    human_seconds,
-    predict_workflow,
-    repo_meta_from_json,
-    repo_workflow_path,
-)
-from gharuntime.baselines.review import (
-    WorkflowReview,
-    read_at_revision,
-    review_markdown,
-    review_workflows,
-)
-from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.billing import (
     JobCost,
     JobTime,
@@ -41,8 +22,27 @@ from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.jsonout import strict_dumps
-from gharuntime.learned import PredictModels, open_predict_models
 from gharuntime.markdown import md
+from gharuntime.predict.learned import PredictModels, open_predict_models
+from gharuntime.predict.review import (
+    WorkflowReview,
+    read_at_revision,
+    review_markdown,
+    review_workflows,
+)
+from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN
+from gharuntime.predict.workflow import (
+    BASIS_WORDS,
+    FLAG_WORDS,
+    FLAGS,
+    JobPrediction,
+    RepoMeta,
+    WorkflowPrediction,
+    human_seconds,
+    predict_workflow,
+    repo_meta_from_json,
+    repo_workflow_path,
+)
 from gharuntime.readfile import InputFileError, read_json, read_text
 from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 

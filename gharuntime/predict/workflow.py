@@ -25,10 +25,10 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.method import Method
-from gharuntime.baselines.timeout import Timeout, recommend_timeout
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
+from gharuntime.predict.history import RepoHistory
+from gharuntime.predict.timeout import Timeout, recommend_timeout
 from gharuntime.readfile import InputFileError, read_text
-from gharuntime.repo_history import RepoHistory
 from gharuntime.workflow import (
     MAX_YAML_BYTES,
     ExpandedJob,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gharuntime.baselines.timeout import JOB_LIMIT_MINUTES, MARGIN, recommend_timeout
+from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN, recommend_timeout
 
 
 @pytest.mark.parametrize("p99_s", [0.0, 5.0, 59.0, 61.0, 600.0, 3 * 3600.0, 14_000.0])

@@ -23,8 +23,8 @@ from typing import Any, Final
 from gharuntime.baselines.method import Method, MethodError
 from gharuntime.baselines.model_io import load_model
 from gharuntime.errors import GharuntimeError
+from gharuntime.predict.history import HistoryError, RepoHistory, dataset_repos, load_repo_history
 from gharuntime.readfile import InputFileError, read_json
-from gharuntime.repo_history import HistoryError, RepoHistory, dataset_repos, load_repo_history
 
 __all__ = [
     "LEARNED_FILE",

@@ -240,6 +240,6 @@ def test_the_pull_request_script_writes_the_job_summary(model: Path, tmp_path: P
 
 
 def test_every_flag_has_its_words_for_the_tables() -> None:
-    from gharuntime.baselines.predict import FLAG_WORDS, FLAGS
+    from gharuntime.predict.workflow import FLAG_WORDS, FLAGS
 
     assert set(FLAG_WORDS) == set(FLAGS)

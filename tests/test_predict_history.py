@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from gharuntime.dataset import load
-from gharuntime.repo_history import HistoryError, dataset_repos, load_repo_history
+from gharuntime.predict.history import HistoryError, dataset_repos, load_repo_history
 from gharuntime.workflow import expand_jobs, parse_workflow
 
 REPO = "fixture-org/repo-1"  # ubuntu and windows × python 3.10 and 3.11

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gharuntime.baselines.predict import (
+from gharuntime.billing import JobCost, WorkflowCost
+from gharuntime.markdown import md
+from gharuntime.predict.workflow import (
     FLAG_WORDS,
     JobPrediction,
     WorkflowPrediction,
     human_seconds,
 )
-from gharuntime.billing import JobCost, WorkflowCost
-from gharuntime.markdown import md
 from gharuntime.sources.gitstore import GitError, GitRepo
 
 __all__ = [
