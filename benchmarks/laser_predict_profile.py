@@ -6,6 +6,7 @@ shares of CPU time of the top operators are printed (self time, all threads toge
 profile, not a speed claim; on a loaded machine the shares move from run to run.
 
     python benchmarks/laser_predict_profile.py --model tiny --prompts 16 --length 400 --samples 16
+    python benchmarks/laser_predict_profile.py --decoder reference   # the cache copied per draw
 
 The last line printed is one JSON object with the figures.
 """
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--top", type=int, default=8)
+    parser.add_argument("--decoder", default="shared", choices=["shared", "reference"])
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     setup = load_setup(args.model)
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             codec,
             samples=args.samples,
             batch_size=args.prompts,
+            decoder=args.decoder,
         )
 
     run()  # warm-up
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "prompts": args.prompts,
         "length": args.length,
         "samples": args.samples,
+        "decoder": args.decoder,
         "threads": args.threads,
         "profiled_wall_s": round(wall, 2),
         "self_cpu_share": shares,

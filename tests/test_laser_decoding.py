@@ -211,17 +211,20 @@ def test_cached_batched_decoding_matches_a_full_recompute(merged: Any) -> None:
         assert codec.decode(text)
 
 
-def test_prefilled_parts_cost_no_generation_step_and_the_prompt_is_read_once(split: Any) -> None:
+@pytest.mark.parametrize("decoder", ["shared", "reference"])
+def test_prefilled_parts_cost_no_generation_step_and_the_prompt_is_read_once(
+    split: Any, decoder: str
+) -> None:
     codec = codec_for("sci", ("duration_s",))  # free: 1 + 2 mantissa digits + 3 exponent chars
     model = _model(split)
     widths: list[int] = []
 
-    def hook(_module: Any, _args: Any, kwargs: dict[str, Any]) -> None:
-        widths.append(int(kwargs["input_ids"].shape[1]))
+    def hook(_module: Any, args: Any) -> None:  # every pass embeds what it feeds
+        widths.append(int(args[0].shape[1]))
 
-    handle = model.register_forward_pre_hook(hook, with_kwargs=True)
+    handle = model.model.embed_tokens.register_forward_pre_hook(hook)
     try:
-        [[text]] = constrained_generate(model, split, [PROMPTS[1]], codec)
+        [[text]] = constrained_generate(model, split, [PROMPTS[1]], codec, decoder=decoder)
     finally:
         handle.remove()
     prompt = len(prompt_token_ids(split, PROMPTS[1]))

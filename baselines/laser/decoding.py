@@ -38,9 +38,11 @@ from gharuntime.baselines.laser.encoding import (
     Free,
     Segment,
 )
+from gharuntime.baselines.laser.shared_kv import SharedPromptStepper, supports
 from gharuntime.errors import GharuntimeError
 
 __all__ = [
+    "DECODERS",
     "DecodingError",
     "SlotMasks",
     "constrained_generate",
@@ -53,6 +55,12 @@ __all__ = [
     "target_token_ids",
     "token_texts",
 ]
+
+
+DECODERS = ("shared", "reference")
+"""`shared`: the draws share the prompt's KV cache (`shared_kv.py`) where the model allows it;
+`reference`: the prompt's cache copied per draw and grown by concatenation, the straightforward
+decode kept to check the other against and to measure it by."""
 
 
 class DecodingError(GharuntimeError, ValueError):
@@ -365,8 +373,11 @@ def _decode_batch(
     pad: int,
     device: torch.device,
     vocab: int,
+    shared: bool,
 ) -> list[tuple[str, list[tuple[int, bool]]]]:
-    stepper = _Stepper(model, pad, device)
+    stepper: Any = _Stepper(model, pad, device)
+    if shared:
+        stepper = SharedPromptStepper(model, pad, device, stepper)
     steps = plan.steps
     first_fixed: list[int] = []
     start = 0
@@ -432,11 +443,13 @@ def constrained_generate(
     seed: int = 0,
     batch_size: int = 8,
     max_prompt_tokens: int | None = None,
+    decoder: str = "shared",
 ) -> list[list[str]]:
     """Per prompt, `samples` encoded-target strings, every one valid for `codec.decode`.
 
     samples=1 decodes greedily; samples>1 samples at `temperature` (seeded by `seed`). Prompts
-    longer than `max_prompt_tokens` keep their last tokens."""
+    longer than `max_prompt_tokens` keep their last tokens. `decoder` (`DECODERS`) picks how the
+    KV cache is kept; both write the same texts for the same seed up to float rounding."""
     traced = constrained_generate_traced(
         model,
         tokenizer,
@@ -447,6 +460,7 @@ def constrained_generate(
         seed=seed,
         batch_size=batch_size,
         max_prompt_tokens=max_prompt_tokens,
+        decoder=decoder,
     )
     return [[text for text, _ in row] for row in traced]
 
@@ -462,6 +476,7 @@ def constrained_generate_traced(
     seed: int = 0,
     batch_size: int = 8,
     max_prompt_tokens: int | None = None,
+    decoder: str = "shared",
 ) -> list[list[tuple[str, list[tuple[int, bool]]]]]:
     """As `constrained_generate`, each text with the token ids fed after the prompt, in order,
     each marked True when the model chose it (a free slot) and False when it was prefilled (the
@@ -472,9 +487,12 @@ def constrained_generate_traced(
         raise DecodingError(f"batch_size must be at least 1, got {batch_size}")
     if samples > 1 and not temperature > 0:
         raise DecodingError(f"sampling needs a temperature above 0, got {temperature}")
+    if decoder not in DECODERS:
+        raise DecodingError(f"decoder must be one of {', '.join(DECODERS)}, not {decoder!r}")
     if not prompts:
         return []
     device = _model_device(model)
+    shared = decoder == "shared" and supports(model)
     vocab = int(model.get_output_embeddings().weight.shape[0])
     plan = _plan(tokenizer, codec, vocab, device)
     pad = _pad_id(tokenizer)
@@ -503,6 +521,7 @@ def constrained_generate_traced(
                     pad,
                     device,
                     vocab,
+                    shared,
                 )
                 for j, i in enumerate(batch):
                     out[i] = texts[j * samples : (j + 1) * samples]

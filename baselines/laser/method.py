@@ -74,7 +74,7 @@ class Laser(Method):
         "samples": 16,  # median of 16 draws; 1 = greedy (fast, biased low: see above)
         "temperature": 1.0,
         "decode_batch_size": 16,
-        "precision": "auto",  # auto (bf16 on a GPU that has it) | fp32 | bf16
+        "precision": "auto",  # auto (train.PRECISION_BY_DEVICE) | fp32 | bf16
         "threads": 0,  # torch CPU threads; 0 leaves torch's default
         "train_fraction": 1.0,
         "checkpoint_dir": None,

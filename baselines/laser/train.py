@@ -18,8 +18,10 @@ never needed.
 - A step whose gradient is not finite (NaN or inf) changes no weight and is counted
   (`skipped_steps`); more than 10% of the steps (and more than 10) ends the training with an
   error that says so.
-- Precision: bf16 autocast where the hardware has it (`precision="auto"`: a CUDA device with
-  bf16), float32 otherwise.
+- Precision: `precision="auto"` reads `PRECISION_BY_DEVICE` for this device (`device_kind()`):
+  bf16 autocast on a CUDA device with bf16, and on a CPU where it measured faster (see the
+  table); float32 otherwise. The choice is part of the checkpoint's fingerprint and recorded in
+  the summary (`precision`, `device`).
 - Several processes: `accelerate launch --multi_gpu --num_processes P --num_machines 1 SCRIPT`
   with a SCRIPT that calls `train()` (on a machine without GPUs, ACCELERATE_USE_CPU=true in front
   runs it on gloo; `--cpu --num_processes P` starts one process, not P, unless through mpirun).
@@ -63,10 +65,12 @@ from gharuntime.baselines.method import MethodError
 from gharuntime.progress import Progress, say
 
 __all__ = [
+    "PRECISION_BY_DEVICE",
     "Example",
     "TrainConfig",
     "TrainResult",
     "collate",
+    "device_kind",
     "make_example",
     "micro_batches",
     "target_loss",
@@ -149,6 +153,7 @@ class TrainResult:
     target_tokens: int = 0
     seconds: float = 0.0
     precision: str = "fp32"
+    device: str = "cpu"  # device_kind(): the row of PRECISION_BY_DEVICE precision=auto read
     processes: int = 1
     stopped_early: bool = False
     skipped_steps: int = 0  # steps whose gradient was not finite: no update
@@ -170,6 +175,7 @@ class TrainResult:
             "seconds": round(self.seconds, 3),
             "tokens_per_s": round(self.tokens_per_s, 1),
             "precision": self.precision,
+            "device": self.device,
             "processes": self.processes,
             "skipped_steps": self.skipped_steps,
             **(
@@ -273,9 +279,10 @@ def target_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
 
 
 def _fingerprint(
-    config: TrainConfig, examples: Sequence[Example], model: Any, processes: int
+    config: TrainConfig, examples: Sequence[Example], model: Any, processes: int, precision: str
 ) -> str:
     fields = config.fingerprint_fields()
+    fields["precision"] = precision  # what "auto" chose here: a resume keeps it
     fields["grad_accum"] *= processes  # micro-batches per step: P processes x A = 1 x P*A
     h = hashlib.sha256(json.dumps(fields, sort_keys=True).encode())
     h.update(str(sum(p.numel() for p in model.parameters())).encode())
@@ -299,12 +306,34 @@ def _read_latest(folder: Path) -> dict[str, Any] | None:
     return latest
 
 
-def _precision(config: TrainConfig) -> str:
+PRECISION_BY_DEVICE: dict[str, str] = {
+    "cuda-bf16": "bf16",
+    "cuda": "fp32",
+    "cpu-avx512_bf16": "bf16",
+    "cpu": "fp32",
+}
+"""What `precision="auto"` trains in, by `device_kind()`; measured with
+`benchmarks/laser_speed.py` (old against new, same rows, one process): see docs/laser/method.md.
+`precision=fp32|bf16` overrides it; the summary records both the device kind and the choice."""
+
+
+def device_kind() -> str:
+    """`cuda-bf16`, `cuda`, `cpu-avx512_bf16` (oneDNN runs bf16 matrix products natively) or
+    `cpu`: the key of `PRECISION_BY_DEVICE`."""
     import torch
 
+    if torch.cuda.is_available():
+        return "cuda-bf16" if torch.cuda.is_bf16_supported() else "cuda"
+    try:
+        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        native = False
+    return "cpu-avx512_bf16" if native else "cpu"
+
+
+def _precision(config: TrainConfig) -> str:
     if config.precision == "auto":
-        has_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-        return "bf16" if has_bf16 else "fp32"
+        return PRECISION_BY_DEVICE[device_kind()]
     return config.precision
 
 
@@ -332,12 +361,14 @@ def train(
     if not examples:
         raise MethodError("no training examples")
     precision = _precision(config)
-    accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
+    # autocast by hand, not accelerate's mixed_precision: accelerate keeps one process-wide
+    # state and refuses a second training in another precision in the same process
+    accelerator = Accelerator(mixed_precision="no")
     procs, rank = accelerator.num_processes, accelerator.process_index
     check_launch(procs, accelerator.distributed_type)
     progress = progress if accelerator.is_main_process else None
     set_seed(config.seed)
-    fingerprint = _fingerprint(config, examples, model, procs)
+    fingerprint = _fingerprint(config, examples, model, procs, precision)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95)
@@ -360,7 +391,13 @@ def train(
             say(progress, f"resuming from the checkpoint at step {start}")
 
     stream = _BatchStream(examples, config.batch_size, config.seed)
-    result = TrainResult(steps=start, resumed_from=start, precision=precision, processes=procs)
+    result = TrainResult(
+        steps=start,
+        resumed_from=start,
+        precision=precision,
+        device=device_kind(),
+        processes=procs,
+    )
     device = accelerator.device
     pending: list[Any] = []  # this call's step losses not yet read back from the device
     best: tuple[float, int, dict[str, Any]] | None = None  # score, step, trainable weights
@@ -381,7 +418,7 @@ def train(
             moved = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
             last = m == len(batches) - 1
             ctx = accelerator.no_sync(model) if not last else nullcontext()
-            with ctx, accelerator.autocast():
+            with ctx, torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
                 loss_sum, _ = target_loss(model, moved)
                 loss = loss_sum * procs / n_target  # DDP averages the processes' gradients
             accelerator.backward(loss)
