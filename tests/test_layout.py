@@ -19,7 +19,12 @@ SHARED = {"types", "errors", "output", "progress", "crawl_options"}
 COMMANDS = sorted(
     p for p in (PACKAGE / "cli").glob("*.py") if p.stem not in {*SHARED, "main", "__init__"}
 )
-THIN = {"build": "build_command", "crawl": "crawl_command", "diff": "diff_command"}
+THIN = {
+    "build": "build_command",
+    "crawl": "crawl_command",
+    "diff": "diff_command",
+    "predict": "predict_command",
+}
 MAX_LOGIC_LINES = 60
 
 

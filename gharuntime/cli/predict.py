@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -10,41 +10,23 @@ import click
 from rich import box
 from rich.table import Table
 
-from gharuntime.billing import (
-    JobCost,
-    JobTime,
-    WorkflowCost,
-    default_prices,
-    load_prices,
-    price_jobs,
-)
-from gharuntime.cli.errors import UsageProblem
+from gharuntime.billing import JobCost, WorkflowCost
 from gharuntime.cli.output import out_console
 from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.jsonout import strict_dumps
 from gharuntime.markdown import md
-from gharuntime.predict.learned import PredictModels, open_predict_models
-from gharuntime.predict.review import (
-    WorkflowReview,
-    read_at_revision,
-    review_markdown,
-    review_workflows,
-)
+from gharuntime.predict.learned import PredictModels
+from gharuntime.predict.request import PredictOutcome, PredictRequest, run_predict
+from gharuntime.predict.review import WorkflowReview, review_markdown
 from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.predict.workflow import (
     BASIS_WORDS,
     FLAG_WORDS,
     FLAGS,
     JobPrediction,
-    RepoMeta,
     WorkflowPrediction,
     human_seconds,
-    predict_workflow,
-    repo_meta_from_json,
-    repo_workflow_path,
 )
-from gharuntime.readfile import InputFileError, read_json, read_text
-from gharuntime.workflow import MAX_YAML_BYTES, WorkflowError
 
 __all__ = ["predict_command"]
 
@@ -70,20 +52,6 @@ def _cost_cell(j: JobCost) -> str:
     P10–P90) are in --json and summed in the run's line below the table, so the table fits
     an 80-column terminal."""
     return "not priced" if j.point is None else _usd(j.point.cost_usd)
-
-
-def _job_times(result: WorkflowPrediction) -> list[JobTime]:
-    """What billing sees of each job: its runner labels, predicted run time and, where the
-    model gives one, its P10–P90 (the billed ranges)."""
-    return [
-        JobTime(
-            j.runner_labels,
-            j.predicted.get("duration_s", 0.0),
-            j.quantiles.get("p10"),
-            j.quantiles.get("p90"),
-        )
-        for j in result.jobs
-    ]
 
 
 def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
@@ -284,101 +252,50 @@ def predict_command(
       gharuntime learn octo-org/api --token-env GITHUB_TOKEN --out models/mine
       gharuntime predict .github/workflows/ci.yml --model models/mine
     """
-    meta = RepoMeta(event=event, default_branch=default_branch)
-    given: list[dict[str, Any]] = []  # what the user said of the repository, in order
-    if repo_meta is not None:
-        try:
-            data: Any = read_json(repo_meta, 2**20)
-            if not isinstance(data, dict):
-                raise ValueError("the top level must be a JSON object")
-            meta = repo_meta_from_json(data, meta)
-            given.append(data)
-            if public is None and isinstance(data.get("private"), bool):
-                public = not data["private"]
-        except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:
-            raise UsageProblem(f"{repo_meta}: not usable repository metadata: {exc}") from exc
-        except RecursionError:
-            raise UsageProblem(
-                f"{repo_meta}: not usable repository metadata: nested too deeply"
-            ) from None
-    given.append({"repo_language": language, "repo_stars": stars, "repo_size_kb": size_kb})
-    meta = repo_meta_from_json(given[-1], meta)
-    # a PriceError or MethodError is refused as it is: its message names the file and the fix
-    prices = load_prices(prices_file) if prices_file is not None else default_prices()
-    if base is not None and base_ref is not None:
-        raise UsageProblem("give --base FILE or --base-ref REV, not both")
-    if as_json:
-        fmt = "json"
-    text = _read_workflow(workflow)
-    models = open_predict_models(model_dir, history_from=history_from, repo=repo)
-    if models.history is not None:  # the repository's own metadata, under what the user gave
-        meta = repo_meta_from_json(
-            models.history.meta, RepoMeta(event=event, default_branch=default_branch)
-        )
-        for values in given:
-            meta = repo_meta_from_json(values, meta)
-    method, model_meta = models.method, models.meta
-    model_info = {
-        "method": model_meta["method"],
-        "track": model_meta["track"],
-        "dataset": (model_meta.get("dataset") or {}).get("id")
-        if isinstance(model_meta.get("dataset") or {}, dict)
-        else None,
-        "folder": str(model_dir),
-    }
-    if models.fallback is not None:
-        model_info["fallback"] = models.fallback.track
-    when = at.replace(tzinfo=timezone.utc) if at else None
+    request = PredictRequest(
+        workflow,
+        model_dir,
+        history_from=history_from,
+        repo=repo,
+        repo_meta=repo_meta,
+        language=language,
+        stars=stars,
+        size_kb=size_kb,
+        event=event,
+        default_branch=default_branch,
+        at=at,
+        prices_file=prices_file,
+        public=public,
+        base=base,
+        base_ref=base_ref,
+    )
+    outcome = run_predict(request)
+    fmt = "json" if as_json else fmt
+    if outcome.review is not None:
+        _print_review(outcome.review, fmt)
+    elif fmt == "markdown":
+        click.echo(_markdown(outcome.result, outcome.cost, outcome.models), nl=False)
+    elif fmt == "json":
+        out_console.print_json(strict_dumps(_json(outcome)))
+    else:
+        _print_table(outcome)
 
-    def run(source: str, path: str, local: Path | None) -> tuple[WorkflowPrediction, WorkflowCost]:
-        try:
-            predicted = predict_workflow(
-                source,
-                method,
-                path=path,
-                meta=meta,
-                at=when,
-                local_file=local,
-                model_info=model_info,
-                history=models.history,
-                fallback=models.fallback,
-                history_path=repo_workflow_path(workflow, str(workflow)),
-            )
-        except WorkflowError as exc:
-            raise UsageProblem(
-                f"{path}: {exc}\n  fix the YAML at that line; a workflow is a mapping with `on:` "
-                "and `jobs:`"
-            ) from exc
-        return predicted, price_jobs(_job_times(predicted), prices, public=bool(public))
 
-    result, cost = run(text, str(workflow), workflow)
-    if base is not None or base_ref is not None:
-        if base is not None:
-            old_text: str | None = _read_workflow(base)
-            old_path = str(base)
-        else:
-            assert base_ref is not None
-            old_text = read_at_revision(workflow, base_ref, MAX_YAML_BYTES)
-            old_path = f"{workflow} at {base_ref}"
-        if old_text is None:  # a new workflow: no job before, every job added
-            old = WorkflowPrediction(f"{old_path} (not there)", [], 0.0, 0.0, model_info)
-            old_cost = price_jobs([], prices, public=bool(public))
-        else:
-            old, old_cost = run(old_text, old_path, base if base is not None else workflow)
-        _print_review(review_workflows(old, old_cost, result, cost), fmt)
-        return
-    if fmt == "markdown":
-        click.echo(_markdown(result, cost, models), nl=False)
-        return
-    if fmt == "json":
-        doc = result.to_json()
-        for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
-            job.update(job_cost.to_json())
-        doc.update(cost.to_json())
-        if models.history is not None:
-            doc["history"] = _history_json(result, models)
-        out_console.print_json(strict_dumps(doc))
-        return
+def _json(outcome: PredictOutcome) -> dict[str, Any]:
+    """The prediction, each job with its cost, the run's cost, and where its history came from."""
+    result, cost, models = outcome.result, outcome.cost, outcome.models
+    doc = result.to_json()
+    for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
+        job.update(job_cost.to_json())
+    doc.update(cost.to_json())
+    if models.history is not None:
+        doc["history"] = _history_json(result, models)
+    return doc
+
+
+def _print_table(outcome: PredictOutcome) -> None:
+    """The jobs' table, the run's sums and ranges, what cannot be known, and the bill."""
+    result, cost, models = outcome.result, outcome.cost, outcome.models
     out_console.print(_table(result, cost))
     if models.history is not None:
         out_console.print(_history_line(result, models), highlight=False, markup=False)
@@ -415,13 +332,6 @@ def predict_command(
     for flag, n in flagged.items():
         out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
     _print_cost(cost)
-
-
-def _read_workflow(path: Path) -> str:
-    try:
-        return read_text(path, MAX_YAML_BYTES)
-    except InputFileError as exc:
-        raise UsageProblem(f"{exc}; give the workflow's YAML file") from exc
 
 
 def _basis_counts(result: WorkflowPrediction) -> dict[str, int]:
