@@ -69,3 +69,11 @@ def test_declared_metadata_is_what_the_options_dict_was(
     assert got == want and got["meta"]["method"] == "m" and got["meta"]["seed"] == 3
     assert tmp_path / "s.meta.json" in request.input_files()
     assert tmp_path / "s.jsonl.meta.json" in request.input_files()  # an old name still read
+
+
+def test_the_result_may_not_replace_a_file_the_evaluation_reads(tmp_path: Path) -> None:
+    submission = tmp_path / "preds.jsonl"
+    request = EvalRequest(tmp_path / "ds", submission, vs=tmp_path / "b.jsonl")
+    for read in (submission, tmp_path / "b.jsonl", tmp_path / "preds.meta.json"):
+        assert request.output_problem(read) is not None, read
+    assert request.output_problem(tmp_path / "result.json") is None

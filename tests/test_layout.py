@@ -23,6 +23,7 @@ THIN = {
     "build": "build_command",
     "crawl": "crawl_command",
     "diff": "diff_command",
+    "eval": "eval_command",
     "predict": "predict_command",
 }
 MAX_LOGIC_LINES = 60

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text as RichText
@@ -21,7 +22,6 @@ from gharuntime.eval.report import render_tables, write_result
 from gharuntime.eval.request import EvalRequest, evaluate, gold_failures, parse_inputs
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
 from gharuntime.jsonout import strict_dumps
-from gharuntime.paths import output_file_problem
 from gharuntime.problems import ProblemLog
 
 __all__ = ["eval_command"]
@@ -54,6 +54,41 @@ def _problems_refusal(problems: ProblemLog) -> Refusal:
 def _command() -> list[str]:
     """The command line, for the result's provenance (the program as `gharuntime`)."""
     return ["gharuntime", *sys.argv[1:]]
+
+
+def _check_usage(
+    submission: Path | None, *, gold: bool, vs: Path | None, quantiles: Path | None
+) -> None:
+    """A SUBMISSION or --gold, not both, and nothing --gold has no use for."""
+    if gold == (submission is not None):
+        raise click.UsageError(
+            "give a SUBMISSION to score, or --gold for the self-check (not both)"
+        )
+    if gold and vs is not None:
+        raise click.UsageError("--vs compares two submissions; --gold already compares two")
+    if gold and quantiles is not None:
+        raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
+
+
+def _show(result: dict[str, Any], *, as_json: bool) -> None:
+    """The result: its JSON or tables on stdout, its warnings on stderr."""
+    if as_json:
+        echo_json(strict_dumps(result, indent=2))
+    else:
+        for table in render_tables(result):
+            out_console.print(table)
+    for warning in result.get("warnings", []):
+        err_console.print(styled(("warning", "yellow"), f": {warning}"))
+
+
+def _self_check(result: dict[str, Any]) -> None:
+    """The --gold verdict on stderr; exit 1 when the ground truth did not score perfectly."""
+    failures = gold_failures(result)
+    for line in failures:
+        err_console.print(styled(("self-check failed", "red"), f": {line}"))
+    if failures:
+        sys.exit(1)
+    err_console.print(styled(("self-check passed", "green"), ": the ground truth scores perfectly"))
 
 
 @click.command("eval")
@@ -211,14 +246,7 @@ def eval_command(
       gharuntime eval --gold --dataset ./ds --config temporal --split test
       gharuntime eval preds.jsonl   # the official benchmark, downloaded from the Hub
     """
-    if gold == (submission is not None):
-        raise click.UsageError(
-            "give a SUBMISSION to score, or --gold for the self-check (not both)"
-        )
-    if gold and vs is not None:
-        raise click.UsageError("--vs compares two submissions; --gold already compares two")
-    if gold and quantiles is not None:
-        raise click.UsageError("--quantiles belongs to a SUBMISSION; --gold scores none")
+    _check_usage(submission, gold=gold, vs=vs, quantiles=quantiles)
     pinned = dataset is None
     dataset = dataset or default_dataset()
     request = EvalRequest(
@@ -242,10 +270,9 @@ def eval_command(
         resamples=resamples,
         command=_command(),
     )
-    if out is not None:  # never any file this evaluation reads, by the readers' own rules
-        problem = output_file_problem(out, request.input_files())
-        if problem:
-            raise click.BadParameter(problem, param_hint="--out")
+    problem = request.output_problem(out) if out is not None else None
+    if problem:
+        raise click.BadParameter(problem, param_hint="--out")
     try:
         with ProgressView() as progress:
             result = evaluate(request, progress)
@@ -269,21 +296,8 @@ def eval_command(
             write_result(result, out)
         except OSError as exc:
             raise Refusal(error_line(exc, f"cannot write {out}")) from exc
-    if as_json:
-        echo_json(strict_dumps(result, indent=2))
-    else:
-        for table in render_tables(result):
-            out_console.print(table)
-    for warning in result.get("warnings", []):
-        err_console.print(styled(("warning", "yellow"), f": {warning}"))
+    _show(result, as_json=as_json)
     if out is not None:
         err_console.print(f"result written to {out}")
     if gold:
-        failures = gold_failures(result)
-        for line in failures:
-            err_console.print(styled(("self-check failed", "red"), f": {line}"))
-        if failures:
-            sys.exit(1)
-        err_console.print(
-            styled(("self-check passed", "green"), ": the ground truth scores perfectly")
-        )
+        _self_check(result)

@@ -22,6 +22,7 @@ from gharuntime.eval.api import (
 from gharuntime.eval.meta import META_FIELDS, MethodMeta
 from gharuntime.eval.metrics import METRICS
 from gharuntime.hub import LocalDataset
+from gharuntime.paths import output_file_problem
 from gharuntime.progress import Progress
 
 __all__ = ["EvalRequest", "evaluate", "gold_failures", "parse_inputs"]
@@ -65,6 +66,11 @@ class EvalRequest:
             quantiles=self.quantiles,
             dataset=dataset,
         )
+
+    def output_problem(self, out: Path) -> str | None:
+        """Why `out` cannot take the result (it is a file this evaluation reads, by the
+        readers' own rules), or None."""
+        return output_file_problem(out, self.input_files())
 
 
 def evaluate(request: EvalRequest, progress: Progress | None = None) -> dict[str, Any]:
