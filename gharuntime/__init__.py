@@ -19,8 +19,9 @@ from gharuntime.contract import (
     Role,
     Track,
 )
-from gharuntime.dataset import DatasetError, Problem, load, read_manifest, validate, write_dataset
+from gharuntime.dataset import DatasetError, Problem, read_manifest, validate, write_dataset
 from gharuntime.errors import GharuntimeError
+from gharuntime.hub import load
 from gharuntime.version import __version__
 
 # The error tree: every exception a library caller may catch, by the module that defines it. Each

@@ -295,21 +295,14 @@ def split_paths(root: Path, config: str, split: str) -> list[Path]:
 
 
 def load(
-    source: Path | str,
+    root: Path | str,
     config: str = "temporal",
     split: str = "train",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One split as a polars DataFrame, from a dataset folder or a Hub dataset id
-    ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use). The one
-    loader: `gharuntime.load` and `gharuntime.hub.load` are this function."""
-    root = Path(source)
-    if not root.exists():
-        from gharuntime.hub import HUB_ID, open_dataset  # the Hub package imports this module
-
-        if HUB_ID.match(str(source)):
-            root = open_dataset(str(source)).root
-    paths = split_paths(root, config, split)
+    """One split of a dataset folder as a polars DataFrame (`gharuntime.load` also takes a Hub
+    dataset id)."""
+    paths = split_paths(Path(root), config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
     try:

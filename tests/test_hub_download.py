@@ -103,25 +103,6 @@ def test_load_reads_a_split_of_a_hub_revision(hub_home: Path, mirror: Mirror) ->
     assert got.height == read_manifest(mirror.v1)["splits"]["temporal"]["train"]
 
 
-def test_there_is_one_loader_and_it_takes_a_hub_id(hub_home: Path, mirror: Mirror) -> None:
-    from gharuntime import dataset, hub
-
-    assert gharuntime.load is dataset.load is hub.load
-    got = dataset.load(f"{REPO}@v1.0", config="temporal", split="train")
-    assert got.height == read_manifest(mirror.v1)["splits"]["temporal"]["train"]
-
-
-def test_an_opened_dataset_names_itself_as_results_do(hub_home: Path, mirror: Mirror) -> None:
-    from gharuntime.eval.truth import resolve_dataset
-    from gharuntime.hub import LocalDataset
-
-    local = resolve_dataset(str(mirror.v1))
-    assert isinstance(local, LocalDataset)
-    assert (local.id, local.kind, local.commit) == (str(mirror.v1), "local", None)
-    remote = resolve_dataset(f"{REPO}@v1.0")
-    assert (remote.id, remote.kind, remote.commit) == (f"{REPO}@v1.0", "hub", mirror.c1)
-
-
 def test_offline_download_is_served_from_the_cache(hub_home: Path, mirror: Mirror) -> None:
     assert _run("download", f"{REPO}@v1.0")[0] == 0
     closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: the network is not used

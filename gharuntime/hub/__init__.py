@@ -3,8 +3,7 @@ revision checked against its manifest, and open `ORG/NAME[@REVISION]` wherever a
 is taken. Tested against real servers on 127.0.0.1: `gharuntime.sim.hub` (accepts uploads) and
 olah (serves a git repository as a Hub)."""
 
-from gharuntime.dataset import load  # the one loader (folders and Hub ids); kept here too
-from gharuntime.hub.download import LocalDataset, download, open_dataset, verify_folder
+from gharuntime.hub.download import LocalDataset, download, load, open_dataset, verify_folder
 from gharuntime.hub.publish import PublishResult, publish
 from gharuntime.hub.spec import (
     DATASET_ENV,

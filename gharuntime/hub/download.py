@@ -11,8 +11,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from gharuntime.contract import DATASET_LAYOUT
 from gharuntime.dataset import MAX_MANIFEST_BYTES, DatasetError, read_manifest, sha256_file
+from gharuntime.dataset import load as load_folder
 from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import (
@@ -28,7 +31,14 @@ from gharuntime.paths import replace_folder
 from gharuntime.progress import Progress
 from gharuntime.readfile import read_bytes
 
-__all__ = ["LocalDataset", "download", "open_dataset", "verify_folder", "verify_snapshot"]
+__all__ = [
+    "LocalDataset",
+    "download",
+    "load",
+    "open_dataset",
+    "verify_folder",
+    "verify_snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -285,3 +295,16 @@ def open_dataset(
             "folder or a Hub dataset id"
         )
     return download(str(spec), endpoint=endpoint, token=token, progress=progress)
+
+
+def load(
+    source: Path | str,
+    config: str = "temporal",
+    split: str = "train",
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    """One split as a polars DataFrame, from a dataset folder or a Hub dataset id
+    ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use)."""
+    if not Path(source).exists() and HUB_ID.match(str(source)):
+        source = open_dataset(str(source)).root
+    return load_folder(source, config, split, columns)
