@@ -153,7 +153,7 @@ def _sim_label(args: argparse.Namespace) -> str:
 def _sim_dataset(args: argparse.Namespace, work: Path) -> Path:
     if args.sim_dataset:
         return Path(args.sim_dataset)
-    from gharuntime.builder.crawled import build_from_simulated
+    from gharuntime.source_kinds.simulated import build_from_simulated
 
     out = work / f"sim-{args.sim_scale}"
     if not (out / "manifest.json").is_file():

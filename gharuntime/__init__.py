@@ -52,13 +52,14 @@ ERRORS: dict[str, str] = {
     "MatrixTooLarge": "gharuntime.workflow",
     "MethodError": "gharuntime.baselines.method",
     "OptionError": "gharuntime.errors",
+    "PredictError": "gharuntime.predict.request",
     "PriceError": "gharuntime.billing.prices",
     "PromptTooLong": "gharuntime.baselines.laser.serialize",
     "RawStoreError": "gharuntime.rawstore",
     "ReproduceError": "gharuntime.leaderboard.reproduce",
     "RequestFailed": "gharuntime.crawler.client",
     "SourceError": "gharuntime.sources._columns",
-    "SourceOptionError": "gharuntime.sources.kinds.base",
+    "SourceOptionError": "gharuntime.source_kinds.base",
     "UnknownExpression": "gharuntime.expressions",
     "WorkflowError": "gharuntime.workflow",
 }
@@ -89,11 +90,12 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.logarchive import ArchiveError as ArchiveError
     from gharuntime.predict.history import HistoryError as HistoryError
     from gharuntime.predict.learned import LearnedError as LearnedError
+    from gharuntime.predict.request import PredictError as PredictError
     from gharuntime.rawstore import RawStoreError as RawStoreError
     from gharuntime.readfile import InputFileError as InputFileError
+    from gharuntime.source_kinds.base import SourceOptionError as SourceOptionError
     from gharuntime.sources._columns import SourceError as SourceError
     from gharuntime.sources.gitstore import GitError as GitError
-    from gharuntime.sources.kinds.base import SourceOptionError as SourceOptionError
     from gharuntime.workflow import MatrixTooLarge as MatrixTooLarge
     from gharuntime.workflow import WorkflowError as WorkflowError
 

@@ -153,7 +153,7 @@ def run_pipeline(
     parameters) and runs the rest; `fresh` runs every step again.
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
     from gharuntime.builder.build import BuildOptions, build
-    from gharuntime.sources.kinds.simulated import SimulatedConfig
+    from gharuntime.source_kinds.simulated import SimulatedConfig
 
     say = progress or (lambda _what, _done, _total: None)
     seconds: dict[str, float] = {}

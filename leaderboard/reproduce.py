@@ -252,7 +252,7 @@ class _Datasets:
             return self.built[revision]
         sim = _simulated(label, doc)
         if sim is not None:
-            from gharuntime.builder.crawled import build_from_simulated
+            from gharuntime.source_kinds.simulated import build_from_simulated
 
             scale, seed = sim
             folder = self.work / f"{label}-{revision[:12]}"

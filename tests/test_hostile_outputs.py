@@ -191,7 +191,7 @@ def test_a_store_of_other_settings_is_refused_by_the_library_too(tmp_path: Path)
     a store of another seed or --crawl-logs is refused and kept, never removed."""
     from gharuntime.builder.build import BuildError
     from gharuntime.rawstore import connect_state
-    from gharuntime.sources.kinds.simulated import prepare_simulated_store
+    from gharuntime.source_kinds.simulated import prepare_simulated_store
 
     store = tmp_path / "sim.raw"
     prepare_simulated_store(store, 1, "tiny", False)

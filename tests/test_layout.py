@@ -1,6 +1,6 @@
 """The package's layering, checked on the source: commands do not import each other (each is a
 thin layer over one library call), and the builder never imports the simulator (only the
-simulated source kind, gharuntime.sources.kinds.simulated, does)."""
+simulated source kind, gharuntime.source_kinds.simulated, does)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 write a documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
 `gharuntime.sources.base.Source` whose `read()` gives Candidates; `build(source, out, options)`
 is the one build. The sources a person names (`--source KIND`) are in
-`gharuntime.sources.kinds.SOURCES`; `build_from_raw` and `build_from_ghalogs` are shorthands kept
+`gharuntime.source_kinds.SOURCES`; `build_from_raw` and `build_from_ghalogs` are shorthands kept
 for the scripts that call them.
 
 Every bad input is counted in the result's `problems` (and the manifest), never raised; what is

@@ -1,6 +1,6 @@
 """Sources that crawl first: a crawl into a raw store with the real crawler, over real HTTP,
 then that store built like any other (`CrawledSource`). GitHub itself is `GitHubSource`; the
-simulated GitHub (served on 127.0.0.1) is `gharuntime.sources.kinds.simulated`, so nothing here
+simulated GitHub (served on 127.0.0.1) is `gharuntime.source_kinds.simulated`, so nothing here
 imports the simulator.
 
 The raw store is kept (a second call with the same folder continues the crawl instead of
@@ -29,7 +29,6 @@ __all__ = [
     "CrawledSource",
     "GitHubSource",
     "build_from_crawl",
-    "build_from_simulated",
     "crawl_into",
 ]
 
@@ -129,30 +128,6 @@ def build_from_crawl(
     """Shorthand for `build(GitHubSource(...), out, BuildOptions(...))`."""
     return build(
         GitHubSource(raw, opts, client, client.api_url, workers),
-        out,
-        BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
-    )
-
-
-def build_from_simulated(
-    out: Path,
-    raw: Path,
-    *,
-    seed: int,
-    scale: str,
-    logs: bool = False,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    workers: int = 1,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Shorthand kept for the scripts that call it: `build(SimulatedConfig(...).source(), out,
-    BuildOptions(...))` (gharuntime.sources.kinds.simulated, which holds the simulator)."""
-    from gharuntime.sources.kinds.simulated import SimulatedConfig
-
-    config = SimulatedConfig(crawl_dir=raw, seed=seed, scale=scale, logs=logs, workers=workers)
-    return build(
-        config.source(),
         out,
         BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
     )

@@ -1,7 +1,7 @@
 """`gharuntime build` as one typed request and one call: `run_build(BuildRequest(...))` checks
 the dataset folder and the previous release, then builds the source's config with
 `build(config.source(), out, options)`. The command line only turns its options into the
-request (`gharuntime.sources.kinds.config_from_options` for the source)."""
+request (`gharuntime.source_kinds.config_from_options` for the source)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError
 from gharuntime.paths import output_folder_problem
 from gharuntime.progress import Progress
 from gharuntime.release_diff import DatasetSide, open_side
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptionError
+from gharuntime.source_kinds.base import SourceConfig, SourceOptionError
 
 __all__ = ["BuildRequest", "parse_conclusions", "run_build"]
 

@@ -26,7 +26,7 @@ from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.jsonout import finite, strict_dumps
 from gharuntime.sim.world import SCALES
-from gharuntime.sources.kinds import SOURCES, SourceOptions, config_from_options
+from gharuntime.source_kinds import SOURCES, SourceOptions, config_from_options
 
 __all__ = ["build_command"]
 

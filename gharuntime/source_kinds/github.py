@@ -12,8 +12,8 @@ from typing import ClassVar
 from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
 from gharuntime.crawler.client import Token
 from gharuntime.crawler.crawl import CrawlOptions
+from gharuntime.source_kinds.base import SourceConfig, SourceOptionError, SourceOptions
 from gharuntime.sources.base import Source
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptionError, SourceOptions
 
 __all__ = ["GitHubConfig"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from gharuntime.contract import SPLITS
+from gharuntime.source_kinds.base import SourceConfig, SourceOptionError, SourceOptions
 from gharuntime.sources.base import Source
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptionError, SourceOptions
 
 __all__ = ["ApiJsonConfig", "parse_cross_repo"]
 

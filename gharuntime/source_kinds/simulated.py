@@ -8,22 +8,26 @@ world (seed, scale, logs); any other store is refused, never removed (`claim_cra
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gharuntime.builder.build import BuildError
+from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir, simulated_world
 from gharuntime.builder.crawled import CrawledSource, crawl_into
+from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.crawler.client import EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult
 from gharuntime.progress import Progress
+from gharuntime.release_diff import DatasetSide
+from gharuntime.source_kinds.base import SourceConfig, SourceOptions
 from gharuntime.sources.base import Source
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptions
 from gharuntime.sources.raw import count_records
 
 __all__ = [
     "SimulatedConfig",
+    "build_from_simulated",
     "crawl_simulated",
     "prepare_simulated_store",
     "simulated_store_identity",
@@ -144,3 +148,25 @@ class SimulatedConfig(SourceConfig):
 
     def reads(self) -> list[Path]:
         return [self.crawl_dir]
+
+
+def build_from_simulated(
+    out: Path,
+    raw: Path,
+    *,
+    seed: int,
+    scale: str,
+    logs: bool = False,
+    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
+    progress: Progress | None = None,
+    workers: int = 1,
+    previous: DatasetSide | None = None,
+) -> BuildResult:
+    """Shorthand kept for the scripts that call it: `build(SimulatedConfig(...).source(), out,
+    BuildOptions(...))` (this module holds the simulator; the builder never imports it)."""
+    config = SimulatedConfig(crawl_dir=raw, seed=seed, scale=scale, logs=logs, workers=workers)
+    return build(
+        config.source(),
+        out,
+        BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
+    )

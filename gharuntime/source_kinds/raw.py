@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from gharuntime.source_kinds.base import SourceConfig, SourceOptionError, SourceOptions
 from gharuntime.sources.base import Source
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptionError, SourceOptions
 
 __all__ = ["RawConfig", "folders_only"]
 

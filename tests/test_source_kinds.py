@@ -1,4 +1,4 @@
-"""gharuntime.sources.kinds: one registry of the sources `gharuntime build --source` names,
+"""gharuntime.source_kinds: one registry of the sources `gharuntime build --source` names,
 each a typed config; every build option applies to a source or is refused for it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from raw_world import standard_world
 from gharuntime.builder.build import BuildOptions, build
 from gharuntime.cli.build import build_command
 from gharuntime.cli.main import cli
-from gharuntime.sources.kinds import (
+from gharuntime.source_kinds import (
     FLAGS,
     SOURCES,
     RawConfig,

@@ -11,18 +11,18 @@ entry in SOURCES; see docs/maintainer/development.md."""
 
 from collections.abc import Iterable
 
-from gharuntime.sources.kinds.api_json import ApiJsonConfig
-from gharuntime.sources.kinds.base import (
+from gharuntime.source_kinds.api_json import ApiJsonConfig
+from gharuntime.source_kinds.base import (
     FLAGS,
     SourceConfig,
     SourceOptionError,
     SourceOptions,
     refuse_unused,
 )
-from gharuntime.sources.kinds.ghalogs import GhalogsConfig
-from gharuntime.sources.kinds.github import GitHubConfig
-from gharuntime.sources.kinds.raw import RawConfig
-from gharuntime.sources.kinds.simulated import SimulatedConfig
+from gharuntime.source_kinds.ghalogs import GhalogsConfig
+from gharuntime.source_kinds.github import GitHubConfig
+from gharuntime.source_kinds.raw import RawConfig
+from gharuntime.source_kinds.simulated import SimulatedConfig
 
 __all__ = [
     "FLAGS",

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from gharuntime.source_kinds.base import SourceConfig, SourceOptionError, SourceOptions
+from gharuntime.source_kinds.raw import folders_only
 from gharuntime.sources.base import Source
-from gharuntime.sources.kinds.base import SourceConfig, SourceOptionError, SourceOptions
-from gharuntime.sources.kinds.raw import folders_only
 
 __all__ = ["GhalogsConfig"]
 
