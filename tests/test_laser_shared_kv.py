@@ -115,3 +115,18 @@ def test_what_it_cannot_serve_uses_the_reference(merged: Any) -> None:
     assert a == b
     with pytest.raises(DecodingError, match="decoder"):
         constrained_generate(sliding, merged, PROMPTS, codec, decoder="fast")
+
+
+@pytest.mark.parametrize(("batch_size", "samples"), [(1, 2), (2, 4), (1, 16)])
+def test_a_batch_of_one_prompt_is_served(merged: Any, batch_size: int, samples: int) -> None:
+    """A batch holding one prompt (batch_size 1, or the last of a split) gives merged
+    attention outputs in another memory layout: they must be reshaped, not viewed (a
+    pipeline on the tiny world stopped with "view size is not compatible")."""
+    codec = codec_for("sci", MULTI)
+    model = _tiny(merged)
+    kwargs: dict[str, Any] = {"samples": samples, "seed": 1, "batch_size": batch_size}
+    new = constrained_generate_traced(model, merged, PROMPTS[:3], codec, **kwargs)
+    ref = constrained_generate_traced(
+        model, merged, PROMPTS[:3], codec, decoder="reference", **kwargs
+    )
+    assert new == ref

@@ -202,12 +202,14 @@ class SharedPromptStepper:
         qd = q.reshape(rows, kv_heads, group * width, dim)
         keys = self.draw_keys[li][:, :, :end]
         s2 = torch.matmul(qd, keys.transpose(-1, -2)) * scale  # (R, Hkv, g*w, end)
-        s2 = s2.view(rows, kv_heads, group, width, end)
-        s2 = s2.masked_fill(~allowed[:, None, None], neg).view(rows, kv_heads, group * width, end)
+        s2 = s2.reshape(rows, kv_heads, group, width, end)
+        s2 = s2.masked_fill(~allowed[:, None, None], neg).reshape(
+            rows, kv_heads, group * width, end
+        )
         m2 = s2.amax(-1, keepdim=True)
         m = torch.maximum(m1, m2)
         e2 = torch.exp(s2 - m)
         a1 = torch.exp(m1 - m)
         total = l1 * a1 + e2.sum(-1, keepdim=True)
         out = (o1 * a1 + torch.matmul(e2, self.draw_values[li][:, :, :end])) / total
-        return out.view(rows, heads, width, dim)
+        return out.reshape(rows, heads, width, dim)
