@@ -87,7 +87,8 @@ class Method(ABC):
     version: ClassVar[str]
     reproduce_tolerance: ClassVar[float] = 1e-9
     """How exactly a refit reproduces a result's metrics (`gharuntime leaderboard reproduce`):
-    the largest absolute difference of any value or bound taken as the same result. Seeded and
+    the largest difference of any value or bound taken as the same result, absolute for values
+    up to 1 and relative above (`leaderboard.reproduce.allowed_difference`). Seeded and
     deterministic methods: bit for bit on the same machine, 1e-9 across machines."""
 
     def __init__(self, track: str, *, seed: int = 0) -> None:

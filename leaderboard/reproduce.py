@@ -33,8 +33,10 @@ __all__ = [
     "Comparison",
     "ReproduceError",
     "Reproduction",
+    "allowed_difference",
     "reproduce_all",
     "reproduce_result",
+    "status_of",
     "write_table",
 ]
 
@@ -196,18 +198,27 @@ def _compare(committed: dict[str, Any], again: dict[str, Any]) -> list[Compariso
     return [Comparison(k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
 
 
-def _status(rows: list[Comparison], tolerance: float) -> Status:
-    worst = 0.0
+def allowed_difference(committed: float, tolerance: float) -> float:
+    """The difference a value may show and still be the same result: the method's tolerance,
+    absolute for values up to 1 (RMSLE, coverage, Spearman) and relative above (an MAE in
+    seconds moves by seconds when a prediction moves by a digit)."""
+    return tolerance * max(1.0, abs(committed))
+
+
+def status_of(rows: list[Comparison], tolerance: float) -> Status:
+    """exact (every number the same), within (each within `allowed_difference`) or differs
+    (one past it, or a number present on one side only)."""
+    exact = True
     for row in rows:
         if (row.committed is None) != (row.reproduced is None):
             return "differs"
-        if row.difference is not None:
+        if row.difference is not None and row.committed is not None:
             if not math.isfinite(row.difference):
                 return "differs"
-            worst = max(worst, abs(row.difference))
-    if worst == 0.0:
-        return "exact"
-    return "within" if worst <= tolerance else "differs"
+            if abs(row.difference) > allowed_difference(row.committed, tolerance):
+                return "differs"
+            exact = exact and row.difference == 0.0
+    return "exact" if exact else "within"
 
 
 def _simulated(label: str, doc: dict[str, Any]) -> tuple[str, int] | None:
@@ -330,7 +341,7 @@ def reproduce_result(
         shutil.rmtree(scratch, ignore_errors=True)
     tolerance = float(getattr(METHODS[method], "reproduce_tolerance", 1e-9))
     rows = _compare(doc, again)
-    status = _status(rows, tolerance)
+    status = status_of(rows, tolerance)
     reasons: list[str] = []
     if status == "differs":
         why = _commit_reason(provenance.get("git_commit"), method)

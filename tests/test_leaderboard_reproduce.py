@@ -226,8 +226,25 @@ def test_laser_reproduces_within_its_stated_tolerance(tmp_path: Path) -> None:
     assert last.startswith("reproduced"), other.stdout
     assert Laser.reproduce_tolerance == 0.02
     doc = json.loads(result.read_text())
-    doc["metrics"]["duration_s"]["rmsle"]["value"] += 0.05  # past the tolerance
+    rmsle = doc["metrics"]["duration_s"]["rmsle"]
+    rmsle["value"] += 0.05 * max(1.0, abs(rmsle["value"]))  # 2.5 times the tolerance
     result.write_text(json.dumps(doc))
     edited = _cli(args, 1, tmp_path)
     assert edited.returncode == 1, edited.stdout[-3000:]
     assert "not reproduced" in edited.stdout.strip().splitlines()[-1]
+
+
+def test_the_tolerance_is_absolute_up_to_1_and_relative_above() -> None:
+    """A LASER re-run in bf16 moved RMSLE by 0.012 and MAE by 2.2 s of 426: the same result.
+    An absolute 0.02 on seconds would call any re-run a new result."""
+    from gharuntime.leaderboard.reproduce import Comparison, allowed_difference, status_of
+
+    assert allowed_difference(0.5, 0.02) == 0.02
+    assert allowed_difference(426.0, 0.02) == 426.0 * 0.02
+    same = [Comparison("duration_s.mae.value", 426.59, 428.79)]
+    same.append(Comparison("duration_s.rmsle.value", 1.2084, 1.2202))
+    assert status_of(same, 0.02) == "within"
+    assert status_of([Comparison("duration_s.rmsle.value", 1.2, 1.23)], 0.02) == "differs"
+    assert status_of([Comparison("duration_s.mae.value", 426.0, 426.0 + 1e-6)], 1e-9) == "differs"
+    assert status_of([Comparison("duration_s.rmsle.value", 1.2, 1.2)], 1e-9) == "exact"
+    assert status_of([Comparison("x", 1.0, None)], 0.02) == "differs"

@@ -52,8 +52,9 @@ class Laser(Method):
     name: ClassVar[str] = "laser"
     version: ClassVar[str] = "2"  # 2: the median of 16 draws by default, not greedy
     # Training and draws are seeded, but float sums in another CPU's kernels can move a draw
-    # to a neighbouring digit: a metric may move by this much (absolute) and still be the same
-    # result. On the same machine and threads it reproduces exactly.
+    # to a neighbouring digit: a metric may move by this much (absolute up to 1, relative above:
+    # an MAE in seconds) and still be the same result. On the same machine and threads it
+    # reproduces exactly.
     reproduce_tolerance: ClassVar[float] = 0.02
     defaults: ClassVar[dict[str, Any]] = {
         "model": "tiny",  # tiny | tiny-256 | small | smollm2-135m | PATH | Hub id

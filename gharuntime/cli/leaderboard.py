@@ -154,7 +154,7 @@ def reproduce_command(
     \b
     Prints, per metric, the recorded value, the reproduced one and the difference, then one
     line: reproduced exactly; reproduced within the method's stated tolerance (the trees and
-    naive methods 1e-9, LASER 0.02); or not reproduced, with why (another commit, and what
+    naive methods 1e-9, LASER 0.02; absolute up to 1, relative above); or not reproduced, with why (another commit, and what
     changed in the method's files since; another gharuntime version).
 
     \b
