@@ -51,6 +51,24 @@ def fixture_dataset_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LightGBM model (config track) trained on the fixture dataset, for predict's tests."""
+    from gharuntime.baselines.run import run_baseline
+
+    folder = tmp_path_factory.mktemp("models")
+    run_baseline(
+        "lightgbm",
+        fixture_dataset_master,
+        config="temporal",
+        track="config",
+        out=folder / "lgb.jsonl",
+        model_dir=folder / "lgb",
+        params={"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2},
+    )
+    return folder / "lgb"
+
+
 @pytest.fixture()
 def fixture_dataset(fixture_dataset_master: Path, tmp_path: Path) -> Path:
     """A private copy of the fixture dataset that a test may break."""

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 from gharuntime.predict.workflow import (
     JobPrediction,
@@ -48,22 +47,6 @@ jobs:
       - uses: actions/setup-python@v5
       - run: pytest -q
 """
-
-
-@pytest.fixture(scope="module")
-def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LightGBM model (config track) trained on the fixture dataset."""
-    folder = tmp_path_factory.mktemp("models")
-    run_baseline(
-        "lightgbm",
-        fixture_dataset_master,
-        config="temporal",
-        track="config",
-        out=folder / "lgb.jsonl",
-        model_dir=folder / "lgb",
-        params={"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2},
-    )
-    return folder / "lgb"
 
 
 @pytest.fixture()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.baselines.run import run_baseline
 from gharuntime.errors import GharuntimeError
 from gharuntime.predict.request import PredictError, PredictRequest, run_predict
 
@@ -36,19 +35,9 @@ jobs:
 """
 
 
-@pytest.fixture(scope="module")
-def model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("models")
-    run_baseline(
-        "lightgbm",
-        fixture_dataset_master,
-        config="temporal",
-        track="config",
-        out=folder / "lgb.jsonl",
-        model_dir=folder / "lgb",
-        params={"n_estimators": 40, "early_stopping_rounds": 5, "learning_rate": 0.3},
-    )
-    return folder / "lgb"
+@pytest.fixture()
+def model(lightgbm_model: Path) -> Path:
+    return lightgbm_model  # tests/conftest.py
 
 
 @pytest.fixture()

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,19 +50,9 @@ NEW = (
 )
 
 
-@pytest.fixture(scope="module")
-def model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("models")
-    run_baseline(
-        "lightgbm",
-        fixture_dataset_master,
-        config="temporal",
-        track="config",
-        out=folder / "lgb.jsonl",
-        model_dir=folder / "lgb",
-        params={"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2},
-    )
-    return folder / "lgb"
+@pytest.fixture()
+def model(lightgbm_model: Path) -> Path:
+    return lightgbm_model  # tests/conftest.py
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path]:
