@@ -14,6 +14,8 @@ an uninterrupted one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -58,6 +60,20 @@ class TuningJournal:
         self.notes.append(line)
         say(self.progress, line)
 
+    @contextmanager
+    def _written(self) -> Iterator[None]:
+        """A database error (the file locked by another run, the disk full) as a MethodError."""
+        import sqlalchemy.exc
+
+        try:
+            yield
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise MethodError(
+                f"{self.path}: the tuning journal could not be written ({first}); is another "
+                "run using it? Run again when it is done"
+            ) from None
+
     def _open(self) -> Any:
         if self._storage is not None:
             return self._storage
@@ -79,6 +95,9 @@ class TuningJournal:
             studies = optuna.get_all_study_summaries(storage, include_best_trial=False)
         except (sqlalchemy.exc.SQLAlchemyError, RuntimeError, ValueError) as exc:
             first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            if "locked" in first:
+                with self._written():
+                    raise
             raise MethodError(
                 f"{self.path}: cannot read this tuning journal ({first}); run again with "
                 "--fresh to start the search over"
@@ -86,11 +105,13 @@ class TuningJournal:
         for summary in studies:
             if summary.user_attrs.get("fingerprint") == self.fingerprint:
                 continue
-            changed = changed_inputs(summary.user_attrs.get("inputs"), self.inputs)
-            optuna.delete_study(study_name=summary.study_name, storage=storage)
+            recorded = summary.user_attrs.get("inputs")
+            changed = changed_inputs(recorded, self.inputs) if recorded else ["not recorded"]
+            with self._written():
+                optuna.delete_study(study_name=summary.study_name, storage=storage)
             self.say(
                 f"{summary.study_name}: the journal's study was run with other inputs "
-                f"({', '.join(changed) or 'unknown'}); not kept, a new study starts"
+                f"({', '.join(changed)}); not kept, a new study starts"
             )
         self._storage = storage
         return storage
@@ -98,10 +119,14 @@ class TuningJournal:
     def study(self, target: str) -> Any:
         """The target's study in the journal (created with the inputs when new), its
         interrupted trials marked FAIL."""
+        storage = self._open()
+        with self._written():
+            return self._study(storage, target)
+
+    def _study(self, storage: Any, target: str) -> Any:
         import optuna
         from optuna.trial import TrialState
 
-        storage = self._open()
         study = optuna.create_study(
             storage=storage,
             study_name=target,
@@ -126,30 +151,33 @@ class TuningJournal:
         """The study's completed trials in the order they ran, at most `budget`."""
         from optuna.trial import TrialState
 
-        done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+        with self._written():
+            done = [t for t in study.trials if t.state == TrialState.COMPLETE]
         return sorted(done, key=lambda t: t.number)[:budget]
 
     def restart(self, target: str) -> Any:
         """Delete the target's study and start an empty one."""
         import optuna
 
-        optuna.delete_study(study_name=target, storage=self._open())
+        storage = self._open()
+        with self._written():
+            optuna.delete_study(study_name=target, storage=storage)
         return self.study(target)
 
-    @staticmethod
-    def begin(study: Any, params: dict[str, Any], distributions: dict[str, Any]) -> Any:
+    def begin(self, study: Any, params: dict[str, Any], distributions: dict[str, Any]) -> Any:
         """A trial with these parameters written as RUNNING (enqueued, then asked)."""
-        study.enqueue_trial(params)
-        return study.ask(fixed_distributions=distributions)
+        with self._written():
+            study.enqueue_trial(params)
+            return study.ask(fixed_distributions=distributions)
 
-    @staticmethod
-    def finish(study: Any, trial: Any, value: float) -> None:
+    def finish(self, study: Any, trial: Any, value: float) -> None:
         """The trial written as COMPLETE with its value."""
-        study.tell(trial, value)
+        with self._written():
+            study.tell(trial, value)
 
-    @staticmethod
-    def fail(study: Any, trial: Any) -> None:
+    def fail(self, study: Any, trial: Any) -> None:
         """The trial written as FAIL: it raised or was interrupted, and is never kept."""
         from optuna.trial import TrialState
 
-        study.tell(trial, state=TrialState.FAIL)
+        with self._written():
+            study.tell(trial, state=TrialState.FAIL)

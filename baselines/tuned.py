@@ -168,19 +168,16 @@ class _Tuned(GBDT):
                 score = float(kept[i].value)
                 how = "kept, "
             else:
-                record = (
-                    None
-                    if study is None
-                    else TuningJournal.begin(study, params, trial.distributions)
-                )
+                journal = self._journal if study is not None else None
+                record = journal.begin(study, params, trial.distributions) if journal else None
                 try:
                     model, score = self._fit_trial(x, y, val, params)
                 except BaseException:
-                    if record is not None:
-                        TuningJournal.fail(study, record)
+                    if journal is not None:
+                        journal.fail(study, record)
                     raise
-                if record is not None:
-                    TuningJournal.finish(study, record, score)
+                if journal is not None:
+                    journal.finish(study, record, score)
                 how = ""
             search.tell(trial, score)
             if best is None or score < best[1]:  # the first of equal scores, as before

@@ -227,3 +227,19 @@ def test_an_unreadable_journal_is_refused_with_the_fix_and_fresh_replaces_it(
     assert _journal(out).read_bytes() == b"not a database, " * 100  # never replaced unasked
     _run(fixture_dataset_master, out, 2, 2, "--fresh")
     assert _states(_journal(out)) == {"COMPLETE": 2} and out.is_file()
+
+
+def test_a_journal_another_run_holds_is_refused_not_broken(
+    fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    """Two runs on one journal: the second waits for SQLite's lock, then exits 2 saying why;
+    the first's trials stay."""
+    out = tmp_path / "lgb.jsonl"
+    _run(fixture_dataset_master, out, 2, 2)
+    with closing(sqlite3.connect(_journal(out), isolation_level=None)) as other:
+        other.execute("BEGIN EXCLUSIVE")
+        result = CliRunner().invoke(cli, _args(fixture_dataset_master, out, 3, 2))
+        other.execute("ROLLBACK")
+    assert result.exit_code == 2, result.output
+    assert "is another run using it?" in result.output and "Traceback" not in result.output
+    assert _states(_journal(out)) == {"COMPLETE": 2}
