@@ -51,7 +51,7 @@ def _states(journal: Path) -> dict[str, int]:
     try:
         with closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)) as db:
             rows = db.execute("SELECT state, COUNT(*) FROM trials GROUP BY state").fetchall()
-    except sqlite3.OperationalError:  # being created: no tables yet
+    except sqlite3.DatabaseError:  # being created: no tables yet
         return {}
     return {str(state): int(n) for state, n in rows}
 
