@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,7 @@ __all__ = [
     "ForbiddenInputError",
     "Method",
     "MethodError",
+    "Resumable",
     "inputs_for",
     "restrict",
 ]
@@ -160,6 +161,19 @@ class Method(ABC):
                 )
         val = restrict(validation, cols) if validation is not None else None
         return train, val
+
+
+@runtime_checkable
+class Resumable(Protocol):
+    """A method whose fit keeps its finished work in a journal file (the tuned trees' trials),
+    so the same run, started again after a kill, does only what is left."""
+
+    def resume_in(self, journal: Path, inputs: dict[str, Any], *, fresh: bool = False) -> None:
+        """Keep the fit's work in `journal`, resuming what it holds under the same `inputs`
+        (gharuntime.resume.fit_inputs); `fresh` starts it over."""
+
+    def resumed(self) -> list[str]:
+        """After the fit: what the journal kept, dropped or started, one line each."""
 
 
 def as_float(values: pl.Series) -> np.ndarray:

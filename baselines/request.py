@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gharuntime.baselines.methods import make_method
+from gharuntime.baselines.journal import journal_path
+from gharuntime.baselines.method import Resumable
+from gharuntime.baselines.methods import METHODS, make_method
 from gharuntime.baselines.run import BaselineRun, run_baseline
 from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.hub import open_dataset
@@ -25,7 +27,8 @@ __all__ = ["BaselineRequest", "run_request"]
 @dataclass(frozen=True)
 class BaselineRequest:
     """Fit method `name` on `dataset` (a folder or a Hub id) and write its submission to
-    `out`, the model to `model_out` (default: `model_dir`)."""
+    `out`, the model to `model_out` (default: `model_dir`); a resumable method's journal to
+    `journal` (`fresh`: started over)."""
 
     name: str
     dataset: str
@@ -36,6 +39,16 @@ class BaselineRequest:
     seed: int = 0
     params: Mapping[str, Any] = field(default_factory=dict)
     model_out: Path | None = None
+    fresh: bool = False
+
+    @property
+    def journal(self) -> Path | None:
+        """Where a resumable method (the tuned trees) keeps its finished trials: OUT without its
+        suffix plus `.tuning.sqlite3` (runs/a.jsonl → runs/a.tuning.sqlite3); None for others."""
+        cls = METHODS.get(self.name)
+        if cls is None or not issubclass(cls, Resumable):
+            return None
+        return journal_path(self.out)
 
     @property
     def model_dir(self) -> Path:
@@ -56,7 +69,9 @@ class BaselineRequest:
         model_dir = self.model_dir
         out: list[tuple[str, str]] = []
         files = SubmissionFiles(self.out)
-        for path in (files.predictions, files.meta):
+        for path in (files.predictions, files.meta, self.journal):
+            if path is None:
+                continue
             problem = output_file_problem(path, [given / "manifest.json"])
             if problem:
                 out.append(("--out", problem))
@@ -110,4 +125,6 @@ def run_request(request: BaselineRequest, progress: Progress | None = None) -> B
         seed=request.seed,
         params=params,
         progress=progress,
+        journal=request.journal,
+        fresh=request.fresh,
     )

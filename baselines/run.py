@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from gharuntime.baselines.launch import is_primary, launched
-from gharuntime.baselines.method import Method, MethodError
+from gharuntime.baselines.method import Method, MethodError, Resumable
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import save_model
 from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.eval.submission_files import SubmissionFiles, write_submission_files
 from gharuntime.progress import Progress, say
+from gharuntime.resume import fit_inputs
 from gharuntime.version import __version__
 
 __all__ = [
@@ -44,6 +45,8 @@ class BaselineRun:
     predict_seconds: float
     rows: int
     written: bool = True  # False on the processes of a launch that are not the primary one
+    resumed: tuple[str, ...] = ()
+    """What a resumable fit's journal kept, dropped or started (lines to keep on screen)."""
 
 
 def _check_quantiles(quantiles: dict[str, dict[str, np.ndarray]]) -> None:
@@ -104,13 +107,30 @@ def run_baseline(
     seed: int = 0,
     params: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    journal: Path | None = None,
+    fresh: bool = False,
 ) -> BaselineRun:
     """Fit `name` on the train split (validation for early stopping), predict `split`, write the
     submission, and save the fitted model to `model_dir` when given. Under a launcher of several
     processes (`accelerate launch`) every process fits and predicts and only the primary one
-    (rank 0) writes: the others return `written=False`."""
+    (rank 0) writes: the others return `written=False`.
+
+    A resumable method (the tuned trees) keeps its finished work in `journal` when given
+    (gharuntime.baselines.journal), keyed by the fit's inputs: run again after a kill, it does
+    only what is left, to the same result; `fresh` starts the journal over."""
     method: Method = make_method(name, track, seed=seed, params=params)
     identity = dataset_identity(dataset)
+    if journal is not None and isinstance(method, Resumable) and is_primary():
+        inputs = fit_inputs(
+            method=name,
+            method_version=method.version,
+            params=method.config(),
+            seed=seed,
+            config=config,
+            track=track,
+            dataset_revision=str(identity["revision"]),
+        )
+        method.resume_in(journal, inputs, fresh=fresh)
     say(progress, "loading train and validation splits")
     train = load(dataset, config, "train")
     validation = load(dataset, config, "validation")
@@ -151,6 +171,7 @@ def run_baseline(
         return BaselineRun(
             out, meta, model_dir, fit_seconds, predict_seconds, target.height, written=False
         )
+    resumed = tuple(method.resumed()) if isinstance(method, Resumable) else ()
     write_submission(out, ids, predictions, meta, method.quantiles())
     if model_dir is not None:
         say(progress, f"saving the model to {model_dir}")
@@ -167,4 +188,6 @@ def run_baseline(
                 },
             },
         )
-    return BaselineRun(out, meta, model_dir, fit_seconds, predict_seconds, target.height)
+    return BaselineRun(
+        out, meta, model_dir, fit_seconds, predict_seconds, target.height, resumed=resumed
+    )

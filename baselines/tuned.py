@@ -8,6 +8,12 @@ worse than the default one on validation). Each trial trains on the training spl
 stopping on the validation split, and is scored by its validation RMSLE (RMSE on log1p); the best
 trial's booster is the model, so nothing is refitted. Features are extracted once; only the
 learner's hyperparameters are searched. The test split is never read.
+
+Resumable (`gharuntime baseline` keeps a journal, gharuntime.baselines.journal): a rerun after a
+kill replays the finished trials (the seeded sampler asked for each again and told its recorded
+score, so it asks what an uninterrupted search asks next) and fits only the rest; when a kept
+trial is the best, its booster, lost with the killed process, is fitted again with its
+parameters and seed, giving the same trees.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
+from gharuntime.baselines.journal import TuningJournal
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.params import Spec
 from gharuntime.progress import Progress, say
@@ -68,6 +75,7 @@ class _Tuned(GBDT):
             raise MethodError(f"{self.name}: trials must be an integer ≥ 1, not {trials!r}")
         self.tuning: dict[str, dict[str, Any]] = {}
         self._progress: Progress | None = None
+        self._journal: TuningJournal | None = None
 
     def config(self) -> dict[str, Any]:
         out = dict(self.params)
@@ -75,10 +83,23 @@ class _Tuned(GBDT):
             out["tuning"] = self.tuning
         return out
 
+    def resume_in(self, journal: Path, inputs: dict[str, Any], *, fresh: bool = False) -> None:
+        """Keep the trials in `journal` (gharuntime.baselines.journal) under `inputs`. The
+        budget is left out of them: a larger `trials` continues a search, a smaller one takes
+        its first trials, both as an uninterrupted search of that budget would."""
+        params = {k: v for k, v in dict(inputs.get("params", {})).items() if k != "trials"}
+        self._journal = TuningJournal(journal, {**inputs, "params": params}, fresh=fresh)
+
+    def resumed(self) -> list[str]:
+        """What the journal kept, dropped or started, one line each."""
+        return list(self._journal.notes) if self._journal is not None else []
+
     def fit(self, train: Any, validation: Any = None, progress: Progress | None = None) -> None:
         if validation is None or validation.height == 0:
             raise MethodError(f"{self.name}: tuning needs a non-empty validation split")
         self._progress = progress
+        if self._journal is not None:
+            self._journal.progress = progress
         self.tuning = {}
         super().fit(train, validation, progress)
 
@@ -96,44 +117,110 @@ class _Tuned(GBDT):
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # library code never prints
+        target = self._next_target()
+        budget = int(self.params["trials"])
+        journal = self._journal
+        study = journal.study(target) if journal is not None else None
+        kept = journal.kept(study, budget) if journal is not None else []
+        if journal is not None and kept:
+            journal.say(
+                f"{target}: kept {len(kept)} of {budget} trials from {journal.path}; "
+                f"{budget - len(kept)} to run"
+            )
+        try:
+            return self._search(x, (y, val), target, kept, study)
+        except _Replayed as exc:
+            assert journal is not None
+            journal.say(f"{target}: {exc}; not kept, a new study starts")
+            return self._search(x, (y, val), target, [], journal.restart(target))
+
+    def _search(
+        self,
+        x: np.ndarray,
+        data: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]],
+        target: str,
+        kept: list[Any],
+        study: Any,
+    ) -> tuple[Any, int]:
+        """`trials` seeded TPE trials, the defaults first; the `kept` ones (earlier trials from
+        the journal) are replayed, not fitted: the sampler is asked for each again and told its
+        recorded score, so it asks the trials after them as in an uninterrupted search."""
+        import optuna
+
+        y, val = data
         space = SEARCH_SPACES[self.base]
         defaults = dict(self.params)
-        best_so_far: dict[str, Any] = {}  # the best trial's booster: the model, never refitted
-
-        def objective(trial: Any) -> float:
-            self.params = {**defaults, **space(trial)}
-            try:
-                booster, best = super(_Tuned, self)._train(x, y, val)
-            finally:
-                self.params = defaults
-            pred = np.asarray(self._predict(booster, val[0]), dtype=np.float64)
-            score = float(np.sqrt(np.mean((pred - val[1]) ** 2)))
-            if not best_so_far or score < best_so_far["score"]:
-                best_so_far.update(score=score, number=trial.number, model=(booster, best))
+        budget = int(defaults["trials"])
+        search = optuna.create_study(
+            direction="minimize", sampler=optuna.samplers.TPESampler(seed=self.seed)
+        )
+        search.enqueue_trial({k: defaults[k] for k in space(_Defaults(defaults))})
+        asked: list[dict[str, Any]] = []
+        best: tuple[int, float, tuple[Any, int] | None] | None = None  # index, score, model
+        for i in range(budget):
+            trial = search.ask()
+            params = space(trial)
+            asked.append(params)
+            model: tuple[Any, int] | None = None
+            if i < len(kept):
+                if params != kept[i].params:
+                    raise _Replayed(f"the journal's trial {i + 1} is not the one asked again")
+                score = float(kept[i].value)
+                how = "kept, "
+            else:
+                journal = self._journal if study is not None else None
+                record = journal.begin(study, params, trial.distributions) if journal else None
+                try:
+                    model, score = self._fit_trial(x, y, val, params)
+                except BaseException:
+                    if journal is not None:
+                        journal.fail(study, record)
+                    raise
+                if journal is not None:
+                    journal.finish(study, record, score)
+                how = ""
+            search.tell(trial, score)
+            if best is None or score < best[1]:  # the first of equal scores, as before
+                best = (i, score, model)
             say(
                 self._progress,
-                f"trial {trial.number + 1}/{defaults['trials']}: validation RMSLE "
-                f"{score:.4f} (best {best_so_far['score']:.4f})",
+                f"trial {i + 1}/{budget}: {how}validation RMSLE {score:.4f} (best {best[1]:.4f})",
             )
-            return score
-
-        sampler = optuna.samplers.TPESampler(seed=self.seed)
-        study = optuna.create_study(direction="minimize", sampler=sampler)
-        study.enqueue_trial({k: defaults[k] for k in space(_Defaults(defaults))})
-        study.optimize(objective, n_trials=int(defaults["trials"]))
-        best_trial = study.trials[best_so_far["number"]]
-        booster, best = best_so_far["model"]
-        values = [float(t.value) for t in study.trials if t.value is not None]
-        self.tuning[self._next_target()] = {
+        assert best is not None
+        index, score, model = best
+        if model is None:  # a kept trial is best: its booster, fitted again to the same trees
+            say(self._progress, f"refitting trial {index + 1}, the best, kept from the journal")
+            model, again = self._fit_trial(x, y, val, asked[index])
+            if again != score:  # not the same trees: never a model the journal does not describe
+                raise MethodError(
+                    f"{self.name}: trial {index + 1} fitted again scores validation RMSLE "
+                    f"{again!r}, not the journal's {score!r}; run again with --fresh"
+                )
+        best_trial = search.trials[index]
+        values = [float(t.value) for t in search.trials if t.value is not None]
+        self.tuning[target] = {
             "trials": len(values),
             "sampler": f"TPESampler(seed={self.seed})",
             "validation_rmsle_default": round(values[0], 5),
-            "validation_rmsle_best": round(float(best_so_far["score"]), 5),
+            "validation_rmsle_best": round(score, 5),
             "best_trial": best_trial.number,
-            "best_params": {**best_trial.params, "best_iteration": best},
+            "best_params": {**best_trial.params, "best_iteration": model[1]},
             "validation_rmsle_per_trial": [round(v, 5) for v in values],
         }
-        return booster, best
+        return model
+
+    def _fit_trial(
+        self, x: np.ndarray, y: np.ndarray, val: tuple[np.ndarray, np.ndarray], params: Any
+    ) -> tuple[tuple[Any, int], float]:
+        """One trial's model (booster, best iteration) and its validation RMSLE."""
+        defaults = self.params
+        self.params = {**defaults, **params}
+        try:
+            booster, best = super()._train(x, y, val)
+        finally:
+            self.params = defaults
+        pred = np.asarray(self._predict(booster, val[0]), dtype=np.float64)
+        return (booster, best), float(np.sqrt(np.mean((pred - val[1]) ** 2)))
 
     def _next_target(self) -> str:
         """GBDT.fit trains the targets in order, one `_train` call each."""
@@ -150,6 +237,11 @@ class _Tuned(GBDT):
         assert isinstance(m, _Tuned)
         m.tuning = dict(meta["state"].get("tuning", {}))
         return m
+
+
+class _Replayed(Exception):
+    """The journal's trials are not those the seeded sampler asks again (never seen: the same
+    inputs give the same trials); the study is started over rather than mixed."""
 
 
 class _Defaults:

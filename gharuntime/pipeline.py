@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from gharuntime.baselines.journal import journal_path
 from gharuntime.baselines.method import ForbiddenInputError
 from gharuntime.baselines.methods import REGISTERED, make_method
 from gharuntime.baselines.run import run_baseline
@@ -150,7 +151,8 @@ def run_pipeline(
 
     Run again over the same `out` (after a kill, or a method that failed), it keeps each step
     an earlier run scored with the same inputs (gharuntime.resume: dataset revision, code,
-    parameters) and runs the rest; `fresh` runs every step again.
+    parameters) and runs the rest, a tuned step its trials left (gharuntime.baselines.journal);
+    `fresh` runs every step and trial again.
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
     from gharuntime.builder.build import BuildOptions, build
     from gharuntime.source_kinds.simulated import SimulatedConfig
@@ -213,6 +215,8 @@ def run_pipeline(
             out=submission,
             params=dict(step.method.params) or None,
             progress=stage,
+            journal=journal_path(submission),  # a tuned step killed midway keeps its trials
+            fresh=fresh,
         )
         stage("scoring")
         result = evaluate_file(submission, dataset, resamples=resamples)
@@ -228,7 +232,8 @@ def run_pipeline(
                 step,
                 i + 1,
                 len(steps),
-                f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, {score}",
+                f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, {score}"
+                + "".join(f"; {line}" for line in run.resumed),
             )
     seconds["methods"] = time.perf_counter() - t1
     t2 = time.perf_counter()

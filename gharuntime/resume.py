@@ -27,7 +27,10 @@ from gharuntime.leaderboard.registry import write_atomic
 __all__ = [
     "RECORD_SUFFIX",
     "StepRecord",
+    "changed_inputs",
     "code_fingerprint",
+    "fingerprint",
+    "fit_inputs",
     "kept_record",
     "step_inputs",
     "write_record",
@@ -100,7 +103,42 @@ def step_inputs(
     }
 
 
-def _fingerprint(inputs: dict[str, Any]) -> str:
+def fit_inputs(
+    *,
+    method: str,
+    method_version: str,
+    params: dict[str, Any],
+    seed: int,
+    config: str,
+    track: str,
+    dataset_revision: str,
+) -> dict[str, Any]:
+    """Everything one fit depends on, as JSON: what keys a resumable fit's journal (the tuned
+    trees' Optuna studies, gharuntime.baselines.journal), with the same code and library parts
+    as a step's inputs."""
+    return {
+        "record_version": RECORD_VERSION,
+        "method": method,
+        "method_version": method_version,
+        "params": params,
+        "seed": seed,
+        "config": config,
+        "track": track,
+        "dataset_revision": dataset_revision,
+        "code_sha256": code_fingerprint(),
+        "libraries": library_versions(),
+    }
+
+
+def changed_inputs(before: Any, now: dict[str, Any]) -> list[str]:
+    """The top-level keys whose values differ (all of them when `before` is not a dict)."""
+    if not isinstance(before, dict):
+        return sorted(now)
+    return sorted(k for k in {*before, *now} if before.get(k) != now.get(k))
+
+
+def fingerprint(inputs: dict[str, Any]) -> str:
+    """sha256 of the inputs' canonical JSON: equal exactly when the inputs are."""
     canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -122,7 +160,7 @@ def _sha256(path: Path) -> str:
 def write_record(record_path: Path, inputs: dict[str, Any], result: Path, summary: str) -> None:
     """Record a finished step (call it after its result is filed: the record comes last)."""
     doc = {
-        "fingerprint": _fingerprint(inputs),
+        "fingerprint": fingerprint(inputs),
         "inputs": inputs,
         "result": str(result.resolve()),
         "result_sha256": _sha256(result),
@@ -139,7 +177,7 @@ def kept_record(record_path: Path, inputs: dict[str, Any]) -> StepRecord | None:
         if not record_path.is_file():
             return None
         doc = json.loads(record_path.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or doc.get("fingerprint") != _fingerprint(inputs):
+        if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint(inputs):
             return None
         result = Path(str(doc["result"]))
         if not result.is_file() or _sha256(result) != doc.get("result_sha256"):

@@ -191,3 +191,28 @@ def test_a_rerun_keeps_what_is_unchanged_and_reruns_what_changed(tmp_path: Path)
 
     fresh = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=changed, fresh=True)
     assert fresh.kept == [] and len(fresh.ran) == len(first.ran)
+
+
+def test_a_tuned_step_run_again_keeps_its_trials(tmp_path: Path) -> None:
+    """A tuned step whose record is missing (killed after its trials, before it was filed) runs
+    again from its journal: every trial kept, none fitted again, the same result."""
+    out = tmp_path / "out"
+    plan = (MethodPlan("lightgbm-tuned", {"trials": 3, "n_estimators": 20}),)
+    first = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=plan)
+    journals = sorted(out.glob("runs/*/*/lightgbm-tuned.tuning.sqlite3"))
+    assert first.ran and len(journals) == len(first.ran)
+    scores = _filed(first.results)
+    for record in out.glob("runs/*/*/*.step.json"):
+        record.unlink()
+    said: list[str] = []
+    again = run_pipeline(
+        out,
+        seed=1,
+        scale="tiny",
+        resamples=20,
+        methods=plan,
+        step_done=lambda _step, _i, _n, summary: said.append(summary),
+    )
+    assert again.ran == first.ran and len(said) == len(first.ran)
+    assert all("duration_s: kept 3 of 3 trials" in line for line in said), said
+    assert _filed(again.results) == scores

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gharuntime.resume import code_fingerprint, kept_record, step_inputs, write_record
+from gharuntime.resume import (
+    changed_inputs,
+    code_fingerprint,
+    fingerprint,
+    fit_inputs,
+    kept_record,
+    step_inputs,
+    write_record,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,3 +94,25 @@ def test_the_code_fingerprint_is_the_same_from_a_checkout_and_from_the_install(
     assert here.returncode == away.returncode == 0
     assert here.stdout == away.stdout == code_fingerprint() + "\n"
     assert len(code_fingerprint()) == 64
+
+
+def test_a_fits_inputs_name_what_changed() -> None:
+    """The inputs keying a resumable fit's journal (the tuned trees): the same fingerprint only
+    for the same inputs, and the keys that differ named."""
+    base: dict[str, Any] = {
+        "method": "lightgbm-tuned",
+        "method_version": "2.0",
+        "params": {"n_estimators": 50},
+        "seed": 2,
+        "config": "temporal",
+        "track": "config",
+        "dataset_revision": "a" * 64,
+    }
+    inputs = fit_inputs(**base)
+    assert inputs["code_sha256"] == code_fingerprint() and inputs["libraries"]
+    assert fingerprint(fit_inputs(**base)) == fingerprint(inputs)
+    other = fit_inputs(**{**base, "seed": 3, "params": {"n_estimators": 51}})
+    assert fingerprint(other) != fingerprint(inputs)
+    assert changed_inputs(inputs, other) == ["params", "seed"]
+    assert changed_inputs(inputs, inputs) == []
+    assert changed_inputs(None, inputs) == sorted(inputs)  # nothing recorded: all of them

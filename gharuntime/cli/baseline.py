@@ -47,6 +47,10 @@ validation split, 2 threads (OMP_NUM_THREADS=N gives N, the same trees) and a fi
 The fitted model folder (model.json, importances.json, the library's files) is what
 `gharuntime predict --model` reads.
 A method that reads a column its track forbids (last-run on --track config) is refused.
+The tuned trees (lightgbm-tuned, xgboost-tuned) keep each finished trial in
+OUT without .jsonl plus .tuning.sqlite3: run the same command again after a kill and it
+keeps those trials (same dataset revision, method, parameters, seed, code), runs the rest
+and ends with the model and submission of an uninterrupted run. --fresh starts over.
 
 \b
 Exit codes: 0 written, 2 bad input or a method the track forbids.
@@ -110,6 +114,12 @@ Example:
     help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost), "
     "--param model=tiny (laser).",
 )
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Tuned trees: run every trial again, even those an earlier run with the same inputs "
+    "finished (removes OUT's .tuning.sqlite3 journal).",
+)
 def baseline_command(
     name: str,
     dataset: str,
@@ -120,6 +130,7 @@ def baseline_command(
     split: str,
     seed: int,
     params: tuple[str, ...],
+    fresh: bool,
 ) -> None:
     """Fit a reference method and write its submission (the help is _HELP: its method list
     is made from the method registry)."""
@@ -133,6 +144,7 @@ def baseline_command(
         seed=seed,
         params=_params(params),
         model_out=model_out,
+        fresh=fresh,
     )
     for option, problem in request.output_problems()[:1]:
         raise click.BadParameter(problem, param_hint=option)
@@ -155,6 +167,8 @@ def baseline_command(
     finish()  # under `accelerate launch`: every process waits here until rank 0 has written
     if not result.written:
         return
+    for line in result.resumed:
+        err_console.print(styled(f"{name}: {line}"))
     err_console.print(
         styled(
             ("wrote", "green"),
