@@ -14,8 +14,8 @@ from typing import Any
 
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import BaselineRun, run_baseline
+from gharuntime.dataset import open_dataset
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.hub import open_dataset
 from gharuntime.paths import is_within, output_file_problem
 from gharuntime.progress import Progress
 

@@ -31,13 +31,12 @@ import polars as pl
 from gharuntime.baselines.model_io import load_model
 from gharuntime.builder.build import build_from_ghalogs, build_from_raw
 from gharuntime.contract import SPLITS, RawKind
-from gharuntime.dataset import load
+from gharuntime.dataset import LocalDataset, load
 from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.provenance import add_provenance
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import Truth
-from gharuntime.hub import LocalDataset
 from gharuntime.rawstore import RawStoreWriter
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -216,14 +216,13 @@ def transfer(
     from gharuntime.baselines.method import ForbiddenInputError
     from gharuntime.baselines.model_io import load_model
     from gharuntime.baselines.run import run_baseline
-    from gharuntime.dataset import load, read_manifest
+    from gharuntime.dataset import LocalDataset, load, read_manifest
     from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
     from gharuntime.eval.submission_files import SubmissionFiles
     from gharuntime.eval.truth import Truth
-    from gharuntime.hub import LocalDataset
     from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 

@@ -1,5 +1,6 @@
-"""Dataset folders: write them atomically, load their splits, and validate them against the
-contract (schema and roles, manifest hashes and counts, id uniqueness, split disjointness)."""
+"""Dataset folders: write them atomically, open them (a folder or a Hub id, the one resolver),
+load their splits, and validate them against the contract (schema and roles, manifest hashes and
+counts, id uniqueness, split disjointness)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ from gharuntime.contract import (
     split_file_name,
 )
 from gharuntime.croissant import write_croissant
+from gharuntime.dataset_ref import HUB_ID, LocalDataset, hub_opener
 from gharuntime.errors import GharuntimeError
-from gharuntime.folderfiles import stays_inside, target_kind
+from gharuntime.folderfiles import folder_files, stays_inside, target_kind
 from gharuntime.jsonout import strict_dumps
 from gharuntime.parquet import read_parquet, write_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
+from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits, composition
@@ -37,11 +40,13 @@ from gharuntime.version import __version__
 
 __all__ = [
     "DatasetError",
+    "LocalDataset",
     "Problem",
     "card_front_matter",
     "dataset_revision",
     "load",
     "manifest_files",
+    "open_dataset",
     "read_manifest",
     "sha256_file",
     "split_paths",
@@ -294,15 +299,58 @@ def split_paths(root: Path, config: str, split: str) -> list[Path]:
     return paths
 
 
+def open_dataset(
+    spec: str | Path,
+    *,
+    endpoint: str | None = None,
+    token: str | None = None,
+    progress: Progress | None = None,
+    refuse_links: bool = True,
+) -> LocalDataset:
+    """The one resolver: a dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and
+    checked against its manifest first (by the Hub client, `gharuntime.hub.download`). A
+    folder holding a symlink that leads outside it is refused (DatasetError), so nothing
+    outside a dataset folder is read; `validate` passes refuse_links=False to report each."""
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise DatasetError(f"{spec}: not a folder; give a dataset folder or ORG/NAME[@REV]")
+        leaving = folder_files(path).leaving if refuse_links else []
+        if leaving:
+            raise DatasetError(
+                f"{spec}: {leaving[0]} is a symlink to {target_kind(path / leaving[0])} "
+                "outside the dataset folder, and nothing outside a dataset folder is read; "
+                "put the file itself there "
+                f"(`gharuntime validate {spec}` lists every such link)"
+            )
+        return LocalDataset(root=path.resolve())
+    if not HUB_ID.match(str(spec)):
+        raise DatasetError(
+            f"{spec}: no such folder, and not a Hub id (ORG/NAME[@REVISION]); give a dataset "
+            "folder or a Hub dataset id"
+        )
+    opener = hub_opener()
+    if opener is None:  # `import gharuntime` registers it; only a broken install lacks it
+        raise DatasetError(f"{spec}: a Hub id, and the Hub client is not loaded; reinstall")
+    return opener(str(spec), endpoint=endpoint, token=token, progress=progress)
+
+
 def load(
-    root: Path | str,
+    dataset: LocalDataset | Path | str,
     config: str = "temporal",
     split: str = "train",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One split of a dataset folder as a polars DataFrame (`gharuntime.load` also takes a Hub
-    dataset id)."""
-    paths = split_paths(Path(root), config, split)
+    """One split as a polars DataFrame, from an opened dataset, a dataset folder, or a Hub
+    dataset id ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use).
+    `gharuntime.load` is this function."""
+    if isinstance(dataset, LocalDataset):
+        root = dataset.root
+    elif not Path(dataset).exists() and HUB_ID.match(str(dataset)):
+        root = open_dataset(str(dataset)).root
+    else:
+        root = Path(dataset)
+    paths = split_paths(root, config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from gharuntime.baselines.methods import METHODS
-from gharuntime.dataset import DatasetError, read_manifest
+from gharuntime.dataset import DatasetError, open_dataset, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.provenance import library_versions
 from gharuntime.progress import Progress, say
@@ -242,8 +242,6 @@ class _Datasets:
     built: dict[str, Path] = field(default_factory=dict)
 
     def obtain(self, doc: dict[str, Any], path: Path, progress: Progress | None) -> Path:
-        from gharuntime.hub.download import open_dataset
-
         revision = _need(doc, path, "dataset", "revision")
         label = str((doc.get("meta") or {}).get("dataset") or "")
         tried: list[str] = []

@@ -25,7 +25,7 @@ from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS, apply_filters
 from gharuntime.builder.normalize import Texts, normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
-from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
+from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, LocalDataset, write_dataset
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
 from gharuntime.markdown import code
@@ -129,7 +129,7 @@ def with_previous_release(render: CardRender, previous: DatasetSide) -> CardRend
 
     def card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
         text = render(manifest, jobs, folder)
-        new = DatasetSide("this release", folder, manifest)
+        new = DatasetSide(LocalDataset(folder), "this release", manifest)
         section = (
             "\n## Changes since the previous release\n\n"
             f"Compared with {code(previous.label)} by `gharuntime diff` at build time.\n\n"
