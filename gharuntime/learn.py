@@ -29,7 +29,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
@@ -363,7 +363,9 @@ def run_learn(
             "crawl_failures": crawl_doc["failures"],
         }
         try:
-            built = build_from_raw([raw], dataset, source=source, progress=progress)
+            built = build(
+                RawSource([raw], provenance=source), dataset, BuildOptions(progress=progress)
+            )
         except BuildError as exc:
             raise LearnError(
                 str(exc),

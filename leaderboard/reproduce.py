@@ -261,14 +261,17 @@ class _Datasets:
             return self.built[revision]
         sim = _simulated(label, doc)
         if sim is not None:
-            from gharuntime.source_kinds.simulated import build_from_simulated
+            from gharuntime.builder.build import BuildOptions, build
+            from gharuntime.source_kinds.simulated import SimulatedConfig
 
             scale, seed = sim
             folder = self.work / f"{label}-{revision[:12]}"
             if not (folder / "manifest.json").is_file():
                 say(progress, f"building {label} from the simulated GitHub (seed {seed})")
-                build_from_simulated(
-                    folder, self.work / f"{label}.raw", seed=seed, scale=scale, progress=progress
+                build(
+                    SimulatedConfig(self.work / f"{label}.raw", seed=seed, scale=scale).source(),
+                    folder,
+                    BuildOptions(progress=progress),
                 )
             if read_manifest(folder).get("revision") == revision:
                 self.built[revision] = folder

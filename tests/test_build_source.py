@@ -1,5 +1,5 @@
 """Every source behind one interface: a Source's read() gives Candidates, and one build serves
-them all (the build_from_* functions are its thin wrappers)."""
+them all (the build_from_* shorthands are deprecated: each warns, and builds the same bytes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.builder.build import BuildError, RawSource, build, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build, build_from_raw
 from gharuntime.dataset import read_manifest
 from gharuntime.progress import Progress
 from gharuntime.sim import World
@@ -42,12 +42,22 @@ def test_any_source_builds_as_its_wrapper_does(store: Path, tmp_path: Path) -> N
 
     source: Source = Wrapped()
     mine = build(source, tmp_path / "mine")
-    theirs = build_from_raw([store], tmp_path / "theirs")
+    theirs = build(RawSource([store]), tmp_path / "theirs")
     assert mine.rows == theirs.rows > 0
     assert (
         read_manifest(tmp_path / "mine")["revision"]
         == read_manifest(tmp_path / "theirs")["revision"]
     )
+
+
+def test_the_raw_shorthand_is_deprecated_and_builds_the_same_dataset(
+    store: Path, tmp_path: Path
+) -> None:
+    one = build(RawSource([store]), tmp_path / "one", BuildOptions(conclusions=None))
+    with pytest.warns(DeprecationWarning, match=r"build_from_raw is deprecated.*RawSource"):
+        old = build_from_raw([store], tmp_path / "old", conclusions=None)
+    assert old.manifest == one.manifest
+    assert old.manifest["source"]["kind"] == "simulated"
 
 
 def test_a_source_that_cannot_be_read_is_a_build_error(tmp_path: Path) -> None:

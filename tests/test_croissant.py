@@ -264,14 +264,17 @@ def test_validate_reports_a_missing_croissant_file_the_manifest_names(
 
 
 def test_an_api_json_build_lists_its_provenance_file_too(tmp_path: Path) -> None:
-    from gharuntime.builder.api_build import PROVENANCE_FILE, build_from_api_json
+    from gharuntime.builder.api_build import PROVENANCE_FILE, ApiJsonSource
+    from gharuntime.builder.build import build
 
     sample = Path(__file__).resolve().parent / "data" / "real-apache"
     out = tmp_path / "ds"
-    build_from_api_json(
-        [sample / "results" / "adoroszlai+ratis-build-results"],
+    build(
+        ApiJsonSource(
+            [sample / "results" / "adoroszlai+ratis-build-results"],
+            yaml_git=[sample / "yaml" / "ratis.git"],
+        ),
         out,
-        yaml_git=[sample / "yaml" / "ratis.git"],
     )
     doc = _doc(out)
     objects = {d["@id"]: d for d in doc["distribution"] if d["@type"] == "cr:FileObject"}

@@ -17,6 +17,7 @@ from and how its workflow file was found) is written to `provenance.parquet` bes
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -686,8 +687,13 @@ def build_from_api_json(
     description: str | None = None,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from folders or git repositories of job/run API JSON (see ApiJsonSource):
-    `build(ApiJsonSource(...))`."""
+    """Deprecated: `build(ApiJsonSource(paths, yaml_git=..., cross_repo=..., workers=...,
+    description=...), out, BuildOptions(conclusions, rows_per_file, previous, progress))`."""
+    warnings.warn(
+        "build_from_api_json is deprecated and will be removed; use build(ApiJsonSource(...), out, BuildOptions(...))",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return build(
         ApiJsonSource(
             list(paths),
