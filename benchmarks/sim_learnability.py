@@ -51,7 +51,7 @@ def _blanked(dataset: Path, out: Path) -> Path:
         pl.lit(None, dtype=rows.schema["repo_language"]).alias("repo_language"),
     )
     manifest = read_manifest(dataset)
-    write_dataset(rows, out, source=manifest["source"], build=manifest.get("build", {}))
+    write_dataset(rows, out, provenance=manifest["source"], build=manifest.get("build", {}))
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -131,19 +132,43 @@ def _minimal_card(manifest: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _provenance(
+    provenance: Mapping[str, Any] | None, source: Mapping[str, Any] | None
+) -> Mapping[str, Any]:
+    """`provenance`, or the deprecated `source=` it replaced (with a DeprecationWarning)."""
+    if source is not None:
+        if provenance is not None:
+            raise DatasetError("write_dataset: give provenance= only (source= is its old name)")
+        warnings.warn(
+            "write_dataset(source=...) is deprecated; pass provenance=... (still stored as the "
+            "manifest's `source` section)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return source
+    if provenance is None:
+        raise DatasetError("write_dataset needs provenance=: where the rows came from")
+    return provenance
+
+
 def write_dataset(
     jobs: pl.DataFrame,
     out: Path,
     *,
-    source: Mapping[str, Any],
+    provenance: Mapping[str, Any] | None = None,
     build: Mapping[str, Any] | None = None,
     filters: Mapping[str, int] | None = None,
     extra: Mapping[str, Any] | None = None,
     render_card: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     cross_repo: Mapping[int, str] | None = None,
+    source: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write a dataset folder at `out` and return its manifest.
+
+    `provenance` says where the rows came from (kind, synthetic, stores, ...); it is stored as
+    the manifest's `source` section, whose name the stored format keeps (dataset revisions hash
+    the manifest). `source=` is its deprecated former name.
 
     Everything is written into a temporary sibling folder and renamed over `out` only once it is
     complete and validates, so a failure leaves any earlier dataset at `out` untouched. The same
@@ -151,6 +176,7 @@ def write_dataset(
     folder/figures and returns the README text. `cross_repo` ({repo_id: split}) fixes those
     repositories' cross_repo split (recorded in the manifest as `split_rules`).
     """
+    provenance = _provenance(provenance, source)
     jobs = conform(jobs).sort("created_at", "id")
     if jobs["id"].is_duplicated().any():
         dup = jobs.filter(pl.col("id").is_duplicated())["id"].head(5).to_list()
@@ -191,7 +217,7 @@ def write_dataset(
             "revision_rule": REVISION_RULE,
             "gharuntime_version": __version__,
             **dict(extra or {}),
-            "source": dict(source),
+            "source": dict(provenance),
             "build": dict(build or {}),
             "rows": jobs.height,
             "repositories": jobs["repo_id"].n_unique(),

@@ -355,7 +355,7 @@ def run_learn(
     crawl_doc = json.loads(crawled.read_text(encoding="utf-8"))
 
     def do_build() -> tuple[Path, str]:
-        source = {
+        provenance = {
             "kind": "github",
             "synthetic": False,
             "since": crawl_doc["since"],
@@ -364,7 +364,7 @@ def run_learn(
         }
         try:
             built = build(
-                RawSource([raw], provenance=source), dataset, BuildOptions(progress=progress)
+                RawSource([raw], provenance=provenance), dataset, BuildOptions(progress=progress)
             )
         except BuildError as exc:
             raise LearnError(

@@ -342,14 +342,14 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
         notes.append(f"Config {config} is in only one of the datasets.")
 
     def about(side: DatasetSide, version: str) -> dict[str, Any]:
-        source = _mapping(side.manifest.get("source"))
+        provenance = _mapping(side.manifest.get("source"))
         return {
             "dataset": side.label,
             "schema_version": version,
             "revision": side.manifest.get("revision"),
             "gharuntime_version": side.manifest.get("gharuntime_version"),
-            "source_kind": source.get("kind"),
-            "synthetic": bool(source.get("synthetic")),
+            "source_kind": provenance.get("kind"),
+            "synthetic": bool(provenance.get("synthetic")),
             "rows": side.manifest.get("rows"),
         }
 

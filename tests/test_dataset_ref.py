@@ -30,7 +30,7 @@ def test_a_diff_side_holds_the_one_reference(tmp_path: Path) -> None:
     from gharuntime.dataset import write_dataset
     from gharuntime.fixture import fixture_jobs
 
-    write_dataset(fixture_jobs(seed=0), tmp_path / "d", source={"kind": "fixture", "seed": 0})
+    write_dataset(fixture_jobs(seed=0), tmp_path / "d", provenance={"kind": "fixture", "seed": 0})
     side = gharuntime.release_diff.open_side(str(tmp_path / "d"))
     assert side.dataset == LocalDataset((tmp_path / "d").resolve())
     assert side.root == side.dataset.root and side.label == str(tmp_path / "d")

@@ -138,7 +138,7 @@ def test_a_built_dataset_is_not_private_to_its_owner(fixture_dataset: Path, tmp_
 
     previous = os.umask(0o022)
     try:
-        write_dataset(fixture_jobs(), tmp_path / "ds", source={"kind": "fixture", "seed": 0})
+        write_dataset(fixture_jobs(), tmp_path / "ds", provenance={"kind": "fixture", "seed": 0})
     finally:
         os.umask(previous)
     assert (tmp_path / "ds").stat().st_mode & 0o777 == 0o755

@@ -40,8 +40,8 @@ class Mirror:
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mirror]:
     work = tmp_path_factory.mktemp("olah")
     v1, v2 = work / "v1", work / "v2"
-    write_dataset(fixture_jobs(seed=0), v1, source={"kind": "fixture", "seed": 0})
-    write_dataset(fixture_jobs(seed=1), v2, source={"kind": "fixture", "seed": 1})
+    write_dataset(fixture_jobs(seed=0), v1, provenance={"kind": "fixture", "seed": 0})
+    write_dataset(fixture_jobs(seed=1), v2, provenance={"kind": "fixture", "seed": 1})
     mirrors = work / "mirrors"
     c1, c2 = git_dataset_repo(mirrors, REPO, [v1, v2])
     tag(mirrors, REPO, "v1.0", c1)

@@ -216,7 +216,7 @@ def finish_build(
         manifest = write_dataset(
             final.pop(),  # no reference kept here: write_dataset's sorted copy replaces it
             out,
-            source=provenance,
+            provenance=provenance,
             build=params,
             filters=filter_counts,
             render_card=card,
