@@ -690,7 +690,8 @@ def build_from_api_json(
     """Deprecated: `build(ApiJsonSource(paths, yaml_git=..., cross_repo=..., workers=...,
     description=...), out, BuildOptions(conclusions, rows_per_file, previous, progress))`."""
     warnings.warn(
-        "build_from_api_json is deprecated and will be removed; use build(ApiJsonSource(...), out, BuildOptions(...))",
+        "build_from_api_json is deprecated and will be removed; use "
+        "build(ApiJsonSource(...), out, BuildOptions(...))",
         DeprecationWarning,
         stacklevel=2,
     )

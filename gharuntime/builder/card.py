@@ -122,8 +122,8 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
             "runs of workflows in GitHub repositories with more than 100 stars, conclusion success, "
             "failure or timed_out, logs capped at 20 MB). GHALogs has no job ids, no workflow YAML "
             "and no per-job conclusion, so these columns stay null: "
-            f"{', '.join(f'`{c}`' for c in provenance.get('null_columns', []))}. Row ids are a stable "
-            f"hash: {provenance.get('id_rule', '')}. `created_at` is the run's start time. "
+            f"{', '.join(f'`{c}`' for c in provenance.get('null_columns', []))}. Row ids are a "
+            f"stable hash: {provenance.get('id_rule', '')}. `created_at` is the run's start time. "
             f"Log archive used: {'yes' if provenance.get('log_archive') else 'no'}."
         )
     stores = provenance.get("stores") or []

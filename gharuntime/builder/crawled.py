@@ -129,7 +129,8 @@ def build_from_crawl(
     """Deprecated: `build(GitHubSource(raw, opts, client, client.api_url, workers), out,
     BuildOptions(conclusions=conclusions, previous=previous, progress=progress))`."""
     warnings.warn(
-        "build_from_crawl is deprecated and will be removed; use build(GitHubSource(...), out, BuildOptions(...))",
+        "build_from_crawl is deprecated and will be removed; use "
+        "build(GitHubSource(...), out, BuildOptions(...))",
         DeprecationWarning,
         stacklevel=2,
     )

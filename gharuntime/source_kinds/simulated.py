@@ -166,7 +166,8 @@ def build_from_simulated(
     """Deprecated: `build(SimulatedConfig(raw, seed, scale, logs, workers).source(), out,
     BuildOptions(conclusions=conclusions, previous=previous, progress=progress))`."""
     warnings.warn(
-        "build_from_simulated is deprecated and will be removed; use build(SimulatedConfig(...).source(), out, BuildOptions(...))",
+        "build_from_simulated is deprecated and will be removed; use "
+        "build(SimulatedConfig(...).source(), out, BuildOptions(...))",
         DeprecationWarning,
         stacklevel=2,
     )
