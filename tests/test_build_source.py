@@ -60,6 +60,29 @@ def test_the_raw_shorthand_is_deprecated_and_builds_the_same_dataset(
     assert old.manifest["source"]["kind"] == "simulated"
 
 
+@pytest.mark.parametrize("name", ["ghalogs", "api_json", "simulated"])
+def test_every_other_shorthand_warns_before_it_builds(name: str, tmp_path: Path) -> None:
+    from gharuntime.builder.api_build import build_from_api_json
+    from gharuntime.builder.build import build_from_ghalogs
+    from gharuntime.source_kinds.simulated import build_from_simulated
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "not-a-store.txt").write_text("x")  # each source refuses this folder
+    calls = {
+        "ghalogs": lambda: build_from_ghalogs(tmp_path / "in", tmp_path / "ds"),
+        "api_json": lambda: build_from_api_json([tmp_path / "in"], tmp_path / "ds"),
+        "simulated": lambda: build_from_simulated(
+            tmp_path / "ds", tmp_path / "in", seed=0, scale="tiny"
+        ),
+    }
+    with (
+        pytest.warns(DeprecationWarning, match=f"build_from_{name} is deprecated"),
+        pytest.raises(BuildError),
+    ):
+        calls[name]()
+    assert not (tmp_path / "ds").exists()
+
+
 def test_a_source_that_cannot_be_read_is_a_build_error(tmp_path: Path) -> None:
     class Broken:
         def read(self, progress: Progress | None = None) -> Candidates:
