@@ -16,8 +16,8 @@ from gharuntime.baselines.journal import journal_path
 from gharuntime.baselines.method import Resumable
 from gharuntime.baselines.methods import METHODS, make_method
 from gharuntime.baselines.run import BaselineRun, run_baseline
+from gharuntime.dataset import open_dataset
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.hub import open_dataset
 from gharuntime.paths import is_within, output_file_problem
 from gharuntime.progress import Progress
 

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     dataset = args.dataset
     if dataset is None:
         dataset = work / "fixture-dataset"
-        write_dataset(fixture_jobs(), dataset, source={"kind": "fixture", "seed": 0})
+        write_dataset(fixture_jobs(), dataset, provenance={"kind": "fixture", "seed": 0})
     rows: list[dict[str, Any]] = []
     comparisons: list[dict[str, Any]] = []
     for track in args.tracks.split(","):

@@ -29,16 +29,16 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.build import build_from_ghalogs, build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.contract import SPLITS, RawKind
-from gharuntime.dataset import load
+from gharuntime.dataset import LocalDataset, load
 from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.provenance import add_provenance
 from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import Truth
-from gharuntime.hub import LocalDataset
 from gharuntime.rawstore import RawStoreWriter
+from gharuntime.source_kinds import GhalogsConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"
@@ -63,7 +63,7 @@ def ghalogs_rows(reference: Path, work: Path) -> pl.DataFrame:
     archive = logs / Path(run["logs_archive"]["path"]).relative_to("/data/logs")
     archive.parent.mkdir(parents=True)
     shutil.copy(ref / "log.tar.gz", archive)
-    build_from_ghalogs(dump, work / "ghalogs-dataset", logs=logs)
+    build(GhalogsConfig(dump, logs).source(), work / "ghalogs-dataset")
     return _all_rows(work / "ghalogs-dataset")
 
 
@@ -91,7 +91,7 @@ def recorded_api_rows(reference: Path, work: Path) -> pl.DataFrame:
         if j["run_id"] in repo_of:
             writer.add(RawKind.JOB, str(j["id"]), j, repo_of[j["run_id"]])
     writer.flush()
-    build_from_raw([work / "api-store"], work / "api-dataset")
+    build(RawSource([work / "api-store"]), work / "api-dataset")
     return _all_rows(work / "api-dataset")
 
 

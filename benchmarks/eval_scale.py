@@ -68,11 +68,11 @@ def build(folder: Path, rows: int, repos: int, track: str, seed: int) -> None:
 
 def child(folder: Path, track: str, resamples: int) -> None:
     """Validate and score, timing each stage; prints one JSON object."""
+    from gharuntime.dataset import LocalDataset
     from gharuntime.eval.evaluate import prepare_submission, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import Truth
-    from gharuntime.hub import LocalDataset
     from gharuntime.problems import ProblemLog
 
     times: dict[str, float] = {}

@@ -41,7 +41,7 @@ from typing import Any
 import polars as pl
 from graphql import GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, parse, validate
 
-from gharuntime.builder.build import build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.contract import DATASET_LAYOUT, RawKind
 from gharuntime.crawler import endpoints as ep
 from gharuntime.rawstore import RawStoreWriter, connect_state, iter_records
@@ -248,8 +248,8 @@ def main() -> None:
         rest_raw, graphql_raw = work / "rest-raw", work / "graphql-raw"
         dump_world(world, rest_raw)
         copy_store(rest_raw, graphql_raw, project)
-        build_from_raw([rest_raw], work / "rest")
-        build_from_raw([graphql_raw], work / "graphql")
+        build(RawSource([rest_raw]), work / "rest")
+        build(RawSource([graphql_raw]), work / "graphql")
         rows = compare(jobs_frame(work / "rest"), jobs_frame(work / "graphql"))
         figures.update(rows)
         print(

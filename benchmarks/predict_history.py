@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gharuntime.builder.build import build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.contract import SPLITS
 from gharuntime.crawler.assembly import make_client
 from gharuntime.crawler.client import Token
@@ -122,7 +122,7 @@ def main() -> None:
         client.identify()
         crawl(raw, CrawlOptions(repos=repos, since=since, until=until), client)
     truth = work / "truth"
-    build_from_raw([raw], truth, source={"kind": "github", "synthetic": True})
+    build(RawSource([raw], provenance={"kind": "github", "synthetic": True}), truth)
     learned = load_learned(learned_out)
     rows = _rows(truth)
     cut = pl.lit(cutoff_ts * 1_000_000).cast(pl.Datetime("us", "UTC"))

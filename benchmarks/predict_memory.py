@@ -74,7 +74,7 @@ def main() -> None:
             from gharuntime.dataset import write_dataset
             from gharuntime.fixture import fixture_jobs
 
-            write_dataset(fixture_jobs(), work / "ds", source={"kind": "fixture", "seed": 0})
+            write_dataset(fixture_jobs(), work / "ds", provenance={"kind": "fixture", "seed": 0})
             subprocess.run(
                 [
                     *exe,

@@ -1,7 +1,7 @@
 """Rebuild `gharuntime-real-apache` from clones of the four repositories and rerun every
 baseline on it: the real dataset, its leaderboard results, and the transfer table.
 
-1. Build the dataset (`build_from_api_json`, as `gharuntime build --source api-json` does):
+1. Build the dataset (`build(ApiJsonSource(...), out)`, as `gharuntime build --source api-json` does):
    apache/ozone's CI records from elek/ozone-build-results and apache/ratis's from
    adoroszlai/ratis-build-results, each run's workflow YAML read from apache/ozone's or
    apache/ratis's history at its head_sha; cross_repo fixed to train on ozone, test on ratis.
@@ -82,20 +82,23 @@ def _load_baselines_bench() -> Any:
 
 def _build(args: dict[str, Any], queue: Any) -> None:
     """The build alone, in a child process (so its peak RSS is its own)."""
-    from gharuntime.builder.api_build import build_from_api_json
+    from gharuntime.builder.api_build import ApiJsonSource
+    from gharuntime.builder.build import build as build_dataset
     from gharuntime.sources.api_json import ApiSource
 
     t0 = time.perf_counter()
-    result = build_from_api_json(
-        [
-            ApiSource(Path(args["ozone_results"]), "elek/ozone-build-results"),
-            ApiSource(Path(args["ratis_results"]), "adoroszlai/ratis-build-results"),
-        ],
+    result = build_dataset(
+        ApiJsonSource(
+            [
+                ApiSource(Path(args["ozone_results"]), "elek/ozone-build-results"),
+                ApiSource(Path(args["ratis_results"]), "adoroszlai/ratis-build-results"),
+            ],
+            yaml_git=[Path(args["ozone"]), Path(args["ratis"])],
+            cross_repo={"apache/ozone": "train", "apache/ratis": "test"},
+            description=DESCRIPTION,
+            workers=1,
+        ),
         Path(args["out"]),
-        yaml_git=[Path(args["ozone"]), Path(args["ratis"])],
-        cross_repo={"apache/ozone": "train", "apache/ratis": "test"},
-        description=DESCRIPTION,
-        workers=1,
     )
     m = result.manifest
     queue.put(
@@ -153,11 +156,17 @@ def _sim_label(args: argparse.Namespace) -> str:
 def _sim_dataset(args: argparse.Namespace, work: Path) -> Path:
     if args.sim_dataset:
         return Path(args.sim_dataset)
-    from gharuntime.source_kinds.simulated import build_from_simulated
+    from gharuntime.builder.build import build as build_dataset
+    from gharuntime.source_kinds.simulated import SimulatedConfig
 
     out = work / f"sim-{args.sim_scale}"
     if not (out / "manifest.json").is_file():
-        build_from_simulated(out, work / f"sim-{args.sim_scale}.raw", seed=1, scale=args.sim_scale)
+        build_dataset(
+            SimulatedConfig(
+                work / f"sim-{args.sim_scale}.raw", seed=1, scale=args.sim_scale
+            ).source(),
+            out,
+        )
     return out
 
 
@@ -216,14 +225,13 @@ def transfer(
     from gharuntime.baselines.method import ForbiddenInputError
     from gharuntime.baselines.model_io import load_model
     from gharuntime.baselines.run import run_baseline
-    from gharuntime.dataset import load, read_manifest
+    from gharuntime.dataset import LocalDataset, load, read_manifest
     from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.provenance import add_provenance
     from gharuntime.eval.report import result_json
     from gharuntime.eval.submission_files import SubmissionFiles
     from gharuntime.eval.truth import Truth
-    from gharuntime.hub import LocalDataset
     from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder import build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.dataset import load, read_manifest, write_dataset
 from gharuntime.eval.api import evaluate_file
 from gharuntime.sim import World
@@ -51,7 +51,7 @@ def _blanked(dataset: Path, out: Path) -> Path:
         pl.lit(None, dtype=rows.schema["repo_language"]).alias("repo_language"),
     )
     manifest = read_manifest(dataset)
-    write_dataset(rows, out, source=manifest["source"], build=manifest.get("build", {}))
+    write_dataset(rows, out, provenance=manifest["source"], build=manifest.get("build", {}))
     return out
 
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         stats = dump_world(World(args.seed, args.scale), work / "raw", logs=False)
         dataset = work / "ds"
-        build_from_raw([work / "raw"], dataset)
+        build(RawSource([work / "raw"]), dataset)
         blank = _blanked(dataset, work / "blank")
         figures["jobs_dumped"] = stats.jobs
         figures["rows"] = read_manifest(dataset)["rows"]

@@ -7,6 +7,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+# The Hub client registers itself as the opener of Hub ids (ORG/NAME[@REVISION]) when imported;
+# the dataset layer below it cannot import it (gharuntime.dataset_ref says why).
+from gharuntime import hub  # noqa: F401
 from gharuntime.contract import (
     COLUMNS,
     CONFIGS,
@@ -19,9 +22,17 @@ from gharuntime.contract import (
     Role,
     Track,
 )
-from gharuntime.dataset import DatasetError, Problem, read_manifest, validate, write_dataset
+from gharuntime.dataset import (
+    DatasetError,
+    LocalDataset,
+    Problem,
+    load,
+    open_dataset,
+    read_manifest,
+    validate,
+    write_dataset,
+)
 from gharuntime.errors import GharuntimeError
-from gharuntime.hub import load
 from gharuntime.version import __version__
 
 # The error tree: every exception a library caller may catch, by the module that defines it. Each
@@ -110,11 +121,13 @@ __all__ = [
     "Column",
     "DatasetError",
     "GharuntimeError",
+    "LocalDataset",
     "Problem",
     "Role",
     "Track",
     "__version__",
     "load",
+    "open_dataset",
     "read_manifest",
     "validate",
     "write_dataset",

@@ -123,10 +123,10 @@ def field_description(column: Column) -> str:
 def release_licence(manifest: Mapping[str, Any]) -> str:
     """The licence a release carries: the source's when it names one, Apache-2.0 for synthetic
     data (the project's own), else what the manifest says or `other`."""
-    source = _mapping(manifest.get("source"))
-    if source.get("licence"):
-        return str(source["licence"])
-    if source.get("synthetic"):
+    provenance = _mapping(manifest.get("source"))
+    if provenance.get("licence"):
+        return str(provenance["licence"])
+    if provenance.get("synthetic"):
         return "apache-2.0"
     return str(manifest.get("license", "other"))
 
@@ -145,10 +145,10 @@ def bibtex(manifest: Mapping[str, Any]) -> str:
     )
 
 
-def _collection(source: Mapping[str, Any]) -> tuple[str, str]:
+def _collection(provenance: Mapping[str, Any]) -> tuple[str, str]:
     """RAI data collection: (how, in words) from what the manifest records of the source."""
-    kind = str(source.get("kind", "unknown"))
-    if source.get("synthetic"):
+    kind = str(provenance.get("kind", "unknown"))
+    if provenance.get("synthetic"):
         return (
             "Simulation",
             "Synthetic: every repository, workflow, run and job timing comes from gharuntime's "
@@ -205,9 +205,9 @@ def croissant_metadata(
 ) -> dict[str, Any]:
     """The croissant.json document of a dataset folder with this manifest: one FileObject (with
     sha256) per Parquet file, one FileSet and one RecordSet per config and split."""
-    source = _mapping(manifest.get("source"))
-    synthetic = bool(source.get("synthetic"))
-    how, collection = _collection(source)
+    provenance = _mapping(manifest.get("source"))
+    synthetic = bool(provenance.get("synthetic"))
+    how, collection = _collection(provenance)
     listed = manifest.get("files")
     files = [
         f
@@ -226,18 +226,18 @@ def croissant_metadata(
         }
         for f in sorted(files, key=lambda f: str(f["path"]))
     ]
-    provenance = _mapping(source.get("provenance"))
-    if isinstance(provenance.get("path"), str):
+    row_file = _mapping(provenance.get("provenance"))  # provenance.parquet's entry
+    if isinstance(row_file.get("path"), str):
         distribution.append(
             {
                 "@type": "cr:FileObject",
-                "@id": provenance["path"],
-                "name": provenance["path"],
+                "@id": row_file["path"],
+                "name": row_file["path"],
                 "description": "Where each row's record came from (row id, source, file, "
                 "commit); beside the splits, not one of them.",
-                "contentUrl": provenance["path"],
+                "contentUrl": row_file["path"],
                 "encodingFormat": PARQUET_MIME,
-                "sha256": str(provenance.get("sha256")),
+                "sha256": str(row_file.get("sha256")),
             }
         )
     record_sets = []
@@ -289,7 +289,7 @@ def croissant_metadata(
         "distribution": distribution,
         "recordSet": record_sets,
     }
-    if source.get("kind") == "ghalogs":
+    if provenance.get("kind") == "ghalogs":
         doc["isBasedOn"] = "GHALogs: Large-Scale Dataset of GitHub Actions Runs (MSR 2025)"
     if time_window is not None:
         doc["temporalCoverage"] = f"{time_window[0]}/{time_window[1]}"

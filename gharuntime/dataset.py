@@ -1,11 +1,13 @@
-"""Dataset folders: write them atomically, load their splits, and validate them against the
-contract (schema and roles, manifest hashes and counts, id uniqueness, split disjointness)."""
+"""Dataset folders: write them atomically, open them (a folder or a Hub id, the one resolver),
+load their splits, and validate them against the contract (schema and roles, manifest hashes and
+counts, id uniqueness, split disjointness)."""
 
 from __future__ import annotations
 
 import math
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,11 +26,13 @@ from gharuntime.contract import (
     split_file_name,
 )
 from gharuntime.croissant import write_croissant
+from gharuntime.dataset_ref import HUB_ID, LocalDataset, hub_opener
 from gharuntime.errors import GharuntimeError
-from gharuntime.folderfiles import stays_inside, target_kind
+from gharuntime.folderfiles import folder_files, stays_inside, target_kind
 from gharuntime.jsonout import strict_dumps
 from gharuntime.parquet import read_parquet, write_parquet
 from gharuntime.paths import contained, make_temp_dir, replace_folder
+from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits, composition
@@ -37,11 +41,13 @@ from gharuntime.version import __version__
 
 __all__ = [
     "DatasetError",
+    "LocalDataset",
     "Problem",
     "card_front_matter",
     "dataset_revision",
     "load",
     "manifest_files",
+    "open_dataset",
     "read_manifest",
     "sha256_file",
     "split_paths",
@@ -126,19 +132,43 @@ def _minimal_card(manifest: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _provenance(
+    provenance: Mapping[str, Any] | None, source: Mapping[str, Any] | None
+) -> Mapping[str, Any]:
+    """`provenance`, or the deprecated `source=` it replaced (with a DeprecationWarning)."""
+    if source is not None:
+        if provenance is not None:
+            raise DatasetError("write_dataset: give provenance= only (source= is its old name)")
+        warnings.warn(
+            "write_dataset(source=...) is deprecated; pass provenance=... (still stored as the "
+            "manifest's `source` section)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return source
+    if provenance is None:
+        raise DatasetError("write_dataset needs provenance=: where the rows came from")
+    return provenance
+
+
 def write_dataset(
     jobs: pl.DataFrame,
     out: Path,
     *,
-    source: Mapping[str, Any],
+    provenance: Mapping[str, Any] | None = None,
     build: Mapping[str, Any] | None = None,
     filters: Mapping[str, int] | None = None,
     extra: Mapping[str, Any] | None = None,
     render_card: Callable[[Mapping[str, Any], pl.DataFrame, Path], str] | None = None,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     cross_repo: Mapping[int, str] | None = None,
+    source: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write a dataset folder at `out` and return its manifest.
+
+    `provenance` says where the rows came from (kind, synthetic, stores, ...); it is stored as
+    the manifest's `source` section, whose name the stored format keeps (dataset revisions hash
+    the manifest). `source=` is its deprecated former name.
 
     Everything is written into a temporary sibling folder and renamed over `out` only once it is
     complete and validates, so a failure leaves any earlier dataset at `out` untouched. The same
@@ -146,6 +176,7 @@ def write_dataset(
     folder/figures and returns the README text. `cross_repo` ({repo_id: split}) fixes those
     repositories' cross_repo split (recorded in the manifest as `split_rules`).
     """
+    provenance = _provenance(provenance, source)
     jobs = conform(jobs).sort("created_at", "id")
     if jobs["id"].is_duplicated().any():
         dup = jobs.filter(pl.col("id").is_duplicated())["id"].head(5).to_list()
@@ -186,7 +217,7 @@ def write_dataset(
             "revision_rule": REVISION_RULE,
             "gharuntime_version": __version__,
             **dict(extra or {}),
-            "source": dict(source),
+            "source": dict(provenance),
             "build": dict(build or {}),
             "rows": jobs.height,
             "repositories": jobs["repo_id"].n_unique(),
@@ -294,15 +325,58 @@ def split_paths(root: Path, config: str, split: str) -> list[Path]:
     return paths
 
 
+def open_dataset(
+    spec: str | Path,
+    *,
+    endpoint: str | None = None,
+    token: str | None = None,
+    progress: Progress | None = None,
+    refuse_links: bool = True,
+) -> LocalDataset:
+    """The one resolver: a dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and
+    checked against its manifest first (by the Hub client, `gharuntime.hub.download`). A
+    folder holding a symlink that leads outside it is refused (DatasetError), so nothing
+    outside a dataset folder is read; `validate` passes refuse_links=False to report each."""
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise DatasetError(f"{spec}: not a folder; give a dataset folder or ORG/NAME[@REV]")
+        leaving = folder_files(path).leaving if refuse_links else []
+        if leaving:
+            raise DatasetError(
+                f"{spec}: {leaving[0]} is a symlink to {target_kind(path / leaving[0])} "
+                "outside the dataset folder, and nothing outside a dataset folder is read; "
+                "put the file itself there "
+                f"(`gharuntime validate {spec}` lists every such link)"
+            )
+        return LocalDataset(root=path.resolve())
+    if not HUB_ID.match(str(spec)):
+        raise DatasetError(
+            f"{spec}: no such folder, and not a Hub id (ORG/NAME[@REVISION]); give a dataset "
+            "folder or a Hub dataset id"
+        )
+    opener = hub_opener()
+    if opener is None:  # `import gharuntime` registers it; only a broken install lacks it
+        raise DatasetError(f"{spec}: a Hub id, and the Hub client is not loaded; reinstall")
+    return opener(str(spec), endpoint=endpoint, token=token, progress=progress)
+
+
 def load(
-    root: Path | str,
+    dataset: LocalDataset | Path | str,
     config: str = "temporal",
     split: str = "train",
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
-    """One split of a dataset folder as a polars DataFrame (`gharuntime.load` also takes a Hub
-    dataset id)."""
-    paths = split_paths(Path(root), config, split)
+    """One split as a polars DataFrame, from an opened dataset, a dataset folder, or a Hub
+    dataset id ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use).
+    `gharuntime.load` is this function."""
+    if isinstance(dataset, LocalDataset):
+        root = dataset.root
+    elif not Path(dataset).exists() and HUB_ID.match(str(dataset)):
+        root = open_dataset(str(dataset)).root
+    else:
+        root = Path(dataset)
+    paths = split_paths(root, config, split)
     if not paths:
         return pl.DataFrame(schema=job_table_schema()).select(columns or pl.all())
     try:

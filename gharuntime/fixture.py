@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = write_dataset(
         fixture_jobs(),
         Path(args[0]),
-        source={"kind": "fixture", "seed": 0},
+        provenance={"kind": "fixture", "seed": 0},
         extra={"pretty_name": "GHARuntime fixture (synthetic, tiny)"},
     )
     sys.stdout.write(f"wrote {manifest['rows']} rows to {args[0]}\n")

@@ -29,7 +29,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
@@ -355,7 +355,7 @@ def run_learn(
     crawl_doc = json.loads(crawled.read_text(encoding="utf-8"))
 
     def do_build() -> tuple[Path, str]:
-        source = {
+        provenance = {
             "kind": "github",
             "synthetic": False,
             "since": crawl_doc["since"],
@@ -363,7 +363,9 @@ def run_learn(
             "crawl_failures": crawl_doc["failures"],
         }
         try:
-            built = build_from_raw([raw], dataset, source=source, progress=progress)
+            built = build(
+                RawSource([raw], provenance=provenance), dataset, BuildOptions(progress=progress)
+            )
         except BuildError as exc:
             raise LearnError(
                 str(exc),

@@ -19,8 +19,10 @@ import polars as pl
 from gharuntime.contract import CONFIGS, SCHEMA_VERSION, SPLITS, TARGETS
 from gharuntime.dataset import (
     DatasetError,
+    LocalDataset,
     dataset_revision,
     manifest_files,
+    open_dataset,
     read_manifest,
     sha256_file,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "open_side",
     "render_markdown",
     "side_from_folder",
+    "side_of",
 ]
 
 HOUR_S = 3600.0
@@ -44,19 +47,32 @@ _SHOWN = 20  # rows of a long table the Markdown shows (the JSON holds all)
 
 @dataclass(frozen=True)
 class DatasetSide:
-    """One dataset of the comparison: how the user named it, its folder and its manifest."""
+    """One side of the comparison: the opened dataset (the one reference type, `LocalDataset`)
+    with what only a diff needs: how it is named in the diff, and the manifest as checked (the
+    new side of `build --previous` is a folder whose manifest.json is not written yet)."""
 
+    dataset: LocalDataset
     label: str
-    root: Path
     manifest: Mapping[str, Any]
+
+    @property
+    def root(self) -> Path:
+        """The dataset's folder."""
+        return self.dataset.root
+
+
+def side_of(dataset: LocalDataset, label: str | None = None) -> DatasetSide:
+    """An opened dataset as one side (named `label`, else its `spec`); DatasetError when it is
+    not a dataset, or when its manifest does not agree with itself and its files
+    (`check_side`)."""
+    side = DatasetSide(dataset, label or dataset.spec, read_manifest(dataset.root))
+    check_side(side)
+    return side
 
 
 def side_from_folder(root: Path, label: str | None = None) -> DatasetSide:
-    """A dataset folder as one side; DatasetError when it is not a dataset, or when its manifest
-    does not agree with itself and its files (`check_side`)."""
-    side = DatasetSide(label or str(root), root, read_manifest(root))
-    check_side(side)
-    return side
+    """A dataset folder as one side (`side_of`), named `label`, else the folder's path."""
+    return side_of(LocalDataset(root), label)
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -117,13 +133,11 @@ def check_side(side: DatasetSide) -> None:
 
 
 def open_side(spec: str, *, endpoint: str | None = None) -> DatasetSide:
-    """A folder or ORG/NAME[@REVISION] (downloaded and checked) as one side of a diff
-    (DatasetError when it cannot be opened)."""
-    from gharuntime.hub import open_dataset  # the Hub client only when a side is opened
-
+    """A folder or ORG/NAME[@REVISION] (downloaded and checked, `open_dataset`) as one side of
+    a diff (DatasetError when it cannot be opened)."""
     try:
-        local = open_dataset(spec, endpoint=endpoint)
-        return side_from_folder(local.root, label=redact(spec))  # shown, and kept in a card
+        # the label is shown, and kept in a card: redacted
+        return side_of(open_dataset(spec, endpoint=endpoint), label=redact(spec))
     except OSError as exc:  # a name the OS refuses (too long, unreadable)
         raise DatasetError(
             f"{spec[:100]!a}: cannot be opened ({exc.strerror or exc}); give a dataset folder "
@@ -328,14 +342,14 @@ def diff_datasets(old: DatasetSide, new: DatasetSide) -> dict[str, Any]:
         notes.append(f"Config {config} is in only one of the datasets.")
 
     def about(side: DatasetSide, version: str) -> dict[str, Any]:
-        source = _mapping(side.manifest.get("source"))
+        provenance = _mapping(side.manifest.get("source"))
         return {
             "dataset": side.label,
             "schema_version": version,
             "revision": side.manifest.get("revision"),
             "gharuntime_version": side.manifest.get("gharuntime_version"),
-            "source_kind": source.get("kind"),
-            "synthetic": bool(source.get("synthetic")),
+            "source_kind": provenance.get("kind"),
+            "synthetic": bool(provenance.get("synthetic")),
             "rows": side.manifest.get("rows"),
         }
 

@@ -59,14 +59,14 @@ def revision_content(manifest: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def dataset_revision(source: Mapping[str, Any] | Path | str) -> str:
+def dataset_revision(manifest_or_folder: Mapping[str, Any] | Path | str) -> str:
     """The revision (64 hex digits) of a dataset, from its manifest or its folder.
 
     Only content counts: see the module docstring. A folder's files are not re-hashed here
     (`gharuntime validate` checks them against the manifest)."""
-    if isinstance(source, (str, Path)):
-        manifest = read_json(Path(source) / _MANIFEST, 64 * 2**20)
+    if isinstance(manifest_or_folder, (str, Path)):
+        manifest = read_json(Path(manifest_or_folder) / _MANIFEST, 64 * 2**20)
     else:
-        manifest = source
+        manifest = manifest_or_folder
     text = json.dumps(revision_content(manifest), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from gharuntime.baselines.methods import METHODS
-from gharuntime.dataset import DatasetError, read_manifest
+from gharuntime.dataset import DatasetError, open_dataset, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.provenance import library_versions
 from gharuntime.progress import Progress, say
@@ -242,8 +242,6 @@ class _Datasets:
     built: dict[str, Path] = field(default_factory=dict)
 
     def obtain(self, doc: dict[str, Any], path: Path, progress: Progress | None) -> Path:
-        from gharuntime.hub.download import open_dataset
-
         revision = _need(doc, path, "dataset", "revision")
         label = str((doc.get("meta") or {}).get("dataset") or "")
         tried: list[str] = []
@@ -263,14 +261,17 @@ class _Datasets:
             return self.built[revision]
         sim = _simulated(label, doc)
         if sim is not None:
-            from gharuntime.source_kinds.simulated import build_from_simulated
+            from gharuntime.builder.build import BuildOptions, build
+            from gharuntime.source_kinds.simulated import SimulatedConfig
 
             scale, seed = sim
             folder = self.work / f"{label}-{revision[:12]}"
             if not (folder / "manifest.json").is_file():
                 say(progress, f"building {label} from the simulated GitHub (seed {seed})")
-                build_from_simulated(
-                    folder, self.work / f"{label}.raw", seed=seed, scale=scale, progress=progress
+                build(
+                    SimulatedConfig(self.work / f"{label}.raw", seed=seed, scale=scale).source(),
+                    folder,
+                    BuildOptions(progress=progress),
                 )
             if read_manifest(folder).get("revision") == revision:
                 self.built[revision] = folder

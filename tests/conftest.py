@@ -47,7 +47,7 @@ SHARED = Path(
 @pytest.fixture(scope="session")
 def fixture_dataset_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("datasets") / "fixture"
-    write_dataset(fixture_jobs(), out, source={"kind": "fixture", "seed": 0})
+    write_dataset(fixture_jobs(), out, provenance={"kind": "fixture", "seed": 0})
     return out
 
 

@@ -13,10 +13,10 @@ import numpy as np
 import polars as pl
 
 from gharuntime.contract import TRACKS
+from gharuntime.dataset import LocalDataset
 from gharuntime.eval.evaluate import Predictions, score
 from gharuntime.eval.meta import MethodMeta
 from gharuntime.eval.truth import Truth
-from gharuntime.hub import LocalDataset
 
 __all__ = ["SCENARIOS", "scores_json"]
 

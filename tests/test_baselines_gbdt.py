@@ -171,7 +171,7 @@ def _threads_used(name: str, booster: object) -> int:
 def larger_splits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """~20k jobs: enough rows that two threads split the histogram work between them."""
     out = tmp_path_factory.mktemp("larger") / "fixture"
-    write_dataset(fixture_jobs(repos=400, runs_per_repo=12), out, source={"kind": "fixture"})
+    write_dataset(fixture_jobs(repos=400, runs_per_repo=12), out, provenance={"kind": "fixture"})
     return {s: load(out, "temporal", s) for s in ("train", "validation", "test")}
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from raw_world import standard_world
 
-from gharuntime.builder import build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.builder.card import load_template
 from gharuntime.dataset import load, read_manifest
 
@@ -21,7 +21,7 @@ def carded_dataset(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
         root / "store", source="simulate dump seed=3", synthetic=True
     )
     out = root / "ds"
-    build_from_raw([store], out)
+    build(RawSource([store]), out)
     return out
 
 

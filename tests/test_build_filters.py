@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from raw_world import CI_YAML, T0, RawWorld
 
-from gharuntime.builder import build_from_raw
+from gharuntime.builder.build import BuildOptions, RawSource, build
 from gharuntime.dataset import read_manifest
 
 
@@ -36,7 +36,7 @@ def filtered_build(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
     w.job(rerun, "Test 3.12 on macos-latest")  # the re-run job itself: kept
     root = tmp_path_factory.mktemp("filters")
     out = root / "ds"
-    build_from_raw([w.write(root / "store")], out)
+    build(RawSource([w.write(root / "store")]), out)
     return dict(read_manifest(out)["filters"])
 
 
@@ -73,7 +73,9 @@ def test_all_conclusions_keeps_failures(shared_dir: Path, tmp_path: Path) -> Non
     run = w.run(1, T0)
     w.job(run, "lint")
     w.job(run, "other", conclusion="failure")
-    result = build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds", conclusions=None)
+    result = build(
+        RawSource([w.write(tmp_path / "store")]), tmp_path / "ds", BuildOptions(conclusions=None)
+    )
     assert result.rows == 2
     assert not any(k.startswith("conclusion_") for k in result.filters)
 
@@ -90,6 +92,6 @@ def test_history_draws_only_on_rows_that_passed_the_filters(
     w.job(second, "lint", duration=70.0)
     third = w.run(3, T0 + timedelta(hours=2))
     w.job(third, "lint", duration=90.0)
-    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     rows = pl.read_parquet(tmp_path / "ds" / "data" / "temporal").sort("created_at")
     assert rows["history_duration_s"].to_list() == [[], [70.0]]

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from raw_world import BAD_YAML, CI_YAML, LOG_HEADER, T0, RawWorld, standard_world
 
-from gharuntime.builder import BuildError, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
 from gharuntime.contract import RawStoreLayout
 from gharuntime.dataset import load, read_manifest
 from gharuntime.validation import validate_folder
@@ -43,7 +43,7 @@ def standard_store(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 @pytest.fixture(scope="module")
 def standard_dataset(standard_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out") / "dataset"
-    build_from_raw([standard_store], out)
+    build(RawSource([standard_store]), out)
     return out
 
 
@@ -113,7 +113,7 @@ def test_leakage_controls_hold(shared_dir: Path, tmp_path: Path) -> None:
             again = w.run(1_000 + r, T0 + timedelta(minutes=7 * r + 3), attempt=2)
             w.job(again, "lint", duration=61.0)
     out = tmp_path / "ds"
-    build_from_raw([w.write(tmp_path / "store")], out)
+    build(RawSource([w.write(tmp_path / "store")]), out)
     temporal = all_rows(out, "temporal")
     assert temporal.group_by("run_id").agg(pl.col("split").n_unique())["split"].max() == 1
     assert temporal["split"].n_unique() == 3
@@ -130,8 +130,8 @@ def test_leakage_controls_hold(shared_dir: Path, tmp_path: Path) -> None:
 
 
 def test_same_input_gives_byte_identical_folders(standard_store: Path, tmp_path: Path) -> None:
-    build_from_raw([standard_store], tmp_path / "a")
-    build_from_raw([standard_store], tmp_path / "b")
+    build(RawSource([standard_store]), tmp_path / "a")
+    build(RawSource([standard_store]), tmp_path / "b")
     assert folder_digest(tmp_path / "a") == folder_digest(tmp_path / "b")
 
 
@@ -149,8 +149,10 @@ def test_two_stores_are_read_together_and_a_job_in_both_counts_once(
     run0 = second.run(30_433_642, T0)
     second.job(run0, "lint", job_id=399_444_496, duration=30.0)
     out = tmp_path / "ds"
-    result = build_from_raw(
-        [first.write(tmp_path / "a"), second.write(tmp_path / "b")], out, conclusions=None
+    result = build(
+        RawSource([first.write(tmp_path / "a"), second.write(tmp_path / "b")]),
+        out,
+        BuildOptions(conclusions=None),
     )
     assert result.rows == 32
     assert result.filters["duplicate_job_id"] == 1
@@ -163,7 +165,7 @@ def test_runner_os_and_image_come_from_the_log_when_labels_are_missing(
     run = w.run(5, T0, blob_sha=None)  # no workflow file at this commit
     log = LOG_HEADER.format(labels="my-runner", image="windows-2022")
     w.job(run, "lint", labels=[], log=log)
-    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     row = all_rows(tmp_path / "ds").row(0, named=True)
     assert row["runner_labels"] == ["my-runner"]
     assert row["runner_os"] == "Windows"
@@ -176,7 +178,7 @@ def test_expired_log_leaves_log_bytes_null(shared_dir: Path, tmp_path: Path) -> 
     w = RawWorld(shared_dir)
     run = w.run(5, T0)
     w.job(run, "lint", log="", log_status="expired")
-    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     assert all_rows(tmp_path / "ds")["log_bytes"].to_list() == [None]
 
 
@@ -184,7 +186,7 @@ def test_too_large_log_keeps_its_size(shared_dir: Path, tmp_path: Path) -> None:
     w = RawWorld(shared_dir)
     run = w.run(5, T0)
     w.job(run, "lint", log="x" * 1234, log_status="too_large")
-    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     assert all_rows(tmp_path / "ds")["log_bytes"].to_list() == [1234]
 
 
@@ -193,7 +195,7 @@ def test_job_without_created_at_takes_the_run_start(shared_dir: Path, tmp_path: 
     w = RawWorld(shared_dir)
     run = w.run(5, T0)
     w.job(run, "lint", queued=7.0, created_at=False)
-    build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     row = all_rows(tmp_path / "ds").row(0, named=True)
     assert row["created_at"] == T0
     assert row["queue_s"] == 7.0
@@ -206,7 +208,7 @@ def test_bad_yaml_is_counted_and_its_jobs_kept_without_key(
     w.workflow_file(BAD_YAML, "blob-bad")
     run = w.run(5, T0, blob_sha="blob-bad")
     w.job(run, "lint")
-    result = build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    result = build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     assert result.problems.counts["workflow_yaml_does_not_parse"] == 1
     assert read_manifest(tmp_path / "ds")["build"]["job_keys"] == {"bad_yaml": 1}
     assert result.rows == 1
@@ -228,7 +230,7 @@ def test_unreadable_line_and_truncated_shard_are_counted_not_raised(
     # the complete lines still readable from the first half, decoded here independently
     readable = zlib.decompressobj(wbits=31).decompress(data[: len(data) // 2]).count(b"\n")
     assert 0 <= readable < whole
-    result = build_from_raw([store], tmp_path / "ds")
+    result = build(RawSource([store]), tmp_path / "ds")
     assert result.problems.counts["unreadable_record"] == 1
     # every record the truncated shard lost is counted, not 1 for the shard
     assert result.problems.counts["truncated_shard"] == whole - readable
@@ -245,7 +247,7 @@ def test_job_whose_run_is_missing_is_counted(shared_dir: Path, tmp_path: Path) -
     run = w.run(5, T0)
     w.job(run, "lint")
     w.job({**run, "id": 999}, "orphan")  # its run record was never stored
-    result = build_from_raw([w.write(tmp_path / "store")], tmp_path / "ds")
+    result = build(RawSource([w.write(tmp_path / "store")]), tmp_path / "ds")
     assert result.problems.counts["job_without_run"] == 1
     assert result.rows == 1
 
@@ -262,14 +264,14 @@ def test_failed_build_leaves_the_earlier_dataset_untouched(
     run = w.run(5, T0)
     w.job(run, "lint", conclusion="failure")  # nothing survives the default policy
     with pytest.raises(BuildError, match="no job is left"):
-        build_from_raw([w.write(tmp_path / "store")], out)
+        build(RawSource([w.write(tmp_path / "store")]), out)
     assert folder_digest(out) == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_a_folder_that_is_not_a_raw_store_is_a_build_error(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="not a raw store"):
-        build_from_raw([tmp_path], tmp_path / "ds")
+        build(RawSource([tmp_path]), tmp_path / "ds")
 
 
 def test_recorded_api_runs_and_jobs_build(shared_dir: Path, tmp_path: Path) -> None:
@@ -288,7 +290,7 @@ def test_recorded_api_runs_and_jobs_build(shared_dir: Path, tmp_path: Path) -> N
     for job in jobs:
         writer.add(RawKind.JOB, str(job["id"]), job, None)
     writer.close()
-    result = build_from_raw([tmp_path / "store"], tmp_path / "ds", conclusions=None)
+    result = build(RawSource([tmp_path / "store"]), tmp_path / "ds", BuildOptions(conclusions=None))
     rows = all_rows(tmp_path / "ds")
     expected = {}
     for job in jobs:

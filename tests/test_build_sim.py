@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.builder import build_from_raw
+from gharuntime.builder.build import RawSource, build
 from gharuntime.dataset import read_manifest
 from gharuntime.sim import World
 from gharuntime.sim.dump import dump_world
@@ -23,7 +23,7 @@ def dumped_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
 @pytest.fixture(scope="module")
 def sim_dataset(dumped_store: tuple[Path, int], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sim-ds") / "ds"
-    build_from_raw([dumped_store[0]], out)
+    build(RawSource([dumped_store[0]]), out)
     return out
 
 

@@ -1,5 +1,5 @@
 """Every source behind one interface: a Source's read() gives Candidates, and one build serves
-them all (the build_from_* functions are its thin wrappers)."""
+them all (the build_from_* shorthands are deprecated: each warns, and builds the same bytes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.builder.build import BuildError, RawSource, build, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build, build_from_raw
 from gharuntime.dataset import read_manifest
 from gharuntime.progress import Progress
 from gharuntime.sim import World
@@ -42,12 +42,45 @@ def test_any_source_builds_as_its_wrapper_does(store: Path, tmp_path: Path) -> N
 
     source: Source = Wrapped()
     mine = build(source, tmp_path / "mine")
-    theirs = build_from_raw([store], tmp_path / "theirs")
+    theirs = build(RawSource([store]), tmp_path / "theirs")
     assert mine.rows == theirs.rows > 0
     assert (
         read_manifest(tmp_path / "mine")["revision"]
         == read_manifest(tmp_path / "theirs")["revision"]
     )
+
+
+def test_the_raw_shorthand_is_deprecated_and_builds_the_same_dataset(
+    store: Path, tmp_path: Path
+) -> None:
+    one = build(RawSource([store]), tmp_path / "one", BuildOptions(conclusions=None))
+    with pytest.warns(DeprecationWarning, match=r"build_from_raw is deprecated.*RawSource"):
+        old = build_from_raw([store], tmp_path / "old", conclusions=None)
+    assert old.manifest == one.manifest
+    assert old.manifest["source"]["kind"] == "simulated"
+
+
+@pytest.mark.parametrize("name", ["ghalogs", "api_json", "simulated"])
+def test_every_other_shorthand_warns_before_it_builds(name: str, tmp_path: Path) -> None:
+    from gharuntime.builder.api_build import build_from_api_json
+    from gharuntime.builder.build import build_from_ghalogs
+    from gharuntime.source_kinds.simulated import build_from_simulated
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "not-a-store.txt").write_text("x")  # each source refuses this folder
+    calls = {
+        "ghalogs": lambda: build_from_ghalogs(tmp_path / "in", tmp_path / "ds"),
+        "api_json": lambda: build_from_api_json([tmp_path / "in"], tmp_path / "ds"),
+        "simulated": lambda: build_from_simulated(
+            tmp_path / "ds", tmp_path / "in", seed=0, scale="tiny"
+        ),
+    }
+    with (
+        pytest.warns(DeprecationWarning, match=f"build_from_{name} is deprecated"),
+        pytest.raises(BuildError),
+    ):
+        calls[name]()
+    assert not (tmp_path / "ds").exists()
 
 
 def test_a_source_that_cannot_be_read_is_a_build_error(tmp_path: Path) -> None:

@@ -33,8 +33,8 @@ def _run(*args: str) -> tuple[int, str, str]:
 def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("cli-diff")
     old, new = root / "r1", root / "r2"
-    write_dataset(fixture_jobs(seed=0, repos=6), old, source={"kind": "fixture"})
-    write_dataset(fixture_jobs(seed=1, repos=8), new, source={"kind": "fixture"})
+    write_dataset(fixture_jobs(seed=0, repos=6), old, provenance={"kind": "fixture"})
+    write_dataset(fixture_jobs(seed=1, repos=8), new, provenance={"kind": "fixture"})
     return old, new
 
 

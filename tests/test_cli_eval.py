@@ -189,7 +189,7 @@ def _small_dataset(tmp_path: Path, repos: int) -> Path:
     from gharuntime.fixture import fixture_jobs
 
     out = tmp_path / f"ds{repos}"
-    write_dataset(fixture_jobs(repos=repos, runs_per_repo=10), out, source={"kind": "fixture"})
+    write_dataset(fixture_jobs(repos=repos, runs_per_repo=10), out, provenance={"kind": "fixture"})
     return out
 
 

@@ -58,7 +58,7 @@ def _jobs_with_nulls() -> pl.DataFrame:
 def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dataset whose splits span several Parquet files, with nulls in every nullable type."""
     out = tmp_path_factory.mktemp("croissant") / "ds"
-    write_dataset(_jobs_with_nulls(), out, source={"kind": "fixture"}, rows_per_file=40)
+    write_dataset(_jobs_with_nulls(), out, provenance={"kind": "fixture"}, rows_per_file=40)
     return out
 
 
@@ -170,9 +170,11 @@ def test_one_record_set_per_config_and_split_with_every_contract_field(sharded: 
 
 def test_licence_source_synthetic_and_citation(tmp_path: Path) -> None:
     real = tmp_path / "real"
-    write_dataset(fixture_jobs(repos=4), real, source={"kind": "ghalogs", "synthetic": False})
+    write_dataset(fixture_jobs(repos=4), real, provenance={"kind": "ghalogs", "synthetic": False})
     synthetic = tmp_path / "synthetic"
-    write_dataset(fixture_jobs(repos=4), synthetic, source={"kind": "simulated", "synthetic": True})
+    write_dataset(
+        fixture_jobs(repos=4), synthetic, provenance={"kind": "simulated", "synthetic": True}
+    )
     a, b = _doc(real), _doc(synthetic)
     assert "synthetic" not in a["keywords"] and "Synthetic" not in a["description"]
     assert a["rai:dataCollectionType"] != "Simulation"
@@ -196,7 +198,7 @@ def test_an_empty_split_reads_as_no_rows(tmp_path: Path) -> None:
     jobs = fixture_jobs(repos=4)
     out = tmp_path / "ds"
     ids = jobs["repo_id"].unique().to_list()
-    write_dataset(jobs, out, source={"kind": "fixture"}, cross_repo={i: "train" for i in ids})
+    write_dataset(jobs, out, provenance={"kind": "fixture"}, cross_repo={i: "train" for i in ids})
     dataset = mlc.Dataset(out / "croissant.json")
     assert len(list(dataset.records("cross_repo/train"))) == jobs.height
     assert list(dataset.records("cross_repo/test")) == []
@@ -212,7 +214,7 @@ def test_validate_reports_a_croissant_file_that_no_longer_matches_the_data(
     assert validate(fixture_dataset) == []
     stale = (fixture_dataset / "croissant.json").read_text(encoding="utf-8")
     # the data rebuilt (other rows), the old croissant.json put back beside it
-    write_dataset(fixture_jobs(seed=1), fixture_dataset, source={"kind": "fixture"})
+    write_dataset(fixture_jobs(seed=1), fixture_dataset, provenance={"kind": "fixture"})
     (fixture_dataset / "croissant.json").write_text(stale, encoding="utf-8")
     problems = _problems(fixture_dataset)
     stale_files = [p for p in problems if "croissant.json describes other data" in p]
@@ -264,14 +266,17 @@ def test_validate_reports_a_missing_croissant_file_the_manifest_names(
 
 
 def test_an_api_json_build_lists_its_provenance_file_too(tmp_path: Path) -> None:
-    from gharuntime.builder.api_build import PROVENANCE_FILE, build_from_api_json
+    from gharuntime.builder.api_build import PROVENANCE_FILE, ApiJsonSource
+    from gharuntime.builder.build import build
 
     sample = Path(__file__).resolve().parent / "data" / "real-apache"
     out = tmp_path / "ds"
-    build_from_api_json(
-        [sample / "results" / "adoroszlai+ratis-build-results"],
+    build(
+        ApiJsonSource(
+            [sample / "results" / "adoroszlai+ratis-build-results"],
+            yaml_git=[sample / "yaml" / "ratis.git"],
+        ),
         out,
-        yaml_git=[sample / "yaml" / "ratis.git"],
     )
     doc = _doc(out)
     objects = {d["@id"]: d for d in doc["distribution"] if d["@type"] == "cr:FileObject"}

@@ -67,7 +67,7 @@ def test_records_without_truth_are_not_scored_on_that_target(tmp_path: Path) -> 
         .alias("log_bytes")
     )
     ds = tmp_path / "ds"
-    write_dataset(jobs, ds, source={"kind": "fixture"})
+    write_dataset(jobs, ds, provenance={"kind": "fixture"})
     rows = load(ds, "temporal", "test")
     sub = tmp_path / "m.jsonl"
     sub.write_text(

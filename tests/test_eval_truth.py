@@ -92,8 +92,8 @@ def _frames(repos: list[int], runs: list[int]):  # type: ignore[no-untyped-def]
 
 
 def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
+    from gharuntime.dataset import LocalDataset
     from gharuntime.eval.truth import MIN_REPOSITORY_CLUSTERS, Truth
-    from gharuntime.hub import LocalDataset
 
     ref = LocalDataset(Path("x"))
     # one repository, six runs of two jobs: six clusters, one repository
@@ -111,8 +111,8 @@ def test_a_split_of_few_repositories_is_resampled_by_run() -> None:
 def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
     import polars as pl
 
+    from gharuntime.dataset import LocalDataset
     from gharuntime.eval.truth import Truth
-    from gharuntime.hub import LocalDataset
 
     split, _ = _frames([1, 1, 2, 2], [10, 11, 20, 21])
     split = split.with_columns(
@@ -134,11 +134,11 @@ def test_truth_counts_the_rows_whose_job_group_is_in_train() -> None:
 
 def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     """A repository bootstrap over one repository resamples the same rows every time."""
+    from gharuntime.dataset import LocalDataset
     from gharuntime.eval.evaluate import Predictions, score
     from gharuntime.eval.meta import MethodMeta
     from gharuntime.eval.report import result_json
     from gharuntime.eval.truth import Truth
-    from gharuntime.hub import LocalDataset
 
     rng = np.random.default_rng(0)
     n = 60

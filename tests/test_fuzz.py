@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.build import BuildError, build_from_ghalogs, build_from_raw
+from gharuntime.builder.build import BuildError, RawSource, build
 from gharuntime.cli.main import cli
 from gharuntime.contract import RawKind
 from gharuntime.dataset import DatasetError, load, read_manifest
@@ -37,6 +37,7 @@ from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.rawstore import RawStoreWriter
 from gharuntime.sim.server import SimServer
+from gharuntime.source_kinds import GhalogsConfig
 from gharuntime.workflow import WorkflowError, expand_jobs, parse_workflow
 
 # ---------------------------------------------------------------------------------- strategies
@@ -339,7 +340,7 @@ def test_fuzz_raw_store_records(
         writer.add(kind, key, body, rid if rid is None or abs(rid) < 2**62 else None)
     writer.close()
     try:
-        result = build_from_raw([store], store.parent / "ds")
+        result = build(RawSource([store]), store.parent / "ds")
     except BuildError:
         return
     assert result.rows > 0
@@ -391,7 +392,7 @@ def test_fuzz_ghalogs_records(
             fh.write(json.dumps(doc, default=str) + "\n")
     (folder / "logs").mkdir()
     with contextlib.suppress(BuildError):
-        build_from_ghalogs(folder, folder / "out", logs=folder / "logs")
+        build(GhalogsConfig(folder, folder / "logs").source(), folder / "out")
 
 
 # ------------------------------------------------------------------- CLI sweep (all commands)

@@ -103,8 +103,8 @@ def test_diff_json_is_strict_with_non_finite_targets(
         .otherwise(pl.col("duration_s").cast(pl.Float64))
         .alias("duration_s")
     )
-    write_dataset(old, tmp_path / "a", source={"kind": "fixture"})
-    write_dataset(new, tmp_path / "b", source={"kind": "fixture"})
+    write_dataset(old, tmp_path / "a", provenance={"kind": "fixture"})
+    write_dataset(new, tmp_path / "b", provenance={"kind": "fixture"})
     out = invoke(["diff", "a", "b", "--json"], tmp_path)
     check(out, (bad, share))
     assert out.code == 0, out.output[-2000:]

@@ -138,7 +138,7 @@ def test_a_built_dataset_is_not_private_to_its_owner(fixture_dataset: Path, tmp_
 
     previous = os.umask(0o022)
     try:
-        write_dataset(fixture_jobs(), tmp_path / "ds", source={"kind": "fixture", "seed": 0})
+        write_dataset(fixture_jobs(), tmp_path / "ds", provenance={"kind": "fixture", "seed": 0})
     finally:
         os.umask(previous)
     assert (tmp_path / "ds").stat().st_mode & 0o777 == 0o755
@@ -231,7 +231,7 @@ def test_toggling_crawl_logs_is_refused_and_keeps_the_store(tmp_path: Path) -> N
 def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> None:
     """A crawl against a faulty simulated GitHub with no retries stores error records; the same
     crawl against a healthy server fetches them; the build then reports no fetch error."""
-    from gharuntime.builder.build import build_from_raw
+    from gharuntime.builder.build import RawSource, build
     from gharuntime.crawler.client import GitHubClient, RetryPolicy, Token
     from gharuntime.crawler.crawl import CrawlOptions, crawl
     from gharuntime.sim import END, ServerConfig, World, serve
@@ -250,7 +250,7 @@ def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> 
         )
         first = crawl(raw, opts, client)
     assert first.failures, "the faulty server caused no failure: the test would prove nothing"
-    broken = build_from_raw([raw], tmp_path / "ds1")
+    broken = build(RawSource([raw]), tmp_path / "ds1")
     assert sum(broken.manifest["build"]["fetch_errors"].values()) > 0
     healthy = ServerConfig(tokens={token: "a"})
     for _ in range(3):  # failures of listed units are retried by each rerun
@@ -260,7 +260,7 @@ def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> 
         if not again.failures:
             break
     assert not again.failures
-    result = build_from_raw([raw], tmp_path / "ds2")
+    result = build(RawSource([raw]), tmp_path / "ds2")
     assert result.manifest["build"]["fetch_errors"] == {}
     card = (tmp_path / "ds2" / "README.md").read_text()
     assert "could not be fetched" not in card.lower()

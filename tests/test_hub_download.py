@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from hub_servers import branch, free_port, git_dataset_repo, hub_env, serve_olah, tag
 
 import gharuntime
+from gharuntime import dataset
 from gharuntime.cli.main import cli
 from gharuntime.dataset import read_manifest, write_dataset
 from gharuntime.fixture import fixture_jobs
@@ -39,8 +40,8 @@ class Mirror:
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mirror]:
     work = tmp_path_factory.mktemp("olah")
     v1, v2 = work / "v1", work / "v2"
-    write_dataset(fixture_jobs(seed=0), v1, source={"kind": "fixture", "seed": 0})
-    write_dataset(fixture_jobs(seed=1), v2, source={"kind": "fixture", "seed": 1})
+    write_dataset(fixture_jobs(seed=0), v1, provenance={"kind": "fixture", "seed": 0})
+    write_dataset(fixture_jobs(seed=1), v2, provenance={"kind": "fixture", "seed": 1})
     mirrors = work / "mirrors"
     c1, c2 = git_dataset_repo(mirrors, REPO, [v1, v2])
     tag(mirrors, REPO, "v1.0", c1)
@@ -101,6 +102,19 @@ def test_load_reads_a_split_of_a_hub_revision(hub_home: Path, mirror: Mirror) ->
     got = gharuntime.load(f"{REPO}@v1.0", config="temporal", split="train")
     assert got.equals(gharuntime.load(mirror.v1, config="temporal", split="train"))
     assert got.height == read_manifest(mirror.v1)["splits"]["temporal"]["train"]
+
+
+def test_the_dataset_layer_opens_a_hub_id_through_the_one_resolver(
+    hub_home: Path, mirror: Mirror
+) -> None:
+    """`gharuntime.dataset.open_dataset` and `load` take ORG/NAME@REV as gharuntime.load does:
+    the Hub client registered itself as their opener (the dataset layer cannot import it)."""
+    opened = dataset.open_dataset(f"{REPO}@v1.0")
+    assert (opened.repo_id, opened.revision, opened.commit) == (REPO, "v1.0", mirror.c1)
+    assert _same_files(opened.root, mirror.v1)
+    want = dataset.load(mirror.v1, config="cross_repo", split="test")
+    assert dataset.load(f"{REPO}@v1.0", config="cross_repo", split="test").equals(want)
+    assert dataset.load(opened, config="cross_repo", split="test").equals(want)
 
 
 def test_offline_download_is_served_from_the_cache(hub_home: Path, mirror: Mirror) -> None:

@@ -50,7 +50,7 @@ TIMEOUT = 300
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     jobs = fixture_jobs(repos=8, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
     out = tmp_path_factory.mktemp("launch") / "dataset"
-    write_dataset(jobs, out, source={"kind": "fixture", "seed": 0})
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
     return out
 
 

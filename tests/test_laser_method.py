@@ -83,7 +83,7 @@ def laser_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture job table (10 repositories, 90 jobs) with each job's own YAML block."""
     jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
     out = tmp_path_factory.mktemp("laser") / "dataset"
-    write_dataset(jobs, out, source={"kind": "fixture", "seed": 0})
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
     return out
 
 

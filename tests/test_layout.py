@@ -1,6 +1,7 @@
 """The package's layering, checked on the source: commands do not import each other (each is a
-thin layer over one library call), and the builder never imports the simulator (only the
-simulated source kind, gharuntime.source_kinds.simulated, does)."""
+thin layer over one library call), the builder never imports the simulator (only the
+simulated source kind, gharuntime.source_kinds.simulated, does), and nothing calls the
+deprecated build_from_* shorthands: one `build(source, out, options)` builds."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import pytest
 import gharuntime
 
 PACKAGE = Path(gharuntime.__file__).resolve().parent
+ROOT = PACKAGE.parent
+# Folders whose code is the project's own callers (tests call only under pytest.warns, which
+# warnings-as-errors enforces).
+CALLERS = ("gharuntime", "baselines", "crawler", "leaderboard", "data_cards", "benchmarks")
 
 # Modules every command may share: option types and decorators (crawl_options is the crawl
 # selection options both `crawl` and `build --source github` take), refusals, output, progress.
@@ -66,3 +71,16 @@ def test_a_thin_command_has_at_most_60_lines_of_logic(module: str, function: str
     body = found.body[1:] if isinstance(found.body[0], ast.Expr) else found.body  # no docstring
     lines = body[-1].end_lineno - body[0].lineno + 1  # type: ignore[operator]
     assert lines <= MAX_LOGIC_LINES, f"{function} has {lines} lines of logic"
+
+
+def test_nothing_calls_a_deprecated_build_shorthand() -> None:
+    calls = []
+    for folder in CALLERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                    if name.startswith("build_from_"):
+                        calls.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert calls == []

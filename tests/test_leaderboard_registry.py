@@ -97,7 +97,7 @@ def test_add_refuses_another_dataset_revision(
         .otherwise(pl.col("duration_s"))
         .alias("duration_s")
     )
-    write_dataset(jobs, other, source={"kind": "fixture", "seed": 0})
+    write_dataset(jobs, other, provenance={"kind": "fixture", "seed": 0})
     path = score(tmp_path, other, "newcomer", "temporal", "config", "small")
     before = _files(results_dir)
     r = _run("add", str(path), "--results", str(results_dir))

@@ -180,7 +180,7 @@ def test_laser_reproduces_within_its_stated_tolerance(tmp_path: Path) -> None:
             "job_yaml"
         )
     )
-    write_dataset(jobs, fixture_dataset, source={"kind": "fixture", "seed": 0})
+    write_dataset(jobs, fixture_dataset, provenance={"kind": "fixture", "seed": 0})
     fast = ["model=tiny", "max_steps=4", "batch_size=4", "budget=200", "vocab_size=400"]
     fast += ["warmup_steps=1", "decode_batch_size=32", "samples=4"]
     sub, result = tmp_path / "laser.jsonl", tmp_path / "temporal-config-laser.json"

@@ -29,7 +29,7 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     with fewer jobs, durations doubled and a few jobs over an hour, other filter counts."""
     root = tmp_path_factory.mktemp("releases")
     old, new = root / "r1", root / "r2"
-    write_dataset(fixture_jobs(repos=10), old, source={"kind": "fixture"}, filters={"a": 3})
+    write_dataset(fixture_jobs(repos=10), old, provenance={"kind": "fixture"}, filters={"a": 3})
     jobs = fixture_jobs(repos=12).filter(~pl.col("repo_id").is_in(list(GONE)))
     jobs = jobs.filter(~((pl.col("repo_id") == 10_002) & (pl.col("run_id") % 1000 == 0)))
     jobs = jobs.with_columns(
@@ -38,7 +38,7 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         .otherwise(pl.col("duration_s") * 2)
         .alias("duration_s")
     )
-    write_dataset(jobs, new, source={"kind": "fixture"}, filters={"a": 5, "b": 1})
+    write_dataset(jobs, new, provenance={"kind": "fixture"}, filters={"a": 5, "b": 1})
     return old, new
 
 

@@ -24,7 +24,7 @@ from gharuntime.source_kinds import (
 
 
 def test_the_registry_names_every_kind_the_command_offers() -> None:
-    choices = next(p for p in build_command.params if p.name == "source").type.choices  # type: ignore[attr-defined]
+    choices = next(p for p in build_command.params if p.name == "kind").type.choices  # type: ignore[attr-defined]
     assert list(SOURCES) == ["raw", "ghalogs", "api-json", "simulated", "github"]
     assert list(choices) == list(SOURCES)
     for config in SOURCES.values():

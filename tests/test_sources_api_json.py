@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from gharuntime.builder import BuildError
-from gharuntime.builder.api_build import PROVENANCE_FILE, build_from_api_json
+from gharuntime.builder.api_build import PROVENANCE_FILE, ApiJsonSource
+from gharuntime.builder.build import build
 from gharuntime.cli.main import cli
 from gharuntime.contract import SPLITS
 from gharuntime.dataset import load, read_manifest
@@ -66,14 +67,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     shutil.copytree(OZONE, root / "ozone")
     shutil.copy(SAMPLE / "LICENSE", root / "ozone" / "LICENSE")  # as in the archive's repository
     ozone_git = _git_copy(root / "ozone", root / "ozone-results")
-    result = build_from_api_json(
-        [
-            ApiSource(ozone_git, "elek/ozone-build-results"),  # licence read from its LICENSE
-            ApiSource(RATIS, licence="Apache-2.0"),
-        ],
+    result = build(
+        ApiJsonSource(
+            [
+                ApiSource(ozone_git, "elek/ozone-build-results"),  # licence read from its LICENSE
+                ApiSource(RATIS, licence="Apache-2.0"),
+            ],
+            yaml_git=YAML,
+            cross_repo={"apache/ozone": "train", "apache/ratis": "test"},
+        ),
         root / "ds",
-        yaml_git=YAML,
-        cross_repo={"apache/ozone": "train", "apache/ratis": "test"},
     )
     return root / "ds", result
 
@@ -365,7 +368,7 @@ def test_cli_builds_from_files_as_well_as_folders(tmp_path: Path) -> None:
     args = ["build", "--source", "api-json", str(export), "--yaml-git", str(YAML[1])]
     res = CliRunner().invoke(cli, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
-    from_folder = build_from_api_json([RATIS], tmp_path / "ref", yaml_git=[YAML[1]])
+    from_folder = build(ApiJsonSource([RATIS], yaml_git=[YAML[1]]), tmp_path / "ref")
     assert read_manifest(out)["rows"] == from_folder.manifest["rows"] > 0
     # the other sources still read folders, and say so
     res = CliRunner().invoke(cli, ["build", str(export), "--out", str(tmp_path / "x")])
@@ -394,8 +397,9 @@ def test_cli_exits_2_when_nothing_can_be_built(tmp_path: Path) -> None:
 
 def test_unknown_cross_repo_name_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="apache/nope"):
-        build_from_api_json(
-            [RATIS], tmp_path / "o", yaml_git=YAML[1:], cross_repo={"apache/nope": "test"}
+        build(
+            ApiJsonSource([RATIS], yaml_git=YAML[1:], cross_repo={"apache/nope": "test"}),
+            tmp_path / "o",
         )
     res = CliRunner().invoke(
         cli, ["build", "--source", "api-json", str(RATIS), "--cross-repo", "apache/ratis"]
@@ -404,13 +408,13 @@ def test_unknown_cross_repo_name_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_same_input_same_bytes(tmp_path: Path) -> None:
-    def build(out: Path) -> dict[str, bytes]:
-        build_from_api_json([RATIS], out, yaml_git=YAML[1:])
+    def files(out: Path) -> dict[str, bytes]:
+        build(ApiJsonSource([RATIS], yaml_git=YAML[1:]), out)
         return {
             p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()
         }
 
-    first, second = build(tmp_path / "a"), build(tmp_path / "b")
+    first, second = files(tmp_path / "a"), files(tmp_path / "b")
     assert PROVENANCE_FILE in first and "manifest.json" in first
     assert first == second
 
@@ -453,8 +457,9 @@ def test_calls_that_cannot_be_followed_are_counted_per_source_in_the_card(
     records.mkdir()
     (records / "run.json").write_text(json.dumps(run))
     (records / "jobs.json").write_text(json.dumps({"total_count": 4, "jobs": jobs}))
-    result = build_from_api_json(
-        [ApiSource(records, "archive")], tmp_path / "ds", yaml_git=[tmp_path / "project.git"]
+    result = build(
+        ApiJsonSource([ApiSource(records, "archive")], yaml_git=[tmp_path / "project.git"]),
+        tmp_path / "ds",
     )
     calls = result.manifest["source"]["reusable_calls"]
     assert calls == {"archive": {"cycle": 1, "followed": 1, "missing_callee": 1, "remote": 1}}

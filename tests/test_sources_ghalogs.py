@@ -12,8 +12,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gharuntime.builder import BuildError, build_from_ghalogs
+from gharuntime.builder import BuildError
+from gharuntime.builder.build import build
 from gharuntime.dataset import load
+from gharuntime.source_kinds import GhalogsConfig
 from gharuntime.sources.ghalogs import job_name_from_log_file, read_ghalogs, stable_id
 from gharuntime.validation import validate_folder
 
@@ -157,11 +159,11 @@ def test_bad_lines_and_truncation_are_counted(
     assert rows.height == 18  # the first run survives; the cut-off second is counted
 
 
-def test_build_from_ghalogs_validates_and_names_null_columns(
+def test_a_ghalogs_build_validates_and_names_null_columns(
     dump: Path, log_tree: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "ds"
-    result = build_from_ghalogs(dump, out, logs=log_tree)
+    result = build(GhalogsConfig(dump, log_tree).source(), out)
     assert result.rows == 18
     assert validate_folder(out) == []
     card = (out / "README.md").read_text()
@@ -172,4 +174,4 @@ def test_build_from_ghalogs_validates_and_names_null_columns(
 
 def test_a_folder_without_the_dump_files_is_a_build_error(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match=r"not a GHALogs dump \(missing runs.json.gz"):
-        build_from_ghalogs(tmp_path, tmp_path / "ds")
+        build(GhalogsConfig(tmp_path).source(), tmp_path / "ds")

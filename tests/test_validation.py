@@ -137,8 +137,8 @@ def test_unlisted_parquet_file_is_reported(fixture_dataset: Path) -> None:
 
 
 def test_write_is_deterministic(tmp_path: Path) -> None:
-    a = write_dataset(fixture_jobs(seed=3), tmp_path / "a", source={"kind": "fixture"})
-    b = write_dataset(fixture_jobs(seed=3), tmp_path / "b", source={"kind": "fixture"})
+    a = write_dataset(fixture_jobs(seed=3), tmp_path / "a", provenance={"kind": "fixture"})
+    b = write_dataset(fixture_jobs(seed=3), tmp_path / "b", provenance={"kind": "fixture"})
     assert [f["sha256"] for f in a["files"]] == [f["sha256"] for f in b["files"]]
 
 
@@ -163,7 +163,7 @@ def test_failed_write_leaves_earlier_dataset_untouched(fixture_dataset: Path) ->
     before = {p: p.read_bytes() for p in fixture_dataset.rglob("*") if p.is_file()}
     bad = fixture_jobs().drop("duration_s")
     with pytest.raises(DatasetError, match="missing \\['duration_s'\\]"):
-        write_dataset(bad, fixture_dataset, source={"kind": "fixture"})
+        write_dataset(bad, fixture_dataset, provenance={"kind": "fixture"})
     after = {p: p.read_bytes() for p in fixture_dataset.rglob("*") if p.is_file()}
     assert before == after
     assert not [p for p in fixture_dataset.parent.iterdir() if ".tmp-" in p.name]
@@ -174,5 +174,23 @@ def test_write_refuses_to_replace_a_folder_that_is_not_a_dataset(tmp_path: Path)
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
     with pytest.raises(DatasetError, match="not a dataset folder"):
-        write_dataset(fixture_jobs(), precious, source={"kind": "fixture"})
+        write_dataset(fixture_jobs(), precious, provenance={"kind": "fixture"})
     assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_write_dataset_takes_provenance_and_stores_it_as_the_manifest_source(
+    tmp_path: Path,
+) -> None:
+    """The provenance dict keeps the manifest key `source` (revisions hash the manifest); the
+    old keyword `source=` writes the same bytes, with a DeprecationWarning."""
+    jobs = fixture_jobs(seed=0)
+    new = write_dataset(jobs, tmp_path / "new", provenance={"kind": "fixture", "seed": 0})
+    assert new["source"] == {"kind": "fixture", "seed": 0}
+    with pytest.warns(DeprecationWarning, match=r"source=.*provenance="):
+        old = write_dataset(jobs, tmp_path / "old", source={"kind": "fixture", "seed": 0})
+    assert old == new
+    assert (tmp_path / "old" / "manifest.json").read_bytes() == (
+        tmp_path / "new" / "manifest.json"
+    ).read_bytes()
+    with pytest.raises(DatasetError, match="provenance"):
+        write_dataset(jobs, tmp_path / "none")

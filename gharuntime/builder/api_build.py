@@ -17,6 +17,7 @@ from and how its workflow file was found) is written to `provenance.parquet` bes
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -535,23 +536,23 @@ def _candidates(
     return with_runner_os(rows), provenance, texts, counts
 
 
-def _render_with_provenance(provenance: pl.DataFrame) -> Any:
+def _render_with_provenance(row_provenance: pl.DataFrame) -> Any:
     """render_card plus the provenance file, the null counts and the per-project figures: all
     computed on the rows actually kept, in the dataset's temporary folder before it is
     validated and renamed into place."""
 
     def render(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
-        kept = provenance.join(jobs.select("id"), on="id", how="semi").sort("id")
+        kept = row_provenance.join(jobs.select("id"), on="id", how="semi").sort("id")
         path = folder / PROVENANCE_FILE
         write_parquet(kept, path)
-        source: dict[str, Any] = manifest["source"]  # the manifest being written; filled in
-        source["provenance"] = {
+        provenance: dict[str, Any] = manifest["source"]  # the manifest being written; filled in
+        provenance["provenance"] = {
             "path": PROVENANCE_FILE,
             "rows": kept.height,
             "sha256": sha256_file(path),
             "columns": kept.columns,
         }
-        source["null_counts"] = {
+        provenance["null_counts"] = {
             c.name: int(jobs[c.name].null_count())
             for c in COLUMNS
             if c.name in jobs.columns and jobs[c.name].null_count()
@@ -577,8 +578,8 @@ def _render_with_provenance(provenance: pl.DataFrame) -> Any:
         reusable: dict[str, dict[str, int]] = {}
         for src, status, n in calls.iter_rows():
             reusable.setdefault(str(src), {})[str(status)] = int(n)
-        source["reusable_calls"] = reusable
-        source["projects"] = [
+        provenance["reusable_calls"] = reusable
+        provenance["projects"] = [
             {
                 "repo": r["repo"],
                 "rows": int(r["rows"]),
@@ -633,7 +634,7 @@ class ApiJsonSource:
         try:
             infos = _source_infos(tables, sources)
             yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
-            candidates, provenance, texts, derived = _candidates(
+            candidates, row_provenance, texts, derived = _candidates(
                 tables, finder, problems, workers=self.workers, progress=progress
             )
         finally:
@@ -648,7 +649,7 @@ class ApiJsonSource:
             )
         fixed = _cross_repo_ids(candidates, self.cross_repo)
         licences = {i.get("licence") for i in [*infos, *yaml_infos]}
-        source = {
+        provenance = {
             "kind": "api-json",
             "synthetic": False,
             "sources": infos,
@@ -656,20 +657,20 @@ class ApiJsonSource:
             "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
             "description": self.description,
             "derived": derived,
-            "provenance_columns": provenance.columns,
+            "provenance_columns": row_provenance.columns,
         }
         if fixed:
-            source["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
+            provenance["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
         frames = [candidates]
         del candidates  # only `frames` holds the rows: the build frees them stage by stage
         return Candidates(
             frame=frames.pop(),
             problems=problems,
-            provenance=source,
+            provenance=provenance,
             build={"records": int(sum(i["jobs"] + i["runs"] for i in infos))},
             texts=texts,
             cross_repo={rid: split for rid, split in fixed.values()} or None,
-            render=_render_with_provenance(provenance),
+            render=_render_with_provenance(row_provenance),
         )
 
 
@@ -686,8 +687,14 @@ def build_from_api_json(
     description: str | None = None,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from folders or git repositories of job/run API JSON (see ApiJsonSource):
-    `build(ApiJsonSource(...))`."""
+    """Deprecated: `build(ApiJsonSource(paths, yaml_git=..., cross_repo=..., workers=...,
+    description=...), out, BuildOptions(conclusions, rows_per_file, previous, progress))`."""
+    warnings.warn(
+        "build_from_api_json is deprecated and will be removed; use "
+        "build(ApiJsonSource(...), out, BuildOptions(...))",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return build(
         ApiJsonSource(
             list(paths),

@@ -19,18 +19,18 @@ def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     return "\n".join(out)
 
 
-def api_json_provenance(source: Mapping[str, Any]) -> str:
+def api_json_provenance(provenance: Mapping[str, Any]) -> str:
     """Markdown for the card's provenance paragraph of an api-json build."""
     parts = [
         "Built from GitHub REST API job and run records as their collectors committed them "
         "(`gharuntime build --source api-json`), with each run's workflow YAML read from the "
         "project's git history at the run's head_sha. **These are real GitHub Actions jobs of "
-        f"{len(source.get('projects') or [])} project(s), not a sample of GitHub**: what a "
+        f"{len(provenance.get('projects') or [])} project(s), not a sample of GitHub**: what a "
         "model learns here is what these projects' CI does."
     ]
-    if source.get("description"):
-        parts.append(str(source["description"]))
-    sources = source.get("sources") or []
+    if provenance.get("description"):
+        parts.append(str(provenance["description"]))
+    sources = provenance.get("sources") or []
     parts.append(
         "Record sources:\n\n"
         + _table(
@@ -49,7 +49,7 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
             ],
         )
     )
-    histories = source.get("yaml_histories") or []
+    histories = provenance.get("yaml_histories") or []
     parts.append(
         "Workflow YAML histories:\n\n"
         + (
@@ -68,7 +68,7 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
             else "none given: every row lacks its workflow YAML."
         )
     )
-    projects = source.get("projects") or []
+    projects = provenance.get("projects") or []
     if projects:
         parts.append(
             "Projects (rows kept):\n\n"
@@ -87,7 +87,7 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
                 ],
             )
         )
-    calls = source.get("reusable_calls") or {}
+    calls = provenance.get("reusable_calls") or {}
     if calls:
         statuses = sorted({k for v in calls.values() for k in v})
         parts.append(
@@ -106,14 +106,14 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
                 ],
             )
         )
-    nulls = source.get("null_counts") or {}
+    nulls = provenance.get("null_counts") or {}
     if nulls:
         parts.append(
             "What the sources do not say stays null (never filled in); null values per column "
             "of the rows kept:\n\n"
             + _table(("column", "null rows"), [(f"`{k}`", f"{v:,}") for k, v in nulls.items()])
         )
-    derived = source.get("derived") or {}
+    derived = provenance.get("derived") or {}
     how = [(k, v) for k, v in derived.items() if isinstance(v, dict)]
     if how:
         parts.append(
@@ -142,7 +142,7 @@ def api_json_provenance(source: Mapping[str, Any]) -> str:
             "the commit message are not in a job record and stay null (counted above). A "
             "repository renamed between jobs keeps one row name per name in its jobs' URLs."
         )
-    prov = source.get("provenance") or {}
+    prov = provenance.get("provenance") or {}  # provenance.parquet's entry
     if prov:
         parts.append(
             f"Per-row provenance is in `{prov.get('path')}` ({prov.get('rows', 0):,} rows; "

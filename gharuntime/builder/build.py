@@ -2,8 +2,8 @@
 write a documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
 `gharuntime.sources.base.Source` whose `read()` gives Candidates; `build(source, out, options)`
 is the one build. The sources a person names (`--source KIND`) are in
-`gharuntime.source_kinds.SOURCES`; `build_from_raw` and `build_from_ghalogs` are shorthands kept
-for the scripts that call them.
+`gharuntime.source_kinds.SOURCES`. `build_from_raw` and `build_from_ghalogs` are deprecated
+shorthands (each warns); nothing in the project calls them.
 
 Every bad input is counted in the result's `problems` (and the manifest), never raised; what is
 raised (BuildError) is a build that cannot produce a dataset at all, and then any earlier dataset
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS, apply_filters
 from gharuntime.builder.normalize import Texts, normalize_raw
 from gharuntime.contract import COLUMNS, RawStoreLayout
-from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, write_dataset
+from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, LocalDataset, write_dataset
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
 from gharuntime.markdown import code
@@ -129,7 +130,7 @@ def with_previous_release(render: CardRender, previous: DatasetSide) -> CardRend
 
     def card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
         text = render(manifest, jobs, folder)
-        new = DatasetSide("this release", folder, manifest)
+        new = DatasetSide(LocalDataset(folder), "this release", manifest)
         section = (
             "\n## Changes since the previous release\n\n"
             f"Compared with {code(previous.label)} by `gharuntime diff` at build time.\n\n"
@@ -145,7 +146,7 @@ def finish_build(
     candidates: pl.DataFrame,
     out: Path,
     *,
-    source: dict[str, Any],
+    provenance: dict[str, Any],
     problems: Problems,
     texts: Texts | None = None,
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
@@ -158,7 +159,8 @@ def finish_build(
 ) -> BuildResult:
     """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
 
-    `cross_repo` fixes some repositories' cross_repo split; `render` replaces render_card;
+    `provenance` is where the rows came from (the manifest's `source` section); `cross_repo`
+    fixes some repositories' cross_repo split; `render` replaces render_card;
     `previous` (an earlier release) adds what changed since it to the card and the manifest.
 
     Pass `candidates` without keeping a reference of your own: at millions of rows the build
@@ -214,7 +216,7 @@ def finish_build(
         manifest = write_dataset(
             final.pop(),  # no reference kept here: write_dataset's sorted copy replaces it
             out,
-            source=source,
+            provenance=provenance,
             build=params,
             filters=filter_counts,
             render_card=card,
@@ -253,7 +255,7 @@ def build(source: Source, out: Path, options: BuildOptions | None = None) -> Bui
     return finish_build(
         frames.pop(),
         out,
-        source=provenance,
+        provenance=provenance,
         problems=problems,
         texts=texts,
         conclusions=opts.conclusions,
@@ -270,11 +272,12 @@ def build(source: Source, out: Path, options: BuildOptions | None = None) -> Bui
 class RawSource:
     """One or more raw stores (crawl shards or `simulate dump`), read together, as a Source.
 
-    `source` adds to (and overrides) the provenance the stores give; `workers` > 1 parses
+    `provenance` adds to (and overrides) what the stores record of where they came from (the
+    manifest's `source` section); `workers` > 1 parses
     workflow YAML in that many spawned processes (see resolve_job_keys)."""
 
     roots: Sequence[Path]
-    source: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
     workers: int = 1
 
     def read(self, progress: Progress | None = None) -> Candidates:
@@ -302,7 +305,7 @@ class RawSource:
             "kind": "simulated" if synthetic else "raw",
             "synthetic": synthetic,
             "stores": stores,
-            **(self.source or {}),
+            **(self.provenance or {}),
         }
         # A store's record wins over what the caller assumed (`--source github` pointed at the
         # simulated GitHub is still synthetic).
@@ -317,6 +320,15 @@ class RawSource:
         )
 
 
+def _deprecated(name: str, instead: str) -> None:
+    """Warn, at the caller's line, that shorthand `name` goes away (#38: one way to build)."""
+    warnings.warn(
+        f"{name} is deprecated and will be removed; use {instead} (gharuntime.builder.build)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 def build_from_raw(
     roots: Sequence[Path],
     out: Path,
@@ -328,10 +340,11 @@ def build_from_raw(
     workers: int = 1,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from one or more raw stores (crawl shards or `simulate dump`), read together:
-    `build(RawSource(...))`. `workers` > 1 parses workflow YAML in that many processes."""
+    """Deprecated: `build(RawSource(roots, provenance=source, workers=workers), out,
+    BuildOptions(conclusions, rows_per_file, previous, progress))`."""
+    _deprecated("build_from_raw", "build(RawSource(roots), out, BuildOptions(...))")
     return build(
-        RawSource(list(roots), source=source, workers=workers),
+        RawSource(list(roots), provenance=source, workers=workers),
         out,
         BuildOptions(conclusions, rows_per_file, previous, progress),
     )
@@ -347,8 +360,9 @@ def build_from_ghalogs(
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Build from the published GHALogs dump (runs.json.gz, repositories.json.gz, optional
-    logs): `build(GhalogsSource(...))`."""
+    """Deprecated: `build(GhalogsConfig(dump, logs).source(), out, BuildOptions(conclusions,
+    rows_per_file, previous, progress))`."""
+    _deprecated("build_from_ghalogs", "build(GhalogsConfig(dump, logs).source(), out, ...)")
     return build(
         GhalogsSource(dump, logs), out, BuildOptions(conclusions, rows_per_file, previous, progress)
     )

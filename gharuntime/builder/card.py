@@ -89,10 +89,10 @@ def _histogram(durations: np.ndarray, path: Path) -> None:
     plt.close(fig)
 
 
-def _provenance(source: Mapping[str, Any]) -> str:
-    kind = source.get("kind")
-    if source.get("synthetic"):
-        stores = source.get("stores") or []
+def _provenance(provenance: Mapping[str, Any]) -> str:
+    kind = provenance.get("kind")
+    if provenance.get("synthetic"):
+        stores = provenance.get("stores") or []
         details = "; ".join(
             ", ".join(
                 f"{k.removeprefix('sim_')} {v}"
@@ -101,8 +101,10 @@ def _provenance(source: Mapping[str, Any]) -> str:
             )
             for s in stores
         )
-        if source.get("seed") is not None:
-            details = f"seed {source['seed']}, scale {source.get('scale')}, crawled over HTTP"
+        if provenance.get("seed") is not None:
+            details = (
+                f"seed {provenance['seed']}, scale {provenance.get('scale')}, crawled over HTTP"
+            )
         return (
             "**This dataset is synthetic.** Every repository, workflow, run and job timing comes "
             "from the project's simulated GitHub (a seeded generator with a hidden cost model, "
@@ -113,18 +115,18 @@ def _provenance(source: Mapping[str, Any]) -> str:
     if kind == "api-json":
         from gharuntime.builder.api_card import api_json_provenance
 
-        return api_json_provenance(source)
+        return api_json_provenance(provenance)
     if kind == "ghalogs":
         return (
             "Built from the published GHALogs dump (Moriconi et al., MSR 2025: the 5 most recent "
             "runs of workflows in GitHub repositories with more than 100 stars, conclusion success, "
             "failure or timed_out, logs capped at 20 MB). GHALogs has no job ids, no workflow YAML "
             "and no per-job conclusion, so these columns stay null: "
-            f"{', '.join(f'`{c}`' for c in source.get('null_columns', []))}. Row ids are a stable "
-            f"hash: {source.get('id_rule', '')}. `created_at` is the run's start time. "
-            f"Log archive used: {'yes' if source.get('log_archive') else 'no'}."
+            f"{', '.join(f'`{c}`' for c in provenance.get('null_columns', []))}. Row ids are a "
+            f"stable hash: {provenance.get('id_rule', '')}. `created_at` is the run's start time. "
+            f"Log archive used: {'yes' if provenance.get('log_archive') else 'no'}."
         )
-    stores = source.get("stores") or []
+    stores = provenance.get("stores") or []
     names = ", ".join(
         f"`{s.get('name')}` ({s.get('records', 0):,} records"
         f"{', from ' + str(s['meta']['api_url']) if s.get('meta', {}).get('api_url') else ''})"
@@ -213,7 +215,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     durations = jobs["duration_s"].to_numpy()
     _histogram(durations, figures / FIGURE)
 
-    source = manifest.get("source", {})
+    provenance = manifest.get("source", {})
     build = manifest.get("build", {})
     rows = int(manifest["rows"])
     splits = manifest["splits"]
@@ -281,9 +283,9 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     t_min: Any = jobs["created_at"].min()
     t_max: Any = jobs["created_at"].max()
     front = card_front_matter(manifest)
-    if source.get("kind") == "ghalogs":
+    if provenance.get("kind") == "ghalogs":
         front["source_datasets"] = ["GHALogs"]
-    elif source.get("synthetic"):
+    elif provenance.get("synthetic"):
         front["source_datasets"] = ["original"]
         front["tags"] = [*front["tags"], "synthetic"]
         front["pretty_name"] = "GHARuntime (synthetic)"
@@ -291,12 +293,12 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         front["source_datasets"] = ["original"]
     front["license"] = release_licence(manifest)
     limitations = []
-    if source.get("synthetic"):
+    if provenance.get("synthetic"):
         limitations.append(
             "- Synthetic: job timings come from the simulator's hidden cost model; do not report "
             "results on it as results about GitHub Actions."
         )
-    if source.get("kind") == "ghalogs":
+    if provenance.get("kind") == "ghalogs":
         limitations.append(
             "- GHALogs rows have no workflow YAML, so the `config` track's richest inputs are null; "
             "job durations run from the runner's first log line (past the wait for a runner, which "
@@ -307,7 +309,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     ghalogs_citation = (
         "\nThe rows come from GHALogs; cite it too: Moriconi et al., *GHALogs: Large-Scale "
         "Dataset of GitHub Actions Runs*, MSR 2025."
-        if source.get("kind") == "ghalogs"
+        if provenance.get("kind") == "ghalogs"
         else ""
     )
     values = {
@@ -315,7 +317,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "pretty_name": front["pretty_name"],
         "gharuntime_version": manifest.get("gharuntime_version", ""),
         "schema_version": manifest.get("schema_version", ""),
-        "provenance": _provenance(source),
+        "provenance": _provenance(provenance),
         "rows": f"{rows:,}",
         "runs": f"{manifest.get('runs', 0):,}",
         "repositories": f"{manifest.get('repositories', 0):,}",
@@ -325,9 +327,9 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "cross_repo_rule": CONFIGS["cross_repo"]
         + (
             " In this dataset the build fixed: "
-            + ", ".join(f"`{k}` → {v}" for k, v in source["cross_repo_fixed"].items())
+            + ", ".join(f"`{k}` → {v}" for k, v in provenance["cross_repo_fixed"].items())
             + "."
-            if source.get("cross_repo_fixed")
+            if provenance.get("cross_repo_fixed")
             else ""
         ),
         "os_table": os_table,

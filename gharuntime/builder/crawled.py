@@ -10,6 +10,7 @@ else is refused, never removed (`claim_crawl_dir`, the one rule for crawl folder
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +82,7 @@ class CrawledSource:
     def read(self, progress: Progress | None = None) -> Candidates:
         """Crawl, then the store's candidate rows."""
         info = self.crawl(progress)
-        return RawSource([self.raw], source=info, workers=self.workers).read(progress)
+        return RawSource([self.raw], provenance=info, workers=self.workers).read(progress)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,14 @@ def build_from_crawl(
     workers: int = 1,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Shorthand for `build(GitHubSource(...), out, BuildOptions(...))`."""
+    """Deprecated: `build(GitHubSource(raw, opts, client, client.api_url, workers), out,
+    BuildOptions(conclusions=conclusions, previous=previous, progress=progress))`."""
+    warnings.warn(
+        "build_from_crawl is deprecated and will be removed; use "
+        "build(GitHubSource(...), out, BuildOptions(...))",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return build(
         GitHubSource(raw, opts, client, client.api_url, workers),
         out,

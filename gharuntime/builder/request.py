@@ -34,10 +34,11 @@ def parse_conclusions(text: str) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class BuildRequest:
-    """A build: the source's config, the dataset folder, and what every build takes (`previous`
-    as given: a dataset folder or ORG/NAME[@REVISION], opened by run_build)."""
+    """A build: the config of the source kind (`--source KIND` and its options), the dataset
+    folder, and what every build takes (`previous` as given: a dataset folder or
+    ORG/NAME[@REVISION], opened by run_build)."""
 
-    source: SourceConfig
+    config: SourceConfig
     out: Path
     conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS
     rows_per_file: int = DEFAULT_ROWS_PER_FILE
@@ -69,9 +70,9 @@ def run_build(request: BuildRequest, progress: Progress | None = None) -> BuildR
             raise SourceOptionError(str(exc), option="--previous") from None
     # the folder replaced at --out is never one the build reads (a --previous release, a source)
     problem = output_folder_problem(
-        out, [*request.source.reads(), before.root if before is not None else None]
+        out, [*request.config.reads(), before.root if before is not None else None]
     )
     if problem:
         raise SourceOptionError(problem, option="--out")
     options = BuildOptions(request.conclusions, request.rows_per_file, before, progress)
-    return build(request.source.source(), out, options)
+    return build(request.config.source(), out, options)

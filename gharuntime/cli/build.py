@@ -72,6 +72,8 @@ def _summary(result: BuildResult, seconds: float) -> None:
 )
 @click.option(
     "--source",
+    "kind",  # the source kind's name; a Source is what its config makes, the manifest's
+    # `source` section the provenance the build records (docs/maintainer/development.md)
     type=click.Choice(list(SOURCES)),
     default=None,
     help="What to build from (default raw): "
@@ -195,7 +197,7 @@ def build_command(ctx: click.Context, /, **options: Any) -> None:
         if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
     }
     values = {k: v for k, v in options.items() if k in _SOURCE_FIELDS}
-    config = config_from_options(options["source"] or "raw", SourceOptions(**values), given)
+    config = config_from_options(options["kind"] or "raw", SourceOptions(**values), given)
     for warning in config.warnings():
         err_console.print(styled(("warning", "yellow"), f": {warning}"))
     out: Path = options["out"]

@@ -9,7 +9,8 @@ import click
 
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.hub import HUB_ID, open_dataset
+from gharuntime.dataset import open_dataset
+from gharuntime.dataset_ref import HUB_ID
 from gharuntime.jsonout import strict_dumps
 from gharuntime.validation import validate_folder
 

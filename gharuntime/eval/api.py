@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.dataset import LocalDataset
 from gharuntime.eval.evaluate import (
     InvalidSubmission,
     Predictions,
@@ -22,7 +23,6 @@ from gharuntime.eval.provenance import add_provenance, check_not_empty
 from gharuntime.eval.report import result_json
 from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.eval.truth import load_truth, resolve_dataset
-from gharuntime.hub import LocalDataset
 from gharuntime.problems import ProblemLog
 from gharuntime.progress import Progress, say
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gharuntime.dataset import LocalDataset
 from gharuntime.eval.api import (
     DEFAULT_CONFIG,
     DEFAULT_SPLIT,
@@ -21,7 +22,6 @@ from gharuntime.eval.api import (
 )
 from gharuntime.eval.meta import META_FIELDS, MethodMeta
 from gharuntime.eval.metrics import METRICS
-from gharuntime.hub import LocalDataset
 from gharuntime.paths import output_file_problem
 from gharuntime.progress import Progress
 

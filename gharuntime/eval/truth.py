@@ -15,12 +15,14 @@ import polars as pl
 from gharuntime.contract import DATASET_LAYOUT, PRIMARY_TARGET, TARGETS
 from gharuntime.dataset import (
     DatasetError,
+    LocalDataset,
     dataset_revision,
+    open_dataset,
     read_manifest,
     sha256_file,
     split_paths,
 )
-from gharuntime.hub import HUB_ID, LocalDataset, open_dataset
+from gharuntime.dataset_ref import HUB_ID
 from gharuntime.parquet import read_parquet
 from gharuntime.splits import GROUP
 
@@ -40,7 +42,7 @@ test on one or two projects does not have. Runs keep a run's jobs together, as r
 
 def resolve_dataset(spec: str) -> LocalDataset:
     """A local folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked against its
-    manifest (`gharuntime.hub.open_dataset`, in eval's words for a bad --dataset); raises
+    manifest (`gharuntime.dataset.open_dataset`, in eval's words for a bad --dataset); raises
     DatasetError saying what to do instead."""
     path = Path(spec).expanduser()
     if path.exists() and not path.is_dir():

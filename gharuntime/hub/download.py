@@ -1,6 +1,10 @@
 """Download a dataset revision from the Hub into the huggingface_hub cache, check every file the
 manifest lists against its sha256, and hand back the folder (optionally copied to `--to`).
-Nothing is returned, and nothing is written to `--to`, unless every file checks."""
+Nothing is returned, and nothing is written to `--to`, unless every file checks.
+
+Importing this module registers `download` as the opener of Hub ids, so the one resolver
+(`gharuntime.dataset.open_dataset`, also `load`) takes ORG/NAME[@REVISION]; `LocalDataset`,
+`open_dataset` and `load` are re-exported here from where they live, the same objects."""
 
 from __future__ import annotations
 
@@ -8,18 +12,21 @@ import hashlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from gharuntime.contract import DATASET_LAYOUT
-from gharuntime.dataset import MAX_MANIFEST_BYTES, DatasetError, read_manifest, sha256_file
-from gharuntime.dataset import load as load_folder
+from gharuntime.dataset import (
+    MAX_MANIFEST_BYTES,
+    DatasetError,
+    load,
+    open_dataset,
+    read_manifest,
+    sha256_file,
+)
+from gharuntime.dataset_ref import LocalDataset, register_hub_opener
 from gharuntime.folderfiles import folder_files, target_kind
 from gharuntime.hub.quiet import quiet
 from gharuntime.hub.spec import (
-    HUB_ID,
     HubError,
     HubSpec,
     check_token,
@@ -39,35 +46,6 @@ __all__ = [
     "verify_folder",
     "verify_snapshot",
 ]
-
-
-@dataclass(frozen=True)
-class LocalDataset:
-    """A dataset opened for reading, the one reference every reader takes (`open_dataset`
-    makes it): the folder on disk; for one from the Hub, the id, the revision asked for and
-    the exact commit it resolved to."""
-
-    root: Path
-    repo_id: str | None = None
-    revision: str | None = None
-    commit: str | None = None
-
-    @property
-    def spec(self) -> str:
-        """ORG/NAME@REVISION as asked for (the folder's path for a local folder)."""
-        if self.repo_id is None:
-            return str(self.root)
-        return self.repo_id + (f"@{self.revision}" if self.revision else "")
-
-    @property
-    def id(self) -> str:
-        """How results name it: the Hub id as asked for, else the folder's path (`spec`)."""
-        return self.spec
-
-    @property
-    def kind(self) -> str:
-        """ "hub" for a Hub id, "local" for a folder."""
-        return "local" if self.repo_id is None else "hub"
 
 
 def verify_folder(root: Path, *, progress: Progress | None = None) -> None:
@@ -265,46 +243,4 @@ def download(
     return LocalDataset(root=root, repo_id=parsed.repo_id, revision=parsed.revision, commit=commit)
 
 
-def open_dataset(
-    spec: str | Path,
-    *,
-    endpoint: str | None = None,
-    token: str | None = None,
-    progress: Progress | None = None,
-    refuse_links: bool = True,
-) -> LocalDataset:
-    """A dataset folder, or a Hub id ORG/NAME[@REVISION] downloaded and checked first. A
-    folder holding a symlink that leads outside it is refused (DatasetError), so nothing
-    outside a dataset folder is read; `validate` passes refuse_links=False to report each."""
-    path = Path(spec).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise DatasetError(f"{spec}: not a folder; give a dataset folder or ORG/NAME[@REV]")
-        leaving = folder_files(path).leaving if refuse_links else []
-        if leaving:
-            raise DatasetError(
-                f"{spec}: {leaving[0]} is a symlink to {target_kind(path / leaving[0])} "
-                "outside the dataset folder, and nothing outside a dataset folder is read; "
-                "put the file itself there "
-                f"(`gharuntime validate {spec}` lists every such link)"
-            )
-        return LocalDataset(root=path.resolve())
-    if not HUB_ID.match(str(spec)):
-        raise DatasetError(
-            f"{spec}: no such folder, and not a Hub id (ORG/NAME[@REVISION]); give a dataset "
-            "folder or a Hub dataset id"
-        )
-    return download(str(spec), endpoint=endpoint, token=token, progress=progress)
-
-
-def load(
-    source: Path | str,
-    config: str = "temporal",
-    split: str = "train",
-    columns: list[str] | None = None,
-) -> pl.DataFrame:
-    """One split as a polars DataFrame, from a dataset folder or a Hub dataset id
-    ORG/NAME[@REVISION] (downloaded and checked against its manifest on first use)."""
-    if not Path(source).exists() and HUB_ID.match(str(source)):
-        source = open_dataset(str(source)).root
-    return load_folder(source, config, split, columns)
+register_hub_opener(download)

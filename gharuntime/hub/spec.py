@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
@@ -14,6 +13,7 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils._validators import validate_repo_id
 
 from gharuntime.dataset import DatasetError
+from gharuntime.dataset_ref import HUB_ID
 from gharuntime.redact import redact
 
 __all__ = [
@@ -30,11 +30,6 @@ __all__ = [
     "parse_spec",
     "scrub",
 ]
-
-HUB_ID: Final = re.compile(
-    r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?\Z", re.ASCII
-)
-"""A Hugging Face Hub dataset id with an optional revision: owner/name[@revision]."""
 
 DEFAULT_DATASET: Final = "gharuntime/GHARuntime@v1.0"
 """The official benchmark `gharuntime eval` scores against when given no --dataset."""

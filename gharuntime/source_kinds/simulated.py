@@ -8,6 +8,7 @@ world (seed, scale, logs); any other store is refused, never removed (`claim_cra
 from __future__ import annotations
 
 import secrets
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,8 +163,14 @@ def build_from_simulated(
     workers: int = 1,
     previous: DatasetSide | None = None,
 ) -> BuildResult:
-    """Shorthand kept for the scripts that call it: `build(SimulatedConfig(...).source(), out,
-    BuildOptions(...))` (this module holds the simulator; the builder never imports it)."""
+    """Deprecated: `build(SimulatedConfig(raw, seed, scale, logs, workers).source(), out,
+    BuildOptions(conclusions=conclusions, previous=previous, progress=progress))`."""
+    warnings.warn(
+        "build_from_simulated is deprecated and will be removed; use "
+        "build(SimulatedConfig(...).source(), out, BuildOptions(...))",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     config = SimulatedConfig(crawl_dir=raw, seed=seed, scale=scale, logs=logs, workers=workers)
     return build(
         config.source(),
