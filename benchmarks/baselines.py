@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gharuntime.baselines.method import ForbiddenInputError
+from gharuntime.baselines.method import ForbiddenInputError, MethodError
 from gharuntime.baselines.methods import METHODS
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import write_dataset
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                     else None,
                 )
                 wall = time.perf_counter() - t0
-            except ForbiddenInputError as exc:
+            except (ForbiddenInputError, MethodError) as exc:  # e.g. tuning without validation
                 print(f"{track:8} {name:13} refused: {str(exc).split(';')[0]}", file=sys.stderr)
                 continue
             result = evaluate_file(out, dataset, resamples=args.resamples, seed=0, command=command)

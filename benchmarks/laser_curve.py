@@ -70,7 +70,15 @@ PLAN: tuple[Point, ...] = (
     *(Point("temporal", "history", "tiny", e) for e in (1, 4)),
 )
 GROUPS = sorted({p.group for p in PLAN})
-TREES = ("lightgbm", "xgboost", "catboost", "lightgbm-tuned", "xgboost-tuned", "group-median")
+TREES = (
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "lightgbm-tuned",
+    "xgboost-tuned",
+    "group-median",
+    "last-run",
+)
 
 
 def _params(args: argparse.Namespace, point: Point, steps: int, ckpt: Path) -> dict[str, Any]:
@@ -254,11 +262,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.tokenizers is not None:
             cmd += ["--tokenizers", str(args.tokenizers)]
         (runs / p.name).mkdir(exist_ok=True)
-        log = (runs / p.name / "log.txt").open("wb")
-        procs[p.name] = (
-            subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env),
-            time.monotonic(),
-        )
+        with (runs / p.name / "log.txt").open("wb") as log:  # the child holds its own copy
+            procs[p.name] = (
+                subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env),
+                time.monotonic(),
+            )
     by_group = {g: [p.name for p in points if p.group == g] for g in GROUPS}
     last_print = 0.0
     while procs:
@@ -285,6 +293,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if now > args.deadline:
             for name, (proc, _t0) in procs.items():
                 proc.send_signal(signal.SIGKILL)
+                proc.wait()
                 lines = (runs / name / "log.txt").read_text(errors="replace").splitlines()
                 summary["runs"][name] = {"exit": "killed at the deadline", "last": lines[-3:]}
             for group, names in by_group.items():
@@ -305,9 +314,12 @@ def _figure(metric: dict[str, Any]) -> dict[str, Any]:
 
 
 def _committed(results: Path | None, group: str) -> dict[str, float]:
-    """RMSLE of the committed results of the same config and track (the lines on the plot)."""
+    """RMSLE of the committed results of the same config and track (the lines on the plot); on
+    the history track last-run is the reference, not group-median."""
     lines: dict[str, float] = {}
     for tree in TREES:
+        if tree == ("group-median" if group.endswith("-history") else "last-run"):
+            continue
         path = results / f"{group}-{tree}.json" if results else None
         if path is not None and path.is_file():
             doc = json.loads(path.read_text(encoding="utf-8"))
@@ -323,11 +335,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         with tarfile.open(archive) as tar:
             tar.extractall(args.runs / "runs", filter="data")
     figures: dict[str, Any] = {"benchmark": "laser_curve", "points": {}, "lines": {}}
-    device = args.runs / "curve.json"
-    if device.is_file():
-        figures["device_run"] = {
-            k: v for k, v in json.loads(device.read_text()).items() if k != "runs"
-        }
+    figures["device_runs"] = []  # each `run` call's summary: its machine, settings and exits
+    for path in sorted(args.runs.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("benchmark") == "laser_curve" and "runs" in doc:
+            exits = {name: run.get("exit") for name, run in doc["runs"].items()}
+            figures["device_runs"].append({**doc, "file": path.name, "runs": exits})
     for point in _selected(args.only):
         folder = args.runs / "runs" / point.name
         sub = folder / "laser.jsonl"
@@ -335,7 +348,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             continue
         run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         meta = json.loads(SubmissionFiles(sub).meta.read_text(encoding="utf-8"))
-        training = meta["extra"]["method_config"]["training"]
+        training = meta["method_config"]["training"]
         result = evaluate_file(sub, args.dataset, resamples=args.resamples)
         row: dict[str, Any] = {
             **point.__dict__,

@@ -1,0 +1,83 @@
+"""benchmarks/laser_curve.py: the plan the issue asks for, one real point run end to end (train,
+predict, pack, score, plot), and a deadline that kills a run but keeps its log."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tarfile
+from pathlib import Path
+from types import ModuleType
+
+import polars as pl
+import pytest
+
+from gharuntime.dataset import write_dataset
+from gharuntime.fixture import fixture_jobs
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "laser_curve.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("laser_curve_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def yaml_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture job table with each job's own YAML block, which LASER reads."""
+    yaml = "runs-on: ubuntu-latest\nsteps:\n  - run: pytest -q\n"
+    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(yaml).alias("job_yaml"))
+    out = tmp_path_factory.mktemp("curve") / "dataset"
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+def test_the_plan_holds_every_point_of_the_curve() -> None:
+    names = {p.name for p in _script().PLAN}
+    for config in ("temporal", "cross_repo"):
+        for epochs in ("0.25", "0.5", "1", "2", "4"):
+            assert f"{config}-config-tiny-e{epochs}" in names
+        for epochs in ("0.5", "1"):
+            assert f"{config}-config-tiny-256-e{epochs}" in names
+    assert any(n.startswith("temporal-history-tiny-") for n in names)
+
+
+def test_one_point_trains_predicts_packs_and_scores(yaml_dataset: Path, tmp_path: Path) -> None:
+    script = _script()
+    out = tmp_path / "device"
+    point = "temporal-config-tiny-e0.25"
+    common = ["--dataset", str(yaml_dataset), "--only", point]
+    run = ["run", *common, "--out", str(out), "--max-steps", "2", "--samples", "1"]
+    assert script.main([*run, "--batch", "4", "--decode-batch", "8", "--deadline", "900"]) == 0
+    summary = json.loads((out / "curve.json").read_text(encoding="utf-8"))
+    assert summary["runs"][point]["exit"] == 0, summary
+    with tarfile.open(out / "curve-temporal-config.tar.gz") as tar:
+        packed = set(tar.getnames())
+    assert {f"{point}/laser.jsonl", f"{point}/run.json", f"{point}/log.txt"} <= packed
+    assert not any("/ckpt" in name for name in packed)  # checkpoints stay behind
+
+    figures = tmp_path / "curve.json"
+    score = ["score", *common, "--runs", str(out), "--json", str(figures), "--resamples", "20"]
+    assert script.main(score) == 0
+    row = json.loads(figures.read_text(encoding="utf-8"))["points"][point]
+    assert row["steps"] == 2 and row["tokens"] > 0
+    assert row["rmsle"]["ci_low"] <= row["rmsle"]["value"] <= row["rmsle"]["ci_high"]
+    assert figures.with_suffix(".png").stat().st_size > 1000
+
+
+def test_the_deadline_kills_a_run_and_keeps_its_log(yaml_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "device"
+    point = "cross_repo-config-tiny-e4"
+    args = ["run", "--dataset", str(yaml_dataset), "--only", point, "--out", str(out)]
+    assert _script().main([*args, "--deadline", "0"]) == 0
+    summary = json.loads((out / "curve.json").read_text(encoding="utf-8"))
+    assert summary["runs"][point]["exit"] == "killed at the deadline"
+    with tarfile.open(out / "curve-cross_repo-config.tar.gz") as tar:
+        assert f"{point}/log.txt" in tar.getnames()
+        assert f"{point}/laser.jsonl" not in tar.getnames()
