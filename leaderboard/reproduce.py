@@ -130,10 +130,16 @@ def _need(doc: dict[str, Any], path: Path, *keys: str) -> Any:
     return value
 
 
+MACHINE_LOCAL: Final = frozenset({"checkpoint_dir", "stop_after"})
+"""Recorded parameters that name the recording machine's folders or interrupt a run: a re-run
+neither reads nor writes another machine's checkpoint folder, and runs to the end."""
+
+
 def _params(method: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The recorded configuration, restricted to what the method takes as parameters."""
+    """The recorded configuration, restricted to what the method takes as parameters, less the
+    machine-local ones."""
     defaults = getattr(METHODS[method], "defaults", {})
-    return {k: v for k, v in config.items() if k in defaults}
+    return {k: v for k, v in config.items() if k in defaults and k not in MACHINE_LOCAL}
 
 
 def _git(*args: str, cwd: Path | None = None) -> str | None:

@@ -248,3 +248,18 @@ def test_the_tolerance_is_absolute_up_to_1_and_relative_above() -> None:
     assert status_of([Comparison("duration_s.mae.value", 426.0, 426.0 + 1e-6)], 1e-9) == "differs"
     assert status_of([Comparison("duration_s.rmsle.value", 1.2, 1.2)], 1e-9) == "exact"
     assert status_of([Comparison("x", 1.0, None)], 0.02) == "differs"
+
+
+def test_a_rerun_drops_the_recording_machines_checkpoint_folder() -> None:
+    """The real LASER rows were trained on a lent GPU with checkpoint_dir under its /tmp: a
+    re-run takes every recorded parameter but that folder (and stop_after)."""
+    from gharuntime.leaderboard.reproduce import _params
+
+    path = ROOT / "leaderboard/results/gharuntime-real-apache/temporal-config-laser-tiny-256.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    recorded = doc["meta"]["extra"]["method_config"]
+    assert recorded["checkpoint_dir"]  # the GPU machine's folder is on record
+    params = _params("laser", recorded)
+    assert "checkpoint_dir" not in params and "stop_after" not in params
+    assert params["model"] == "tiny-256" and params["max_steps"] == recorded["max_steps"]
+    assert params["batch_size"] == 64
