@@ -328,9 +328,11 @@ def _committed(results: Path | None, group: str) -> dict[str, float]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from gharuntime.dataset import open_dataset
     from gharuntime.eval.api import evaluate_file
     from gharuntime.eval.submission_files import SubmissionFiles
 
+    open_dataset(args.dataset)  # a dataset that cannot be opened is refused before any work
     for archive in sorted(args.runs.glob("curve-*.tar.gz")):
         with tarfile.open(archive) as tar:
             tar.extractall(args.runs / "runs", filter="data")
@@ -344,7 +346,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     for point in _selected(args.only):
         folder = args.runs / "runs" / point.name
         sub = folder / "laser.jsonl"
-        if not sub.is_file():
+        needed = (sub, folder / "run.json", SubmissionFiles(sub).meta)
+        missing = [p.name for p in needed if not p.is_file()]
+        if missing:  # killed, or not run: its log says how far it got
+            if folder.is_dir():
+                print(f"{point.name}: unfinished (no {', '.join(missing)})", file=sys.stderr)
             continue
         run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         meta = json.loads(SubmissionFiles(sub).meta.read_text(encoding="utf-8"))
@@ -477,9 +483,16 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
     handler = {"tokenizers": cmd_tokenizers, "run": cmd_run, "one": cmd_one, "score": cmd_score}
+    from gharuntime.errors import GharuntimeError
+
     try:
         return handler[args.command](args)
-    except Exception:
+    except GharuntimeError as exc:  # bad input: what, where and the fix, no traceback
+        where = f" ({exc.where})" if exc.where else ""
+        fix = f"\n  fix: {exc.fix}" if exc.fix else ""
+        print(f"error: {exc}{where}{fix}", file=sys.stderr)
+        return 2
+    except Exception:  # a bug: the whole traceback
         traceback.print_exc()
         return 1
 

@@ -71,7 +71,9 @@ def test_one_point_trains_predicts_packs_and_scores(yaml_dataset: Path, tmp_path
     assert figures.with_suffix(".png").stat().st_size > 1000
 
 
-def test_the_deadline_kills_a_run_and_keeps_its_log(yaml_dataset: Path, tmp_path: Path) -> None:
+def test_the_deadline_kills_a_run_and_keeps_its_log(
+    yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "device"
     point = "cross_repo-config-tiny-e4"
     args = ["run", "--dataset", str(yaml_dataset), "--only", point, "--out", str(out)]
@@ -81,3 +83,16 @@ def test_the_deadline_kills_a_run_and_keeps_its_log(yaml_dataset: Path, tmp_path
     with tarfile.open(out / "curve-cross_repo-config.tar.gz") as tar:
         assert f"{point}/log.txt" in tar.getnames()
         assert f"{point}/laser.jsonl" not in tar.getnames()
+    capsys.readouterr()
+    score = ["score", "--dataset", str(yaml_dataset), "--runs", str(out), "--only", point]
+    assert _script().main(score) == 0  # the killed point is named, not scored
+    assert f"{point}: unfinished" in capsys.readouterr().err
+
+
+def test_a_missing_dataset_is_an_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["score", "--dataset", str(tmp_path / "nowhere"), "--runs", str(tmp_path)]
+    assert _script().main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
