@@ -309,10 +309,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 # --- stage 3: score and plot --------------------------------------------------------------------
 
 
-def _figure(metric: dict[str, Any]) -> dict[str, Any]:
-    return {k: metric.get(k) for k in ("value", "ci_low", "ci_high")}
-
-
 def _committed(results: Path | None, group: str) -> dict[str, float]:
     """RMSLE of the committed results of the same config and track (the lines on the plot); on
     the history track last-run is the reference, not group-median."""
@@ -328,6 +324,8 @@ def _committed(results: Path | None, group: str) -> dict[str, float]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from laser_real import _figure
+
     from gharuntime.dataset import open_dataset
     from gharuntime.eval.api import evaluate_file
     from gharuntime.eval.submission_files import SubmissionFiles
