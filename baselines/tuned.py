@@ -28,6 +28,7 @@ from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
 from gharuntime.baselines.journal import TuningJournal
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.params import Spec
+from gharuntime.errors import GharuntimeError
 from gharuntime.progress import Progress, say
 
 __all__ = ["SEARCH_SPACES", "LightGBMTuned", "XGBoostTuned"]
@@ -239,9 +240,10 @@ class _Tuned(GBDT):
         return m
 
 
-class _Replayed(Exception):
+class _Replayed(GharuntimeError):
     """The journal's trials are not those the seeded sampler asks again (never seen: the same
-    inputs give the same trials); the study is started over rather than mixed."""
+    inputs give the same trials); the study is started over rather than mixed. Caught in this
+    module; a GharuntimeError like every library exception, should it ever escape."""
 
 
 class _Defaults:
