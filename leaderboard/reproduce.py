@@ -11,6 +11,7 @@ value and interval with the recorded ones. A method states how exactly it reprod
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -187,6 +188,19 @@ def _commit_reason(recorded: str | None, method: str) -> str | None:
     )
 
 
+def _device_reason(method_config: dict[str, Any]) -> str | None:
+    """Where the recorded training ran, against where the re-run trained, when they differ (a
+    LASER result trained on a GPU and re-run on a CPU: float sums differ from the first step)."""
+    training = method_config.get("training")
+    then = training.get("device") if isinstance(training, dict) else None
+    if not isinstance(then, str) or importlib.util.find_spec("torch") is None:
+        return None
+    from gharuntime.baselines.laser.train import device_kind
+
+    now = device_kind()
+    return None if now == then else f"trained on {then} then, on {now} now"
+
+
 def _numbers(result: dict[str, Any]) -> dict[str, float | None]:
     """Every metric's value and interval bounds, by target.metric.field."""
     found: dict[str, float | None] = {}
@@ -354,6 +368,9 @@ def reproduce_result(
         why = _commit_reason(provenance.get("git_commit"), method)
         if why:
             reasons.append(why)
+        device = _device_reason(method_config)
+        if device:
+            reasons.append(device)
         if provenance.get("gharuntime_version") not in (None, __version__):
             reasons.append(
                 f"gharuntime {provenance.get('gharuntime_version')} then, {__version__} now"

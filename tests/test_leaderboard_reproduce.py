@@ -263,3 +263,22 @@ def test_a_rerun_drops_the_recording_machines_checkpoint_folder() -> None:
     assert "checkpoint_dir" not in params and "stop_after" not in params
     assert params["model"] == "tiny-256" and params["max_steps"] == recorded["max_steps"]
     assert params["batch_size"] == 64
+
+
+def test_a_result_trained_on_another_device_says_so() -> None:
+    """The real LASER rows were trained on a GPU: a re-run on this CPU names both devices."""
+    from gharuntime.baselines.laser.train import device_kind
+    from gharuntime.leaderboard.reproduce import _device_reason
+
+    path = ROOT / "leaderboard/results/gharuntime-real-apache/temporal-config-laser.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))["meta"]["extra"]["method_config"]
+    then = recorded["training"]["device"]
+    assert then.startswith("cuda")
+    now = device_kind()
+    reason = _device_reason(recorded)
+    if now == then:  # a CUDA machine of the same kind: nothing to say
+        assert reason is None
+    else:
+        assert reason == f"trained on {then} then, on {now} now"
+    assert _device_reason({**recorded, "training": {**recorded["training"], "device": now}}) is None
+    assert _device_reason({"model": "tiny"}) is None  # a method that records no device
