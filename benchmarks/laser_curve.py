@@ -449,20 +449,22 @@ def _plot(figures: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     tok = sub.add_parser("tokenizers", help="one tokenizer per (config, track), shared")
     run = sub.add_parser("run", help="every point, concurrently, under a deadline")
     one = sub.add_parser("one", help="one point (run's child process)")
     score = sub.add_parser("score", help="score, pair with the trees, plot")
     for p in (tok, run, one, score):
-        p.add_argument("--dataset", type=Path, required=True)
+        p.add_argument("--dataset", type=Path, required=True, help="a gharuntime dataset folder")
         p.add_argument("--only", help="keep the points whose name holds one of these words")
     for p in (run, one):
-        p.add_argument("--batch", type=int, default=64)
+        p.add_argument("--batch", type=int, default=64, help="jobs a training step [64]")
         p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "auto"])
-        p.add_argument("--decode-batch", type=int, default=256)
-        p.add_argument("--tokenizers", type=Path)
+        p.add_argument("--decode-batch", type=int, default=256, help="prompts a decoding batch")
+        p.add_argument("--tokenizers", type=Path, help="the `tokenizers` stage's --out")
         p.add_argument("--samples", type=int, default=16, help="draws per job")
         p.add_argument("--max-steps", type=int, help="cap every run's steps (a smoke test)")
     tok.add_argument("--out", type=Path, required=True)
