@@ -80,6 +80,17 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _inputs(**fields: Any) -> dict[str, Any]:
+    """`fields` with what every recorded input set carries: the record version, the code's
+    hash and the library versions (fingerprints sort keys, so their order is free)."""
+    return {
+        "record_version": RECORD_VERSION,
+        **fields,
+        "code_sha256": code_fingerprint(),
+        "libraries": library_versions(),
+    }
+
+
 def step_inputs(
     *,
     method: str,
@@ -90,17 +101,14 @@ def step_inputs(
     dataset_revision: str,
 ) -> dict[str, Any]:
     """Everything a step's result depends on, as JSON."""
-    return {
-        "record_version": RECORD_VERSION,
-        "method": method,
-        "params": params,
-        "config": config,
-        "track": track,
-        "resamples": resamples,
-        "dataset_revision": dataset_revision,
-        "code_sha256": code_fingerprint(),
-        "libraries": library_versions(),
-    }
+    return _inputs(
+        method=method,
+        params=params,
+        config=config,
+        track=track,
+        resamples=resamples,
+        dataset_revision=dataset_revision,
+    )
 
 
 def fit_inputs(
@@ -116,18 +124,15 @@ def fit_inputs(
     """Everything one fit depends on, as JSON: what keys a resumable fit's journal (the tuned
     trees' Optuna studies, gharuntime.baselines.journal), with the same code and library parts
     as a step's inputs."""
-    return {
-        "record_version": RECORD_VERSION,
-        "method": method,
-        "method_version": method_version,
-        "params": params,
-        "seed": seed,
-        "config": config,
-        "track": track,
-        "dataset_revision": dataset_revision,
-        "code_sha256": code_fingerprint(),
-        "libraries": library_versions(),
-    }
+    return _inputs(
+        method=method,
+        method_version=method_version,
+        params=params,
+        seed=seed,
+        config=config,
+        track=track,
+        dataset_revision=dataset_revision,
+    )
 
 
 def changed_inputs(before: Any, now: dict[str, Any]) -> list[str]:
