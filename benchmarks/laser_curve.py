@@ -99,8 +99,15 @@ def _params(args: argparse.Namespace, point: Point, steps: int, ckpt: Path) -> d
 
 
 def _selected(only: str | None) -> list[Point]:
+    """The plan's points whose name holds one of `only`'s words (all without it); SystemExit 2
+    naming the points when none matches, rather than a run of nothing."""
     words = [w for w in (only or "").split(",") if w]
-    return [p for p in PLAN if not words or any(w in p.name for w in words)]
+    points = [p for p in PLAN if not words or any(w in p.name for w in words)]
+    if not points:
+        names = ", ".join(p.name for p in PLAN)
+        print(f"error: --only {only!r} matches no point; the points are: {names}", file=sys.stderr)
+        raise SystemExit(2)
+    return points
 
 
 # --- stage 1: tokenizers -----------------------------------------------------------------------
@@ -389,6 +396,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"[{row['rmsle']['ci_low']:.3f}, {row['rmsle']['ci_high']:.3f}]",
             file=sys.stderr,
         )
+    if not figures["points"]:
+        print(
+            f"error: no finished point under {args.runs}/runs (or its curve-*.tar.gz); "
+            "give `run`'s --out or --pack-to folder",
+            file=sys.stderr,
+        )
+        return 2
     for group in GROUPS:
         figures["lines"][group] = _committed(args.results, group)
     if args.json is not None:

@@ -85,8 +85,9 @@ def test_the_deadline_kills_a_run_and_keeps_its_log(
         assert f"{point}/laser.jsonl" not in tar.getnames()
     capsys.readouterr()
     score = ["score", "--dataset", str(yaml_dataset), "--runs", str(out), "--only", point]
-    assert _script().main(score) == 0  # the killed point is named, not scored
-    assert f"{point}: unfinished" in capsys.readouterr().err
+    assert _script().main(score) == 2  # the killed point is named, not scored: none left
+    err = capsys.readouterr().err
+    assert f"{point}: unfinished" in err and "no finished point" in err
 
 
 def test_a_missing_dataset_is_an_error_not_a_traceback(
@@ -96,3 +97,19 @@ def test_a_missing_dataset_is_an_error_not_a_traceback(
     assert _script().main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err
+
+
+def test_an_only_that_matches_nothing_and_an_empty_runs_folder_are_refused(
+    yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script()
+    run = ["run", "--dataset", str(yaml_dataset), "--out", str(tmp_path / "o"), "--only", "e9"]
+    with pytest.raises(SystemExit) as exc:
+        script.main(run)
+    assert exc.value.code == 2
+    assert "matches no point" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()  # nothing started, nothing written
+    score = ["score", "--dataset", str(yaml_dataset), "--runs", str(tmp_path / "empty")]
+    assert script.main(score) == 2
+    err = capsys.readouterr().err
+    assert "no finished point" in err and "Traceback" not in err
