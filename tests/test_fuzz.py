@@ -1033,6 +1033,7 @@ _BAD_BY_KIND = {
     "int": ["abc", "1.5", "true", "NaN", "Infinity", "1e999", "[]", "-1", str(10**12)],
     "float": ["abc", "true", "NaN", "Infinity", "-Infinity", "1e999", "[]", "-1"],
     "choice": ["abc", "1", "null", "[]"],
+    "bool": ["abc", "1", "0", "null", "[]", '"true"'],
     "text": ["1", "[]", '""', "true", '"a\\u0000b"'],
 }
 

@@ -268,3 +268,36 @@ def test_auto_precision_reads_the_device_table(tokenizer, examples) -> None:  # 
     cfg = TrainConfig(max_steps=1, warmup_steps=1)
     summary = train(_model(tokenizer), examples, tokenizer.pad_token_id, cfg).summary()
     assert (summary["device"], summary["precision"]) == (kind, PRECISION_BY_DEVICE[kind])
+
+
+def test_compiled_training_follows_the_eager_loss_curve(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    """compile=True runs the training forward through torch.compile (dynamic shapes: the
+    micro-batches have different widths) and trains the same model: the seeded loss curve
+    agrees with the eager one to float rounding, the summary says it was compiled, and the
+    caller's model comes back uncompiled (its weights under their own names, for predict)."""
+    curves, weights = {}, {}
+    for compiled in (False, True):
+        model = _model(tokenizer)
+        cfg = TrainConfig(max_steps=6, lr=3e-3, warmup_steps=2, precision="fp32", compile=compiled)
+        result = train(model, examples, tokenizer.pad_token_id, cfg)
+        assert result.summary()["compiled"] is compiled
+        curves[compiled], weights[compiled] = result.losses, _weights(model)
+        assert type(model).__name__ == "MistralForCausalLM"
+        assert not any("_orig_mod" in k for k in model.state_dict())
+    assert len(curves[True]) == 6 and curves[True][-1] < curves[True][0]
+    for a, b in zip(curves[False], curves[True], strict=True):
+        assert abs(a - b) <= 1e-3 + 1e-3 * a, curves
+    for k, v in weights[False].items():
+        assert torch.allclose(v, weights[True][k], atol=1e-3), k  # type: ignore[call-overload]
+
+
+def test_a_resume_may_switch_compile_on(tokenizer, examples, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """compile changes how fast, not what is trained: it is not in the checkpoint's fingerprint."""
+    base = TrainConfig(max_steps=4, lr=3e-3, warmup_steps=1, precision="fp32")
+    assert (
+        base.fingerprint_fields()
+        == TrainConfig(
+            max_steps=4, lr=3e-3, warmup_steps=1, precision="fp32", compile=True
+        ).fingerprint_fields()
+    )
+    assert "compile" not in base.fingerprint_fields()

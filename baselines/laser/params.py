@@ -33,6 +33,7 @@ SPECS: Final[dict[str, Spec]] = {
     "temperature": Spec("float", 0, 100, low_open=True),
     "decode_batch_size": Spec("int", 1, 65_536),
     "precision": Spec("choice", choices=("auto", "fp32", "bf16")),
+    "compile": Spec("bool"),
     "threads": Spec("int", 0, 4096),
     "train_fraction": Spec("float", 0, 1, low_open=True),
     "checkpoint_dir": Spec("text", optional=True),

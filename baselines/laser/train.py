@@ -95,6 +95,7 @@ class TrainConfig:
     min_lr_ratio: float = 0.1
     max_grad_norm: float = 1.0
     precision: str = "auto"  # auto | fp32 | bf16
+    compile: bool = False  # torch.compile the training forward (dynamic shapes)
     seed: int = 0
     checkpoint_dir: str | None = None
     checkpoint_every: int = 50
@@ -127,8 +128,8 @@ class TrainConfig:
     def fingerprint_fields(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not where or when to stop)."""
         d = asdict(self)
-        for k in ("checkpoint_dir", "checkpoint_every", "stop_after"):
-            d.pop(k)
+        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "compile"):
+            d.pop(k)  # compile changes how fast, not what is trained: a resume may switch it
         if self.lr_schedule == "constant":  # the step count changes nothing before the end
             d.pop("max_steps")
         return d
@@ -154,6 +155,7 @@ class TrainResult:
     seconds: float = 0.0
     precision: str = "fp32"
     device: str = "cpu"  # device_kind(): the row of PRECISION_BY_DEVICE precision=auto read
+    compiled: bool = False
     processes: int = 1
     stopped_early: bool = False
     skipped_steps: int = 0  # steps whose gradient was not finite: no update
@@ -176,6 +178,7 @@ class TrainResult:
             "tokens_per_s": round(self.tokens_per_s, 1),
             "precision": self.precision,
             "device": self.device,
+            "compiled": self.compiled,
             "processes": self.processes,
             "skipped_steps": self.skipped_steps,
             **(
@@ -375,6 +378,9 @@ def train(
     )
     model, optimizer = accelerator.prepare(model, optimizer)
     model.train()
+    # compiled as a wrapper, so the caller's model (predicted with next) is left uncompiled;
+    # dynamic shapes: every micro-batch has its own width, and one graph serves them all
+    forward = _compiled(model) if config.compile else model
 
     start = 0
     ckpt = Path(config.checkpoint_dir) if config.checkpoint_dir else None
@@ -397,6 +403,7 @@ def train(
         precision=precision,
         device=device_kind(),
         processes=procs,
+        compiled=config.compile,
     )
     device = accelerator.device
     pending: list[Any] = []  # this call's step losses not yet read back from the device
@@ -419,7 +426,7 @@ def train(
             last = m == len(batches) - 1
             ctx = accelerator.no_sync(model) if not last else nullcontext()
             with ctx, torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
-                loss_sum, _ = target_loss(model, moved)
+                loss_sum, _ = target_loss(forward, moved)
                 loss = loss_sum * procs / n_target  # DDP averages the processes' gradients
             accelerator.backward(loss)
             total = total + loss.detach()  # stays on the device: no sync per micro-batch
@@ -479,6 +486,21 @@ def train(
     model.eval()
     accelerator.free_memory()
     return result
+
+
+def _compiled(model: Any) -> Any:
+    """`torch.compile(model, dynamic=True)`. Importing torch's compiler makes torch warn about
+    its own deprecated `torch.jit.script_method` (torch/utils/mkldnn.py); that warning is
+    torch's business, not the user's, so it is silenced here and nowhere else."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", "`torch.jit.script_method` is deprecated", DeprecationWarning
+        )
+        return torch.compile(model, dynamic=True)
 
 
 def _validate(
