@@ -1,0 +1,90 @@
+"""benchmarks/laser_cpu_train.py and benchmarks/laser_fit_split.py, each run end to end on the
+fixture jobs: the sides and the fit are real trainings, and what they print is what they
+measured (tokens a second of the trainings they ran, not fixed numbers)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import polars as pl
+import pytest
+
+from gharuntime.dataset import write_dataset
+from gharuntime.fixture import fixture_jobs
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"{name}_script", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def yaml_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture job table with each job's own YAML block, which LASER reads."""
+    yaml = "runs-on: ubuntu-latest\nsteps:\n  - run: pytest -q\n"
+    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(yaml).alias("job_yaml"))
+    out = tmp_path_factory.mktemp("speed") / "dataset"
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+def _last_json(out: str) -> dict[str, object]:
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_cpu_train_runs_one_and_two_process_sides_on_real_trainings(
+    yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script("laser_cpu_train")
+    args = ["run", "--dataset", str(yaml_dataset), "--work", str(tmp_path / "work")]
+    args += ["--sizes", "tiny", "--rows", "24", "--rounds", "1", "--steps", "2", "--warmup", "1"]
+    assert script.main([*args, "--only", "fp32 1x2,bf16 2x1"]) == 0
+    result = _last_json(capsys.readouterr().out)
+    tiny = result["sizes"]["tiny"]  # type: ignore[index]
+    speeds = tiny["tokens_per_s"]
+    assert set(speeds) == {"fp32 1x2", "bf16 2x1"}
+    assert all(v > 0 for v in speeds.values())
+    # each side trained: a finite loss, and the ratio is the two speeds measured
+    assert tiny["vs_fp32_1x2"]["bf16 2x1"] == round(speeds["bf16 2x1"] / speeds["fp32 1x2"], 3)
+    assert result["examples"]["jobs"] == 24  # type: ignore[index]
+
+
+def test_cpu_train_refuses_a_missing_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script("laser_cpu_train")
+    assert script.main(["run", "--dataset", str(tmp_path / "nowhere")]) == 2
+    assert "no dataset folder" in capsys.readouterr().err
+
+
+def test_fit_split_times_a_whole_fit_against_the_bare_loop(
+    yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script("laser_fit_split")
+    out = tmp_path / "fit.json"
+    args = ["--dataset", str(yaml_dataset), "--work", str(tmp_path / "work"), "--json", str(out)]
+    args += ["--epochs", "0.5", "--validations", "2", "--bare-steps", "2", "--bare-rounds", "1"]
+    assert script.main(args) == 0
+    result = _last_json(capsys.readouterr().out)
+    assert json.loads(out.read_text(encoding="utf-8")) == result
+    assert result["steps"] >= 1 and result["fit_tokens"] > 0  # type: ignore[operator]
+    assert result["validation_by_step"]  # validation ran inside the timed fit
+    fit, bare = result["fit_tokens_per_s"], result["bare_tokens_per_s"]
+    assert result["ratio_fit_vs_bare"] == round(fit / bare, 3)  # type: ignore[operator]
+    # a second run into the same work folder would resume, and its time is not a whole run's
+    assert script.main(args) == 2
+    assert "resumed" in capsys.readouterr().err
