@@ -3,39 +3,22 @@ predict, pack, score, plot), and a deadline that kills a run but keeps its log."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import tarfile
 from pathlib import Path
 from types import ModuleType
 
-import polars as pl
 import pytest
-
-from gharuntime.dataset import write_dataset
-from gharuntime.fixture import fixture_jobs
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "laser_curve.py"
+from script_support import load_script, write_yaml_dataset
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("laser_curve_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("laser_curve")
 
 
 @pytest.fixture(scope="module")
 def yaml_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture job table with each job's own YAML block, which LASER reads."""
-    yaml = "runs-on: ubuntu-latest\nsteps:\n  - run: pytest -q\n"
-    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(yaml).alias("job_yaml"))
-    out = tmp_path_factory.mktemp("curve") / "dataset"
-    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
-    return out
+    return write_yaml_dataset(tmp_path_factory.mktemp("curve") / "dataset")
 
 
 def test_the_plan_holds_every_point_of_the_curve() -> None:

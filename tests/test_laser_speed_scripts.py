@@ -4,42 +4,20 @@ measured (tokens a second of the trainings they ran, not fixed numbers)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
-import polars as pl
 import pytest
-
-from gharuntime.dataset import write_dataset
-from gharuntime.fixture import fixture_jobs
+from script_support import load_script, write_yaml_dataset
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"{name}_script", BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
 def yaml_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture job table with each job's own YAML block, which LASER reads."""
-    yaml = "runs-on: ubuntu-latest\nsteps:\n  - run: pytest -q\n"
-    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(yaml).alias("job_yaml"))
-    out = tmp_path_factory.mktemp("speed") / "dataset"
-    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
-    return out
+    return write_yaml_dataset(tmp_path_factory.mktemp("speed") / "dataset")
 
 
 def _last_json(out: str) -> dict[str, object]:
@@ -49,7 +27,7 @@ def _last_json(out: str) -> dict[str, object]:
 def test_cpu_train_runs_one_and_two_process_sides_on_real_trainings(
     yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script("laser_cpu_train")
+    script = load_script("laser_cpu_train")
     args = ["run", "--dataset", str(yaml_dataset), "--work", str(tmp_path / "work")]
     args += ["--sizes", "tiny", "--rows", "24", "--rounds", "1", "--steps", "2", "--warmup", "1"]
     assert script.main([*args, "--only", "fp32 1x2,bf16 2x1"]) == 0
@@ -66,7 +44,7 @@ def test_cpu_train_runs_one_and_two_process_sides_on_real_trainings(
 def test_cpu_train_refuses_a_missing_dataset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script("laser_cpu_train")
+    script = load_script("laser_cpu_train")
     assert script.main(["run", "--dataset", str(tmp_path / "nowhere")]) == 2
     assert "no dataset folder" in capsys.readouterr().err
 
@@ -74,7 +52,7 @@ def test_cpu_train_refuses_a_missing_dataset(
 def test_fit_split_times_a_whole_fit_against_the_bare_loop(
     yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script("laser_fit_split")
+    script = load_script("laser_fit_split")
     out = tmp_path / "fit.json"
     args = ["--dataset", str(yaml_dataset), "--work", str(tmp_path / "work"), "--json", str(out)]
     args += ["--epochs", "0.5", "--validations", "2", "--bare-steps", "2", "--bare-rounds", "1"]
