@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gharuntime.errors import GharuntimeError
+
 JOBS_PER_STEP = 8
 
 
@@ -216,6 +218,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -224,14 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     for p in (ap, run):
         p.add_argument("--dataset", type=Path, default=Path("/work/data/gharuntime-real-apache"))
         p.add_argument("--tokenizer", type=Path, help="a saved tokenizer folder (else trained)")
-        p.add_argument("--rows", type=int, default=2000, help="training jobs sampled")
+        p.add_argument("--rows", type=_positive, default=2000, help="training jobs sampled")
         p.add_argument("--sizes", default="tiny,tiny-256")
         p.add_argument("--only", help="comma-separated side names")
-        p.add_argument("--rounds", type=int, default=3)
+        p.add_argument("--rounds", type=_positive, default=3)
         p.add_argument("--work", type=Path, default=Path("work/laser_cpu_train"))
     for p in (ap, run, worker):
-        p.add_argument("--steps", type=int, default=24, help="timed optimizer steps")
-        p.add_argument("--warmup", type=int, default=4, help="untimed steps first")
+        p.add_argument("--steps", type=_positive, default=24, help="timed optimizer steps")
+        p.add_argument("--warmup", type=_positive, default=4, help="untimed steps first")
     worker.add_argument("--work", type=Path, required=True)
     worker.add_argument("--size", required=True)
     worker.add_argument("--precision", required=True)
@@ -245,7 +254,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.dataset.is_dir():
         print(f"error: no dataset folder at {args.dataset}", file=sys.stderr)
         return 2
-    return cmd_run(args)
+    sizes, names = args.sizes.split(","), [s.name for s in SIDES]
+    bad = [x for x in sizes if x not in ("tiny", "tiny-256", "small")]
+    bad += [x for x in (args.only.split(",") if args.only else []) if x not in names]
+    if bad:
+        print(
+            f"error: unknown {', '.join(map(repr, bad))}; --sizes takes tiny, tiny-256, small "
+            f"and --only the sides {', '.join(names)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return cmd_run(args)
+    except GharuntimeError as exc:  # a dataset without the temporal train split, say
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

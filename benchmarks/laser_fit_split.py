@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gharuntime.errors import GharuntimeError
+
 GOAL = 0.8
 
 
@@ -57,16 +59,30 @@ def _bare_tokens_per_s(method: Any, examples: list[Any], steps: int, precision: 
     return tokens / (time.perf_counter() - t0)
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _epochs(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be a number of epochs in (0, 1000], not {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", type=Path, default=Path("/work/data/gharuntime-real-apache"))
     ap.add_argument("--model", default="tiny", choices=["tiny", "tiny-256"])
-    ap.add_argument("--epochs", type=float, default=1.0)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--validations", type=int, default=8)
-    ap.add_argument("--checkpoint-every", type=int, default=1000)
-    ap.add_argument("--bare-steps", type=int, default=400)
-    ap.add_argument("--bare-rounds", type=int, default=2)
+    ap.add_argument("--epochs", type=_epochs, default=1.0)
+    ap.add_argument("--threads", type=_positive, default=2)
+    ap.add_argument("--validations", type=_positive, default=8)
+    ap.add_argument("--checkpoint-every", type=_positive, default=1000)
+    ap.add_argument("--bare-steps", type=_positive, default=400)
+    ap.add_argument("--bare-rounds", type=_positive, default=2)
     ap.add_argument("--work", type=Path, default=Path("work/laser_fit_split"))
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -74,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no dataset folder at {args.dataset}", file=sys.stderr)
         return 2
 
+    try:
+        return _run(args)
+    except GharuntimeError as exc:  # no temporal validation split, no job_yaml, ...
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 

@@ -66,3 +66,47 @@ def test_fit_split_times_a_whole_fit_against_the_bare_loop(
     # a second run into the same work folder would resume, and its time is not a whole run's
     assert script.main(args) == 2
     assert "resumed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--sizes", "huge"], "unknown 'huge'"),
+        (["--only", "fp16 9x9"], "unknown 'fp16 9x9'"),
+    ],
+)
+def test_cpu_train_refuses_unknown_sizes_and_sides_before_any_work(
+    yaml_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    says: str,
+) -> None:
+    work = tmp_path / "work"
+    run = ["run", "--dataset", str(yaml_dataset), "--work", str(work), *args]
+    assert load_script("laser_cpu_train").main(run) == 2
+    assert says in capsys.readouterr().err
+    assert not work.exists()  # refused before anything was prepared
+
+
+@pytest.mark.parametrize("args", [["--validations", "0"], ["--epochs", "-1"], ["--rounds", "0"]])
+def test_the_scripts_refuse_bad_counts_with_a_usage_error(
+    yaml_dataset: Path, args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "laser_cpu_train" if args[0] == "--rounds" else "laser_fit_split"
+    full = (["run"] if name == "laser_cpu_train" else []) + ["--dataset", str(yaml_dataset), *args]
+    with pytest.raises(SystemExit) as exit_:
+        load_script(name).main(full)
+    assert exit_.value.code == 2
+    assert "must be" in capsys.readouterr().err
+
+
+def test_fit_split_names_a_dataset_without_the_split_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "not-a-dataset"
+    empty.mkdir()
+    args = ["--dataset", str(empty), "--work", str(tmp_path / "work")]
+    assert load_script("laser_fit_split").main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(empty) in err
