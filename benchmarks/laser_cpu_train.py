@@ -6,12 +6,14 @@ Every side trains the same model (`tiny` or `tiny-256`, the same seeded initial 
 steps after --warmup steps that are not timed (torch.compile compiles in those). Each side is
 its own fresh process or processes, so no side inherits another's threads or caches:
 
-- `fp32 1x2`: one process, 2 threads, float32: today's setting, the reference;
-- `bf16 1x2`: one process, 2 threads, bf16 autocast (`precision=auto` on avx512_bf16 today);
+- `fp32 1x2 left`: one process, 2 threads, float32, left-padded batches (`padding="left"`):
+  the training as it was before issue #41, the reference;
+- `fp32 1x2`: the same with right-padded batches (the default since): causal attention alone;
+- `bf16 1x2`: one process, 2 threads, bf16 autocast (`precision=auto` on avx512_bf16);
 - `bf16 2x1`: two processes of one thread each (`accelerate launch`, gloo), micro-batches of 4
   jobs, so a step is still 8 jobs (the DDP rule: P processes x micro-batch = jobs a step);
 - `bf16 1x2 compiled`: one process with `compile=True` (torch.compile of the training forward,
-  dynamic shapes; it compiles during the untimed steps).
+  dynamic shapes, attention in matrix form; it compiles during the untimed steps).
 
 Sides run interleaved round by round, each going first in turn; the median of --rounds rounds
 counts. Tokens are non-padding tokens of all processes. The load average is printed; the last
@@ -49,6 +51,7 @@ class Side:
     precision: str
     processes: int
     compile: bool = False
+    padding: str = "right"
 
     @property
     def threads(self) -> int:
@@ -56,12 +59,13 @@ class Side:
 
 
 SIDES = (
+    Side("fp32 1x2 left", "fp32", 1, padding="left"),
     Side("fp32 1x2", "fp32", 1),
     Side("bf16 1x2", "bf16", 1),
     Side("bf16 2x1", "bf16", 2),
     Side("bf16 1x2 compiled", "bf16", 1, compile=True),
 )
-REFERENCE = "fp32 1x2"
+REFERENCE = "fp32 1x2 left"
 
 
 def _prepare(dataset: Path, rows: int, tokenizer: Path | None, work: Path) -> dict[str, Any]:
@@ -119,6 +123,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "warmup_steps": 2,
         "precision": args.precision,
         "compile": args.compile,
+        "padding": args.padding,
         "lr_schedule": "constant",
     }
     train(model, examples, tok.pad_token_id, TrainConfig(max_steps=args.warmup, **common))
@@ -160,6 +165,7 @@ def _run_side(side: Side, size: str, args: argparse.Namespace, out: Path) -> dic
         "--precision", side.precision, "--threads", str(side.threads),
         "--micro-batch", str(JOBS_PER_STEP // side.processes),
         "--steps", str(args.steps), "--warmup", str(args.warmup), "--out", str(out),
+        "--padding", side.padding,
     ] + (["--compile"] if side.compile else [])  # fmt: skip
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -247,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("--threads", type=int, required=True)
     worker.add_argument("--micro-batch", type=int, required=True)
     worker.add_argument("--compile", action="store_true")
+    worker.add_argument("--padding", choices=("right", "left"), default="right")
     worker.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.cmd == "worker":

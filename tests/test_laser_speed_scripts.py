@@ -30,14 +30,18 @@ def test_cpu_train_runs_one_and_two_process_sides_on_real_trainings(
     script = load_script("laser_cpu_train")
     args = ["run", "--dataset", str(yaml_dataset), "--work", str(tmp_path / "work")]
     args += ["--sizes", "tiny", "--rows", "24", "--rounds", "1", "--steps", "2", "--warmup", "1"]
-    assert script.main([*args, "--only", "fp32 1x2,bf16 2x1"]) == 0
+    assert script.main([*args, "--only", "fp32 1x2 left,fp32 1x2,bf16 2x1"]) == 0
     result = _last_json(capsys.readouterr().out)
     tiny = result["sizes"]["tiny"]  # type: ignore[index]
     speeds = tiny["tokens_per_s"]
-    assert set(speeds) == {"fp32 1x2", "bf16 2x1"}
+    assert set(speeds) == {"fp32 1x2 left", "fp32 1x2", "bf16 2x1"}
     assert all(v > 0 for v in speeds.values())
-    # each side trained: a finite loss, and the ratio is the two speeds measured
-    assert tiny["vs_fp32_1x2"]["bf16 2x1"] == round(speeds["bf16 2x1"] / speeds["fp32 1x2"], 3)
+    # the reference is the left-padded training, and the ratios are the speeds measured
+    ratios = tiny["vs_fp32_1x2_left"]
+    assert ratios["bf16 2x1"] == round(speeds["bf16 2x1"] / speeds["fp32 1x2 left"], 3)
+    # the two layouts train the same model: the same last loss to float rounding
+    loss = tiny["last_loss"]
+    assert loss["fp32 1x2 left"][0] == pytest.approx(loss["fp32 1x2"][0], rel=1e-3)
     assert result["examples"]["jobs"] == 24  # type: ignore[index]
 
 

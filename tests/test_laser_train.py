@@ -64,31 +64,54 @@ def test_a_few_steps_lower_the_target_loss(tokenizer, examples) -> None:  # type
     assert not model.training  # handed back ready to predict
 
 
-def test_loss_counts_target_tokens_only(tokenizer) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("padding", ["right", "left"])
+def test_loss_counts_target_tokens_only(tokenizer, padding) -> None:  # type: ignore[no-untyped-def]
     model = _model(tokenizer)
     a = make_example([5, 6, 7, 8], [9, 10], tokenizer.eos_token_id, None)
-    b = make_example([11, 12, 13, 14, 15, 16], [9, 10], tokenizer.eos_token_id, None)
-    batch = collate([a, b], tokenizer.pad_token_id)
-    assert batch["input_ids"][0].tolist()[:2] == [tokenizer.pad_token_id] * 2  # left-padded
-    assert batch["position_ids"][0].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6]
+    b = make_example([11, 12, 13, 14, 15, 16], [9, 10, 9, 10], tokenizer.eos_token_id, None)
+    batch = collate([a, b], tokenizer.pad_token_id, padding)
+    pads = [tokenizer.pad_token_id] * 4  # 7 tokens against 11
+    if padding == "left":
+        assert batch["input_ids"][0].tolist()[:4] == pads
+        assert batch["position_ids"][0].tolist() == [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6]
+    else:  # right: no mask and no position ids, the model's defaults are right
+        assert batch["input_ids"][0].tolist()[-4:] == pads
+        assert "attention_mask" not in batch and "position_ids" not in batch
     _, count = target_loss(model, batch)
-    assert count == 2 * 3  # two targets of 2 tokens + eos each
-    # the loss equals the cross-entropy of the target tokens in the full logits
+    assert count == 3 + 5  # the targets' tokens plus eos each
+    # the loss equals the target tokens' cross-entropy with each example run alone, unpadded
     with torch.no_grad():
         loss, _ = target_loss(model, batch)
-        logits = model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            position_ids=batch["position_ids"],
-        ).logits
         expected = 0.0
-        for row in range(2):
-            ids = batch["input_ids"][row]
-            for pos in range(len(ids) - 3, len(ids)):
+        for e in (a, b):
+            ids = torch.tensor([e.input_ids])
+            logits = model(input_ids=ids).logits[0]
+            n = len(e.input_ids)
+            for pos in range(n - e.target_len, n):
                 expected += float(
-                    torch.nn.functional.cross_entropy(logits[row, pos - 1][None], ids[pos][None])
+                    torch.nn.functional.cross_entropy(logits[pos - 1][None], ids[0, pos][None])
                 )
     assert float(loss) == pytest.approx(expected, rel=1e-4)
+
+
+def test_right_padding_trains_the_model_left_padding_trains(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
+    """The layout changes how fast, not what is trained: a seeded fp32 training with
+    right-padded batches (the default) and with left-padded ones (the layout before issue #41)
+    give the same loss curve and weights to float rounding, and padding is not in the
+    checkpoint's fingerprint."""
+    curves, weights = {}, {}
+    for padding in ("left", "right"):
+        model = _model(tokenizer)
+        cfg = TrainConfig(max_steps=6, lr=3e-3, warmup_steps=2, precision="fp32", padding=padding)
+        curves[padding] = train(model, examples, tokenizer.pad_token_id, cfg).losses
+        weights[padding] = _weights(model)
+        assert "padding" not in cfg.fingerprint_fields()
+    assert curves["right"][-1] < curves["right"][0]
+    assert curves["left"] == pytest.approx(curves["right"], rel=1e-4)
+    for k, v in weights["left"].items():
+        assert torch.allclose(v, weights["right"][k], atol=1e-4), k  # type: ignore[call-overload]
+    with pytest.raises(MethodError, match="padding must be right or left"):
+        TrainConfig(padding="middle").check()
 
 
 def test_batch_order_is_a_function_of_seed_and_epoch() -> None:

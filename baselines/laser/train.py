@@ -1,10 +1,15 @@
 """LASER's training loop: next-token loss on the target tokens only, on `accelerate`.
 
 Each example is `prompt + TARGET_SEPARATOR` (no loss) followed by the encoded targets and the
-end-of-sequence token (loss). Batches are left-padded with explicit position ids, so every row's
-target tokens sit at the end and the model computes logits only for the last few positions
-(`logits_to_keep`) instead of for the whole prompt: the vocabulary projection of the prompt is
-never needed.
+end-of-sequence token (loss). The model computes logits only for the few positions that predict
+a target token (`logits_to_keep`), never the vocabulary projection of the whole prompt.
+
+- Padding: batches are right-padded (`padding="right"`, the default). A pad then follows every
+  real token, so no real token can see one: no padding mask is needed, attention is causal
+  alone, and SDPA skips the keys above the diagonal. The logits kept are the span of positions
+  that predict some row's targets. `padding="left"` (every row's targets at the end, an explicit
+  padding mask and position ids) is the layout before issue #41, kept as the benchmark's
+  reference; both give the same loss to float rounding (tested).
 
 - Order: the examples of each epoch are shuffled by `(seed, epoch)`, grouped by length within
   windows of 16 micro-batches (less padding), and the micro-batches shuffled again; the order is
@@ -96,6 +101,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     precision: str = "auto"  # auto | fp32 | bf16
     compile: bool = False  # torch.compile the training forward (dynamic shapes)
+    padding: str = "right"  # right | left (the layout before issue #41: the reference)
     seed: int = 0
     checkpoint_dir: str | None = None
     checkpoint_every: int = 50
@@ -105,6 +111,8 @@ class TrainConfig:
         for name in ("max_steps", "batch_size", "grad_accum", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise MethodError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.padding not in ("right", "left"):
+            raise MethodError(f"padding must be right or left, not {self.padding!r}")
         if self.precision not in ("auto", "fp32", "bf16"):
             raise MethodError(f"precision must be auto, fp32 or bf16, not {self.precision!r}")
         if not self.lr > 0:
@@ -128,8 +136,8 @@ class TrainConfig:
     def fingerprint_fields(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not where or when to stop)."""
         d = asdict(self)
-        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "compile"):
-            d.pop(k)  # compile changes how fast, not what is trained: a resume may switch it
+        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "compile", "padding"):
+            d.pop(k)  # compile and padding change how fast, not what is trained
         if self.lr_schedule == "constant":  # the step count changes nothing before the end
             d.pop("max_steps")
         return d
@@ -237,47 +245,49 @@ class _BatchStream:
         return self._batches[index]
 
 
-def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
-    """Left-padded input ids, attention mask, position ids, and the loss mask of the last
-    `keep` positions (the positions that predict a target token)."""
+def collate(examples: Sequence[Example], pad_id: int, padding: str = "right") -> dict[str, Any]:
+    """One micro-batch: input ids (padded on the `padding` side), the positions whose logits
+    are kept, their labels (the next tokens) and the loss mask over them (the positions that
+    predict a target token). Left padding adds the attention mask and position ids."""
     import torch
 
     width = max(len(e.input_ids) for e in examples)
-    keep = max(e.target_len for e in examples) + 1
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    if padding == "left":  # every row's targets end at the last column
+        lo, hi = width - 1 - max(e.target_len for e in examples), width - 1
+    else:  # row r's targets end at its own length
+        lo = min(len(e.input_ids) - e.target_len for e in examples) - 1
+        hi = max(len(e.input_ids) for e in examples) - 1
+    target = torch.zeros((len(examples), hi - lo), dtype=torch.bool)
     mask = torch.zeros((len(examples), width), dtype=torch.long)
-    target = torch.zeros((len(examples), keep - 1), dtype=torch.bool)
     for row, e in enumerate(examples):
         n = len(e.input_ids)
-        ids[row, width - n :] = torch.tensor(e.input_ids, dtype=torch.long)
-        mask[row, width - n :] = 1
-        target[row, keep - 1 - e.target_len :] = True
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    return {
+        start = width - n if padding == "left" else 0
+        ids[row, start : start + n] = torch.tensor(e.input_ids, dtype=torch.long)
+        mask[row, start : start + n] = 1
+        end = start + n - 1 - lo  # the last position predicting a target token, plus one
+        target[row, end - e.target_len : end] = True
+    batch: dict[str, Any] = {
         "input_ids": ids,
-        "attention_mask": mask,
-        "position_ids": positions,
-        "keep": keep,
+        "keep": torch.arange(lo, hi),
+        "labels": ids[:, lo + 1 : hi + 1],
         "target_mask": target,
     }
+    if padding == "left":
+        batch["attention_mask"] = mask
+        batch["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
+    return batch
 
 
 def target_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     """(sum of the target tokens' cross-entropy, their count) for one collated batch."""
     import torch
 
-    keep = int(batch["keep"])
-    out = model(
-        input_ids=batch["input_ids"],
-        attention_mask=batch["attention_mask"],
-        position_ids=batch["position_ids"],
-        logits_to_keep=keep,
-        use_cache=False,
-    )
-    logits = out.logits[:, :-1, :].float()  # positions predicting the last keep-1 tokens
-    labels = batch["input_ids"][:, -(keep - 1) :]
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "position_ids") if k in batch}
+    out = model(**inputs, logits_to_keep=batch["keep"], use_cache=False)
     mask = batch["target_mask"]
-    loss = torch.nn.functional.cross_entropy(logits[mask], labels[mask], reduction="sum")
+    logits = out.logits.float()[mask]
+    loss = torch.nn.functional.cross_entropy(logits, batch["labels"][mask], reduction="sum")
     return loss, int(mask.sum())
 
 
@@ -419,7 +429,10 @@ def train(
         first = step * config.grad_accum * procs  # this step's micro-batches, all processes'
         everyone = [stream[first + k] for k in range(config.grad_accum * procs)]
         n_target = sum(examples[i].target_len for idx in everyone for i in idx)
-        batches = [collate([examples[i] for i in idx], pad_id) for idx in everyone[rank::procs]]
+        batches = [
+            collate([examples[i] for i in idx], pad_id, config.padding)
+            for idx in everyone[rank::procs]
+        ]
         total: Any = 0.0
         for m, batch in enumerate(batches):
             moved = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
