@@ -73,31 +73,20 @@ def _prepare(dataset: Path, rows: int, tokenizer: Path | None, work: Path) -> di
     import numpy as np
     from transformers import AutoTokenizer
 
-    from gharuntime.baselines.laser.decoding import prompt_token_ids_many, target_token_ids
     from gharuntime.baselines.laser.method import Laser
-    from gharuntime.baselines.laser.train import make_example
     from gharuntime.dataset import load
 
     method = Laser("config", seed=0)
-    train, _ = method._fit_frames(load(dataset, "temporal", "train"), None)
-    sample = method._training_rows(train)
+    sample = method.training_rows(load(dataset, "temporal", "train"))
     keep = np.sort(np.random.default_rng(0).permutation(sample.height)[:rows]).tolist()
     sample = sample[keep]
-    texts = [
-        method.codec.encode({t: float(v[t]) for t in method.targets})
-        for v in sample.iter_rows(named=True)
-    ]
+    texts = method.target_texts(sample)
     if tokenizer is not None:
         tok = AutoTokenizer.from_pretrained(tokenizer)
     else:
-        cfg = method._train_config()
-        tok = method._tiny_tokenizer(sample, texts, int(method.params["vocab_size"]), cfg, None)
+        tok = method.split_tokenizer(sample, texts)
     tok.save_pretrained(work / "tokenizer")
-    prompts = method._prompts(sample, tok)
-    examples = [
-        make_example(ids, target_token_ids(tok, method.codec, text), tok.eos_token_id, None)
-        for ids, text in zip(prompt_token_ids_many(tok, prompts), texts, strict=True)
-    ]
+    examples = method.training_examples(sample, tok, texts)
     (work / "examples.pkl").write_bytes(pickle.dumps(examples))
     lengths = [len(e.input_ids) for e in examples]
     return {"jobs": len(examples), "mean_tokens": round(float(np.mean(lengths)), 1)}

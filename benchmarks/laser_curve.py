@@ -126,16 +126,9 @@ def cmd_tokenizers(args: argparse.Namespace) -> int:
             continue
         t0 = time.perf_counter()
         method = Laser(track, seed=0, checkpoint_dir=str(folder))
-        train, _ = method._fit_frames(load(args.dataset, config, "train"), None)
-        rows = method._training_rows(train)
-        texts = [
-            method.codec.encode({t: float(v[t]) for t in method.targets})
-            for v in rows.iter_rows(named=True)
-        ]
+        rows = method.training_rows(load(args.dataset, config, "train"))
         folder.mkdir(parents=True, exist_ok=True)
-        method._tiny_tokenizer(
-            rows, texts, int(method.params["vocab_size"]), method._train_config(), None
-        )
+        method.split_tokenizer(rows)  # saved in the checkpoint folder, where fit reuses it
         print(f"{group}: {rows.height} jobs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return 0
 

@@ -55,7 +55,7 @@ def _bare_tokens_per_s(method: Any, examples: list[Any], steps: int, precision: 
         (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        tokens += int(batch["attention_mask"].sum())
+        tokens += sum(len(examples[i].input_ids) for i in idx)
     return tokens / (time.perf_counter() - t0)
 
 
@@ -101,16 +101,14 @@ def _run(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from gharuntime.baselines.laser.decoding import prompt_token_ids_many, target_token_ids
     from gharuntime.baselines.laser.method import Laser
-    from gharuntime.baselines.laser.train import make_example
     from gharuntime.dataset import load
 
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     train = load(args.dataset, "temporal", "train")
     validation = load(args.dataset, "temporal", "validation")
-    jobs = Laser("config")._training_rows(train).height
+    jobs = Laser("config").training_rows(train).height
     steps = max(1, math.ceil(jobs / 8 * args.epochs))
     params = {
         "model": args.model,
@@ -139,16 +137,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     fit_tps = summary["tokens"] / fit_s
 
-    rows = method._training_rows(train)
-    tok = method.tokenizer
-    texts = [
-        method.codec.encode({t: float(v[t]) for t in method.targets})
-        for v in rows.iter_rows(named=True)
-    ]
-    examples = [
-        make_example(ids, target_token_ids(tok, method.codec, text), tok.eos_token_id, None)
-        for ids, text in zip(prompt_token_ids_many(tok, method._prompts(rows, tok)), texts, strict=True)
-    ]  # fmt: skip
+    examples = method.training_examples(method.training_rows(train), method.tokenizer)
     bare = [
         _bare_tokens_per_s(method, examples, args.bare_steps, summary["precision"])
         for _ in range(args.bare_rounds)

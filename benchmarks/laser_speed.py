@@ -36,7 +36,6 @@ import torch
 from gharuntime.baselines.laser.decoding import (
     constrained_generate,
     prompt_token_ids_many,
-    target_token_ids,
 )
 from gharuntime.baselines.laser.method import Laser
 from gharuntime.baselines.laser.models import ModelOptions, tiny_model
@@ -44,7 +43,6 @@ from gharuntime.baselines.laser.train import (
     Example,
     TrainConfig,
     collate,
-    make_example,
     micro_batches,
     target_loss,
     train,
@@ -78,17 +76,6 @@ def _interleaved(sides: dict[str, Any], rounds: int) -> dict[str, dict[str, floa
     return {k: {kind: statistics.median(v) for kind, v in d.items()} for k, d in values.items()}
 
 
-def _examples(method: Laser, rows: Any) -> list[Example]:
-    tok = method.tokenizer
-    eos = tok.eos_token_id
-    prompts = method._prompts(rows, tok)
-    targets = [{t: float(v[t]) for t in method.targets} for v in rows.iter_rows(named=True)]
-    return [
-        make_example(ids, target_token_ids(tok, method.codec, method.codec.encode(t)), eos, None)
-        for ids, t in zip(prompt_token_ids_many(tok, prompts), targets, strict=True)
-    ]
-
-
 def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int) -> int:
     """A bare fp32 loop over the micro-batches `train` uses; returns the tokens it trained."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95))
@@ -101,7 +88,7 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int) -> in
         (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        tokens += int(batch["attention_mask"].sum())
+        tokens += sum(len(examples[i].input_ids) for i in idx)
     return tokens
 
 
@@ -147,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     Laser("config", **params).fit(train_split)  # first: the bare loop needs its tokenizer
     fit()
     method = fitted[0]
-    examples = _examples(method, method._training_rows(train_split))
+    examples = method.training_examples(method.training_rows(train_split), method.tokenizer)
     pad = method.tokenizer.pad_token_id
 
     def bare() -> int:

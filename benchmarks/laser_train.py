@@ -71,7 +71,8 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int, hf: b
     _sync()
     t0 = time.perf_counter()
     for idx in _batches(examples, cfg):
-        batch = collate([examples[i] for i in idx], pad)
+        # the full-sequence HF loss masks the pads by the attention mask: the left layout has one
+        batch = collate([examples[i] for i in idx], pad, "left" if hf else "right")
         batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
         autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
         if hf:
@@ -92,7 +93,7 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int, hf: b
             (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        tokens += int(batch["attention_mask"].sum())
+        tokens += sum(len(examples[i].input_ids) for i in idx)
     _sync()
     return tokens / (time.perf_counter() - t0)
 

@@ -279,3 +279,28 @@ def test_training_length_is_chosen_on_the_validation_split(
     scores = dict(training["validation_by_step"])
     assert training["best_step"] == min(scores, key=lambda s: (scores[s], s))
     assert training["validation_rows"] == 7 and training["validation_metric"] == "rmsle"
+
+
+def test_the_public_training_data_is_what_fit_trains_on(laser_dataset: Path) -> None:
+    """training_rows, target_texts and training_examples (the benchmarks' way in) give the
+    examples fit trains on: one epoch of them is exactly the tokens fit counted, and each ends
+    with its target text and end-of-sequence."""
+    import math
+
+    from gharuntime.baselines.laser.method import Laser
+
+    train = load(laser_dataset, "temporal", "train")
+    probe = Laser("config", seed=0)
+    rows = probe.training_rows(train)
+    assert 0 < rows.height <= train.height
+    steps = math.ceil(rows.height / 4)  # one epoch of micro-batches of 4
+    method = Laser("config", seed=0, **{**_param_dict(), "max_steps": steps})
+    method.fit(train)
+    tok = method.tokenizer
+    examples = method.training_examples(method.training_rows(train), tok)
+    assert len(examples) == rows.height
+    assert sum(len(e.input_ids) for e in examples) == method.train_summary["tokens"]
+    for e, text in zip(examples, method.target_texts(rows), strict=True):
+        assert e.input_ids[-1] == tok.eos_token_id
+        written = tok.decode(list(e.input_ids[-e.target_len : -1])).replace(" ", "")
+        assert written == text.replace(" ", "")

@@ -20,7 +20,7 @@ import importlib.util
 import json
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -38,6 +38,9 @@ from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
 from gharuntime.contract import PRIMARY_TARGET
 from gharuntime.progress import Progress, say
+
+if TYPE_CHECKING:
+    from gharuntime.baselines.laser.train import Example
 
 __all__ = ["Laser"]
 
@@ -227,6 +230,51 @@ class Laser(Method):
             rows = rows[np.sort(order).tolist()]
         return rows
 
+    # --- what fit trains on (public: the benchmarks time the training alone) ----------------
+
+    def training_rows(self, train: pl.DataFrame) -> pl.DataFrame:
+        """The rows of a training split that `fit` trains on: this track's columns, every
+        target finite, the `train_fraction` sample."""
+        return self._training_rows(self._fit_frames(train, None)[0])
+
+    def target_texts(self, rows: pl.DataFrame) -> list[str]:
+        """Each row's targets as the text the model learns to write (the codec's template)."""
+        return [
+            self.codec.encode({t: float(v[t]) for t in self.targets})
+            for v in rows.iter_rows(named=True)
+        ]
+
+    def training_examples(
+        self,
+        rows: pl.DataFrame,
+        tokenizer: Any,
+        texts: list[str] | None = None,
+        counter: TokenCounter | None = None,
+    ) -> list[Example]:
+        """The token ids `fit` trains on for `rows` (from `training_rows`): each prompt within
+        the budget, the separator, the target text and end-of-sequence."""
+        from gharuntime.baselines.laser.decoding import DecodingError, target_token_ids
+        from gharuntime.baselines.laser.train import make_example
+
+        texts = self.target_texts(rows) if texts is None else texts
+        counter = TokenCounter(tokenizer) if counter is None else counter
+        prompts = self._prompts(rows, tokenizer, counter)
+        eos = tokenizer.eos_token_id
+        try:
+            return [
+                make_example(ids, target_token_ids(tokenizer, self.codec, t), eos, None)
+                for ids, t in zip(counter.ids(prompts), texts, strict=True)
+            ]
+        except DecodingError as exc:
+            raise MethodError(f"laser: the tokenizer cannot write the targets: {exc}") from exc
+
+    def split_tokenizer(self, rows: pl.DataFrame, texts: list[str] | None = None) -> Any:
+        """The BPE tokenizer a from-scratch model (`tiny*`) trains for `rows`, as `fit` makes
+        it (reused from, or saved to, the checkpoint folder when one is set)."""
+        texts = self.target_texts(rows) if texts is None else texts
+        vocab = int(self.params["vocab_size"])
+        return self._tiny_tokenizer(rows, texts, vocab, self._train_config(), None)
+
     # --- fit / predict ----------------------------------------------------------------------
 
     def fit(
@@ -248,18 +296,12 @@ class Laser(Method):
         config.check()
 
         from gharuntime.baselines.laser import models
-        from gharuntime.baselines.laser.decoding import (
-            DecodingError,
-            target_token_ids,
-        )
-        from gharuntime.baselines.laser.train import make_example
         from gharuntime.baselines.laser.train import train as run_training
 
         group = Group()  # under `accelerate launch`: this process's place among the others
         progress = progress if group.main else None
         loaded = models.load_base(options)
-        targets = [{t: float(v[t]) for t in self.targets} for v in rows.iter_rows(named=True)]
-        texts = [self.codec.encode(v) for v in targets]
+        texts = self.target_texts(rows)
         if loaded is None:  # tiny: a tokenizer trained on this split, then a fresh model
             tokenizer = group.broadcast(  # trained (and saved) once, by the main process
                 self._tiny_tokenizer(rows, texts, options.vocab_size, config, progress)
@@ -276,15 +318,7 @@ class Laser(Method):
         )
         started = time.perf_counter()
         counter = TokenCounter(tokenizer)
-        prompts = self._prompts(rows, tokenizer, counter)
-        eos = tokenizer.eos_token_id
-        try:
-            examples = [
-                make_example(ids, target_token_ids(tokenizer, self.codec, t), eos, None)
-                for ids, t in zip(counter.ids(prompts), texts, strict=True)
-            ]
-        except DecodingError as exc:
-            raise MethodError(f"laser: the tokenizer cannot write the targets: {exc}") from exc
+        examples = self.training_examples(rows, tokenizer, texts, counter)
         serialize_s = time.perf_counter() - started
         model = models.apply_lora(model, options)
         say(
