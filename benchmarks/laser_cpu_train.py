@@ -13,7 +13,7 @@ its own fresh process or processes, so no side inherits another's threads or cac
 - `bf16 2x1`: two processes of one thread each (`accelerate launch`, gloo), micro-batches of 4
   jobs, so a step is still 8 jobs (the DDP rule: P processes x micro-batch = jobs a step);
 - `bf16 1x2 compiled`: one process with `compile=True` (torch.compile of the training forward,
-  dynamic shapes, attention in matrix form; it compiles during the untimed steps).
+  dynamic shapes; it compiles during the untimed steps).
 
 Sides run interleaved round by round, each going first in turn; the median of --rounds rounds
 counts. Tokens are non-padding tokens of all processes. The load average is printed; the last

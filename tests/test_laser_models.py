@@ -244,37 +244,3 @@ def test_saved_and_reloaded_models_keep_padding_safe_attention(tokenizer, tmp_pa
     assert SAFE_SDPA not in (tmp_path / "lm" / "config.json").read_text()
     loaded = load_base(ModelOptions(model=str(tmp_path / "lm")))
     assert loaded is not None and loaded.model.config._attn_implementation == SAFE_SDPA
-
-
-@pytest.mark.parametrize("mask", ["causal", "padded", "per-head", "sliding"])
-def test_compiled_cpu_attention_is_sdpa_in_matrix_form(mask) -> None:  # type: ignore[no-untyped-def]
-    """Under torch.compile on a CPU, SAFE_SDPA's attention is two matrix products around a
-    softmax (faster there); eagerly it is SDPA itself. Both agree for every mask LASER's models
-    pass: none (causal alone), a padding mask, one mask per head, a sliding window."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    from gharuntime.baselines.laser.models import _attention
-    from gharuntime.baselines.laser.train import _compiled
-
-    class Module(torch.nn.Module):
-        is_causal = True
-        num_key_value_groups = 2
-        training = False
-
-    gen = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(2, h, 9, 8, generator=gen) for h in (4, 2, 2))
-    attend = None
-    if mask != "causal":
-        attend = torch.ones(2, 1, 9, 9, dtype=torch.bool).tril()
-        if mask == "sliding":
-            attend = attend & ~torch.ones(9, 9, dtype=torch.bool).tril(-4)
-        attend[0, :, :, :3] = False  # row 0: three left pads
-        attend = attend | ~attend.any(dim=-1, keepdim=True)  # as SAFE_SDPA's mask does
-        if mask == "per-head":
-            attend = attend.expand(2, 4, 9, 9)
-    module = Module()
-    expected = sdpa_attention_forward(module, q, k, v, attend, scaling=0.3)[0]
-    eager = _attention(module, q, k, v, attend, scaling=0.3)[0]
-    assert torch.equal(eager, expected)  # not compiling: SDPA's own kernel
-    compiled = _compiled(lambda q, k, v: _attention(module, q, k, v, attend, scaling=0.3)[0])
-    assert torch.allclose(compiled(q, k, v), expected, atol=1e-5)

@@ -14,8 +14,9 @@ via `peft`) or full fine-tuning. torch, transformers, tokenizers and peft are im
 so the rest of gharuntime runs without them.
 
 Every model runs PyTorch's SDPA attention under the name `SAFE_SDPA`: the same attention function,
-with a mask in which no query row is masked entirely. LASER left-pads its batches, and a left
-pad's query may attend to nothing (its causal keys are all pads). transformers 5 leaves that row
+with a mask in which no query row is masked entirely. LASER left-pads its prediction batches (and
+its training batches with `padding="left"`), and a left pad's query may attend to nothing (its
+causal keys are all pads). transformers 5 leaves that row
 fully masked, and some CUDA SDPA kernels answer such a row with NaN. The NaN then spreads to every
 row through the next layer (masked weight 0 × NaN value), so the whole batch's loss is NaN.
 Letting those rows attend to every key changes nothing else, because no real token attends to a
@@ -101,61 +102,6 @@ def _no_dead_rows(*args: Any, **kwargs: Any) -> Any:
     return mask
 
 
-def _attention(
-    module: Any,
-    query: Any,
-    key: Any,
-    value: Any,
-    attention_mask: Any,
-    dropout: float = 0.0,
-    scaling: float | None = None,
-    **kwargs: Any,
-) -> tuple[Any, None]:
-    """SDPA, except while torch.compile traces a CPU model: then attention as two matrix
-    products around a float32 softmax, which inductor fuses with the masking.
-
-    On two avx512_bf16 cores the compiled matrix form trained `tiny` and `tiny-256` about 10%
-    faster than SDPA's CPU flash kernel, whose backward is slow at head width 32 (issue #41,
-    benchmarks/laser_cpu_train.py). Eager runs (predict, uncompiled training) and GPUs keep
-    SDPA's kernels. The same mask function serves both: None (causal only) or a bool mask."""
-    import torch
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    unusual = kwargs.get("softcap") is not None or kwargs.get("position_bias") is not None
-    if unusual or not torch.compiler.is_compiling() or query.device.type != "cpu":
-        return cast(
-            "tuple[Any, None]",
-            sdpa_attention_forward(
-                module, query, key, value, attention_mask, dropout, scaling, **kwargs
-            ),
-        )
-    batch, heads, n_query, width = query.shape
-    groups, n_key = key.shape[1], key.shape[2]
-    # grouped-query attention without copying the keys: (batch, groups, heads/groups, n, width)
-    q = query.reshape(batch, groups, heads // groups, n_query, width)
-    scale = width**-0.5 if scaling is None else scaling
-    scores = torch.matmul(q, key.unsqueeze(2).transpose(-1, -2)) * scale
-    if attention_mask is None:
-        causal = kwargs.get("is_causal")
-        if causal if causal is not None else getattr(module, "is_causal", True):
-            rows = torch.arange(n_query, device=query.device)[:, None] + (n_key - n_query)
-            cols = torch.arange(n_key, device=query.device)[None, :]
-            scores = scores.masked_fill(cols > rows, float("-inf"))
-    else:  # (batch or 1, 1 or heads, n, keys), shaped like the grouped scores
-        mask = attention_mask.unsqueeze(2)
-        if attention_mask.shape[1] != 1:
-            mask = attention_mask.reshape(-1, groups, heads // groups, n_query, n_key)
-        if mask.dtype == torch.bool:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        else:
-            scores = scores + mask
-    probs = torch.softmax(scores.float(), dim=-1).to(value.dtype)
-    if dropout > 0.0 and module.training:
-        probs = torch.nn.functional.dropout(probs, p=dropout)
-    out = torch.matmul(probs, value.unsqueeze(2)).reshape(batch, heads, n_query, width)
-    return out.transpose(1, 2).contiguous(), None
-
-
 def padding_safe_attention(model: Any) -> Any:
     """Switch a model running "sdpa" to `SAFE_SDPA` (registered with transformers on first use);
     any other attention implementation is left as it is. Returns `model`."""
@@ -164,7 +110,7 @@ def padding_safe_attention(model: Any) -> Any:
     from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
     if SAFE_SDPA not in ALL_ATTENTION_FUNCTIONS:
-        AttentionInterface.register(SAFE_SDPA, _attention)
+        AttentionInterface.register(SAFE_SDPA, ALL_ATTENTION_FUNCTIONS["sdpa"])
         AttentionMaskInterface.register(SAFE_SDPA, _no_dead_rows)
     if getattr(model.config, "_attn_implementation", None) == "sdpa":
         model.set_attn_implementation(SAFE_SDPA)
