@@ -79,8 +79,8 @@ class Laser(Method):
         "temperature": 1.0,
         "decode_batch_size": 16,
         "precision": "auto",  # auto (train.PRECISION_BY_DEVICE) | fp32 | bf16
-        # torch.compile the training forward: +18-25% tokens/s over eager bf16 on a 2-core CPU
-        # after 40-120 s of compiling (benchmarks/laser_cpu_train.py); for long runs only
+        # torch.compile the training forward: with right-padded batches no faster than eager
+        # bf16 on a 2-core CPU, and 10-50 s of compiling (benchmarks/laser_cpu_train.py)
         "compile": False,
         "threads": 0,  # torch CPU threads; 0 leaves torch's default
         "train_fraction": 1.0,

@@ -16,11 +16,10 @@ so the rest of gharuntime runs without them.
 Every model runs PyTorch's SDPA attention under the name `SAFE_SDPA`: the same attention function,
 with a mask in which no query row is masked entirely. LASER left-pads its prediction batches (and
 its training batches with `padding="left"`), and a left pad's query may attend to nothing (its
-causal keys are all pads). transformers 5 leaves that row
-fully masked, and some CUDA SDPA kernels answer such a row with NaN. The NaN then spreads to every
-row through the next layer (masked weight 0 × NaN value), so the whole batch's loss is NaN.
-Letting those rows attend to every key changes nothing else, because no real token attends to a
-pad.
+causal keys are all pads). transformers 5 leaves that row fully masked, and some CUDA SDPA
+kernels answer such a row with NaN. The NaN then spreads to every row through the next layer
+(masked weight 0 × NaN value), so the whole batch's loss is NaN. Letting those rows attend to
+every key changes nothing else, because no real token attends to a pad.
 """
 
 from __future__ import annotations

@@ -259,12 +259,10 @@ def collate(examples: Sequence[Example], pad_id: int, padding: str = "right") ->
         lo = min(len(e.input_ids) - e.target_len for e in examples) - 1
         hi = max(len(e.input_ids) for e in examples) - 1
     target = torch.zeros((len(examples), hi - lo), dtype=torch.bool)
-    mask = torch.zeros((len(examples), width), dtype=torch.long)
     for row, e in enumerate(examples):
         n = len(e.input_ids)
         start = width - n if padding == "left" else 0
         ids[row, start : start + n] = torch.tensor(e.input_ids, dtype=torch.long)
-        mask[row, start : start + n] = 1
         end = start + n - 1 - lo  # the last position predicting a target token, plus one
         target[row, end - e.target_len : end] = True
     batch: dict[str, Any] = {
@@ -273,7 +271,9 @@ def collate(examples: Sequence[Example], pad_id: int, padding: str = "right") ->
         "labels": ids[:, lo + 1 : hi + 1],
         "target_mask": target,
     }
-    if padding == "left":
+    if padding == "left":  # a row's real tokens are its last n columns
+        lengths = torch.tensor([len(e.input_ids) for e in examples])
+        mask = (torch.arange(width) >= width - lengths[:, None]).long()
         batch["attention_mask"] = mask
         batch["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
     return batch
