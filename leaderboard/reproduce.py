@@ -407,8 +407,11 @@ def reproduce_all(
     returned with the reason they were left out."""
     done: list[Reproduction] = []
     left_out: list[tuple[Path, str]] = []
-    scratch = Path(tempfile.mkdtemp(prefix="gharuntime-reproduce-data-"))
-    at_hand = _Datasets(datasets, work or scratch)
+    # a scratch folder only when the caller gives none (one made and unused was left behind)
+    scratch: Path | None = None
+    if work is None:
+        scratch = work = Path(tempfile.mkdtemp(prefix="gharuntime-reproduce-data-"))
+    at_hand = _Datasets(datasets, work)
     paths = list(_results(folder))
     try:
         for i, path in enumerate(paths):
@@ -419,7 +422,7 @@ def reproduce_all(
             except ReproduceError as exc:
                 left_out.append((path, str(exc).splitlines()[0]))
     finally:
-        if work is None:
+        if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     return done, left_out
 

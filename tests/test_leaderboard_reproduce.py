@@ -282,3 +282,26 @@ def test_a_result_trained_on_another_device_says_so() -> None:
         assert reason == f"trained on {then} then, on {now} now"
     assert _device_reason({**recorded, "training": {**recorded["training"], "device": now}}) is None
     assert _device_reason({"model": "tiny"}) is None  # a method that records no device
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_all_leaves_no_scratch_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: bool
+) -> None:
+    """With --work or without, `--all` leaves the system's temporary folder as it found it
+    (a scratch folder made beside a given --work was left behind, one per run)."""
+    import tempfile
+
+    from gharuntime.leaderboard.reproduce import reproduce_all
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    results = tmp_path / "results"
+    results.mkdir()
+    real = json.loads((REAL / "temporal-config-median.json").read_text())
+    real["dataset"]["id"] = str(tmp_path / "not-here")
+    (results / "temporal-config-median.json").write_text(json.dumps(real))
+    done, left_out = reproduce_all(results, work=tmp_path / "work" if given else None)
+    assert done == [] and len(left_out) == 1
+    assert list(temp.iterdir()) == []
