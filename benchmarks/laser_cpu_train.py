@@ -6,10 +6,14 @@ Every side trains the same model (`tiny` or `tiny-256`, the same seeded initial 
 steps after --warmup steps that are not timed (torch.compile compiles in those). Each side is
 its own fresh process or processes, so no side inherits another's threads or caches:
 
-- `fp32 1x2 left`: one process, 2 threads, float32, left-padded batches (`padding="left"`):
-  the training as it was before issue #41, the reference;
-- `fp32 1x2`: the same with right-padded batches (the default since): causal attention alone;
-- `bf16 1x2`: one process, 2 threads, bf16 autocast (`precision=auto` on avx512_bf16);
+- `fp32 1x2 left`: one process, 2 threads, float32, left-padded batches (`padding="left"`)
+  and the last layer at every position (`last_layer="full"`): the training as it was before
+  issue #41, the reference;
+- `fp32 1x2`: the same with right-padded batches and the last layer at the kept positions only
+  (`last_layer="kept"`; both the defaults since);
+- `bf16 1x2 full`: one process, 2 threads, bf16 autocast (`precision=auto` on avx512_bf16),
+  right-padded, the last layer at every position;
+- `bf16 1x2`: the same with the last layer at the kept positions (the default training);
 - `bf16 2x1`: two processes of one thread each (`accelerate launch`, gloo), micro-batches of 4
   jobs, so a step is still 8 jobs (the DDP rule: P processes x micro-batch = jobs a step);
 - `bf16 1x2 compiled`: one process with `compile=True` (torch.compile of the training forward,
@@ -52,6 +56,7 @@ class Side:
     processes: int
     compile: bool = False
     padding: str = "right"
+    last_layer: str = "kept"
 
     @property
     def threads(self) -> int:
@@ -59,8 +64,9 @@ class Side:
 
 
 SIDES = (
-    Side("fp32 1x2 left", "fp32", 1, padding="left"),
+    Side("fp32 1x2 left", "fp32", 1, padding="left", last_layer="full"),
     Side("fp32 1x2", "fp32", 1),
+    Side("bf16 1x2 full", "bf16", 1, last_layer="full"),
     Side("bf16 1x2", "bf16", 1),
     Side("bf16 2x1", "bf16", 2),
     Side("bf16 1x2 compiled", "bf16", 1, compile=True),
@@ -113,6 +119,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         "precision": args.precision,
         "compile": args.compile,
         "padding": args.padding,
+        "last_layer": args.last_layer,
         "lr_schedule": "constant",
     }
     train(model, examples, tok.pad_token_id, TrainConfig(max_steps=args.warmup, **common))
@@ -154,7 +161,7 @@ def _run_side(side: Side, size: str, args: argparse.Namespace, out: Path) -> dic
         "--precision", side.precision, "--threads", str(side.threads),
         "--micro-batch", str(JOBS_PER_STEP // side.processes),
         "--steps", str(args.steps), "--warmup", str(args.warmup), "--out", str(out),
-        "--padding", side.padding,
+        "--padding", side.padding, "--last-layer", side.last_layer,
     ] + (["--compile"] if side.compile else [])  # fmt: skip
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -243,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("--micro-batch", type=int, required=True)
     worker.add_argument("--compile", action="store_true")
     worker.add_argument("--padding", choices=("right", "left"), default="right")
+    worker.add_argument("--last-layer", choices=("kept", "full"), default="kept")
     worker.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.cmd == "worker":

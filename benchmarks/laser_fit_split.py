@@ -7,8 +7,8 @@ the fit runs at >= 80% of the bare loop's tokens/s, the run is the model, not th
    validation and checkpoints all inside the timed wall clock. Loading the Parquet is not.
 2. The bare loop: forward, `target_loss`, backward, AdamW, nothing else (no accelerate, no
    schedule, no clipping, no checkpoint), from the same initial weights, in the precision the
-   fit chose, on the fit's own examples, over the first --bare-steps micro-batches of the fit's
-   order; --bare-rounds rounds, the median counts. The tokens are the same kind (non-padding).
+   fit chose, with the last layer at the kept positions as the fit's, on the fit's own
+   examples, over the first --bare-steps micro-batches of the fit's order; --bare-rounds rounds, the median counts. The tokens are the same kind (non-padding).
 
 ratio = (tokens the fit trained / fit wall seconds) / bare tokens per second. Run it on an idle
 machine: the whole split is one epoch of ~31M tokens, about 25 minutes of `tiny` on 2 cores.
@@ -38,11 +38,13 @@ GOAL = 0.8
 def _bare_tokens_per_s(method: Any, examples: list[Any], steps: int, precision: str) -> float:
     import torch
 
+    from gharuntime.baselines.laser import kept_rows
     from gharuntime.baselines.laser.models import tiny_model
     from gharuntime.baselines.laser.train import collate, micro_batches, target_loss
 
     model = tiny_model(method.tokenizer, str(method.params["model"]), method._model_options(), 0)
     model.train()
+    kept = kept_rows.install(model)  # as `train` does by default
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95))
     batches = micro_batches([len(e.input_ids) for e in examples], 8, method.seed, 0)[:steps]
     pad = method.tokenizer.pad_token_id
@@ -51,7 +53,7 @@ def _bare_tokens_per_s(method: Any, examples: list[Any], steps: int, precision: 
     for idx in batches:
         batch = collate([examples[i] for i in idx], pad)
         with torch.autocast("cpu", torch.bfloat16, enabled=precision == "bf16"):
-            loss, count = target_loss(model, batch)
+            loss, count = target_loss(model, batch, kept)
         (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gharuntime.baselines.laser import kept_rows
 from gharuntime.baselines.laser.decoding import (
     constrained_generate,
     prompt_token_ids_many,
@@ -80,11 +81,12 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int) -> in
     """A bare fp32 loop over the micro-batches `train` uses; returns the tokens it trained."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95))
     model.train()
+    kept = kept_rows.install(model)  # the last layer at the kept positions, as `train` does
     batches = micro_batches([len(e.input_ids) for e in examples], cfg.batch_size, cfg.seed, 0)
     tokens = 0
     for idx in batches[: cfg.max_steps]:
         batch = collate([examples[i] for i in idx], pad)
-        loss, count = target_loss(model, batch)
+        loss, count = target_loss(model, batch, kept)
         (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

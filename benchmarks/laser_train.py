@@ -7,7 +7,8 @@ all three alike; the median round counts:
 
 - `laser`: `gharuntime.baselines.laser.train.train` (accelerate, checkpoint-free, lr schedule,
   gradient clipping, loss on target tokens through `logits_to_keep`);
-- `bare`: a hand-written loop with the same loss (`target_loss`) and AdamW, nothing else;
+- `bare`: a hand-written loop with the same loss (`target_loss`, the last layer at the kept
+  positions as `train` runs it) and AdamW, nothing else;
 - `bare_hf_labels`: the plain Hugging Face way, `model(..., labels=...)`, logits for every
   position; shows what computing logits only where targets are saves.
 
@@ -29,6 +30,7 @@ from typing import Any
 
 import torch
 
+from gharuntime.baselines.laser import kept_rows
 from gharuntime.baselines.laser.models import ModelOptions, tiny_model, train_tokenizer
 from gharuntime.baselines.laser.train import (
     Example,
@@ -65,6 +67,7 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int, hf: b
     uses (bf16 autocast on a GPU that has it)."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95))
     model.train()
+    kept = not hf and kept_rows.install(model)
     device = next(model.parameters()).device
     bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
     tokens = 0
@@ -89,7 +92,7 @@ def _bare(model: Any, examples: list[Example], cfg: TrainConfig, pad: int, hf: b
             out.loss.backward()
         else:
             with autocast:
-                loss, count = target_loss(model, batch)
+                loss, count = target_loss(model, batch, kept)
             (loss / count).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

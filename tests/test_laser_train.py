@@ -114,6 +114,32 @@ def test_right_padding_trains_the_model_left_padding_trains(tokenizer, examples)
         TrainConfig(padding="middle").check()
 
 
+@pytest.mark.parametrize("padding", ["right", "left"])
+def test_the_last_layer_at_the_kept_positions_trains_the_same_model(
+    tokenizer, examples, padding: str
+) -> None:  # type: ignore[no-untyped-def]
+    """`last_layer="kept"` (the default) changes how fast, not what is trained: a seeded fp32
+    training gives the loss curve and weights of the full last layer to float rounding; the
+    summary says which ran, and the setting is not in the checkpoint's fingerprint."""
+    curves, weights = {}, {}
+    for last in ("full", "kept"):
+        model = _model(tokenizer)
+        cfg = TrainConfig(
+            max_steps=6, lr=3e-3, warmup_steps=2, precision="fp32", padding=padding, last_layer=last
+        )
+        done = train(model, examples, tokenizer.pad_token_id, cfg)
+        assert done.summary()["last_layer"] == last
+        curves[last] = done.losses
+        weights[last] = _weights(model)
+        assert "last_layer" not in cfg.fingerprint_fields()
+    assert curves["kept"][-1] < curves["kept"][0]
+    assert curves["full"] == pytest.approx(curves["kept"], rel=1e-4)
+    for k, v in weights["full"].items():
+        assert torch.allclose(v, weights["kept"][k], atol=1e-4), k  # type: ignore[call-overload]
+    with pytest.raises(MethodError, match="last_layer must be kept or full"):
+        TrainConfig(last_layer="none").check()
+
+
 def test_batch_order_is_a_function_of_seed_and_epoch() -> None:
     lengths = list(range(50, 10, -1))
     assert micro_batches(lengths, 4, seed=1, epoch=0) == micro_batches(lengths, 4, 1, 0)

@@ -65,6 +65,8 @@ from typing import Any
 
 import numpy as np
 
+from gharuntime.baselines.laser import kept_rows
+from gharuntime.baselines.laser.kept_rows import KEPT_POSITIONS
 from gharuntime.baselines.laser.processes import check_launch
 from gharuntime.baselines.method import MethodError
 from gharuntime.progress import Progress, say
@@ -102,6 +104,7 @@ class TrainConfig:
     precision: str = "auto"  # auto | fp32 | bf16
     compile: bool = False  # torch.compile the training forward (dynamic shapes)
     padding: str = "right"  # right | left (the layout before issue #41: the reference)
+    last_layer: str = "kept"  # kept (only the kept positions; see kept_rows.py) | full
     seed: int = 0
     checkpoint_dir: str | None = None
     checkpoint_every: int = 50
@@ -113,6 +116,8 @@ class TrainConfig:
                 raise MethodError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.padding not in ("right", "left"):
             raise MethodError(f"padding must be right or left, not {self.padding!r}")
+        if self.last_layer not in ("kept", "full"):
+            raise MethodError(f"last_layer must be kept or full, not {self.last_layer!r}")
         if self.precision not in ("auto", "fp32", "bf16"):
             raise MethodError(f"precision must be auto, fp32 or bf16, not {self.precision!r}")
         if not self.lr > 0:
@@ -136,8 +141,15 @@ class TrainConfig:
     def fingerprint_fields(self) -> dict[str, Any]:
         """What must match for a checkpoint to be resumed (not where or when to stop)."""
         d = asdict(self)
-        for k in ("checkpoint_dir", "checkpoint_every", "stop_after", "compile", "padding"):
-            d.pop(k)  # compile and padding change how fast, not what is trained
+        for k in (
+            "checkpoint_dir",
+            "checkpoint_every",
+            "stop_after",
+            "compile",
+            "padding",
+            "last_layer",
+        ):
+            d.pop(k)  # compile, padding and last_layer change how fast, not what is trained
         if self.lr_schedule == "constant":  # the step count changes nothing before the end
             d.pop("max_steps")
         return d
@@ -164,6 +176,7 @@ class TrainResult:
     precision: str = "fp32"
     device: str = "cpu"  # device_kind(): the row of PRECISION_BY_DEVICE precision=auto read
     compiled: bool = False
+    last_layer: str = "full"  # kept: the last layer ran at the kept positions only
     processes: int = 1
     stopped_early: bool = False
     skipped_steps: int = 0  # steps whose gradient was not finite: no update
@@ -187,6 +200,7 @@ class TrainResult:
             "precision": self.precision,
             "device": self.device,
             "compiled": self.compiled,
+            "last_layer": self.last_layer,
             "processes": self.processes,
             "skipped_steps": self.skipped_steps,
             **(
@@ -279,12 +293,19 @@ def collate(examples: Sequence[Example], pad_id: int, padding: str = "right") ->
     return batch
 
 
-def target_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
-    """(sum of the target tokens' cross-entropy, their count) for one collated batch."""
+def target_loss(model: Any, batch: dict[str, Any], kept: bool = False) -> tuple[Any, int]:
+    """(sum of the target tokens' cross-entropy, their count) for one collated batch.
+
+    `kept`: the model's last layer runs at the kept positions only (`kept_rows.install` must
+    have said yes for it); the same loss to float rounding, less work."""
     import torch
 
-    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "position_ids") if k in batch}
-    out = model(**inputs, logits_to_keep=batch["keep"], use_cache=False)
+    inputs: dict[str, Any] = {
+        k: batch[k] for k in ("input_ids", "attention_mask", "position_ids") if k in batch
+    }
+    if kept:
+        inputs[KEPT_POSITIONS] = batch["keep"]
+    out = model(**inputs, logits_to_keep=0 if kept else batch["keep"], use_cache=False)
     mask = batch["target_mask"]
     logits = out.logits.float()[mask]
     loss = torch.nn.functional.cross_entropy(logits, batch["labels"][mask], reduction="sum")
@@ -382,6 +403,8 @@ def train(
     progress = progress if accelerator.is_main_process else None
     set_seed(config.seed)
     fingerprint = _fingerprint(config, examples, model, procs, precision)
+    # the last layer at the kept positions only, where the model's layout allows it
+    kept = config.last_layer == "kept" and kept_rows.install(model)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95)
@@ -414,6 +437,7 @@ def train(
         device=device_kind(),
         processes=procs,
         compiled=config.compile,
+        last_layer="kept" if kept else "full",
     )
     device = accelerator.device
     pending: list[Any] = []  # this call's step losses not yet read back from the device
@@ -439,7 +463,7 @@ def train(
             last = m == len(batches) - 1
             ctx = accelerator.no_sync(model) if not last else nullcontext()
             with ctx, torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
-                loss_sum, _ = target_loss(forward, moved)
+                loss_sum, _ = target_loss(forward, moved, kept)
                 loss = loss_sum * procs / n_target  # DDP averages the processes' gradients
             accelerator.backward(loss)
             total = total + loss.detach()  # stays on the device: no sync per micro-batch
