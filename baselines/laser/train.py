@@ -2,7 +2,11 @@
 
 Each example is `prompt + TARGET_SEPARATOR` (no loss) followed by the encoded targets and the
 end-of-sequence token (loss). The model computes logits only for the few positions that predict
-a target token (`logits_to_keep`), never the vocabulary projection of the whole prompt.
+a target token (`logits_to_keep`), never the vocabulary projection of the whole prompt; and by
+default (`last_layer="kept"`) its last decoder layer runs at those positions only
+(`kept_rows.py`: the other positions feed it keys and values, nothing else of theirs is read),
+which halves a 2-layer model's work for the same loss and gradients. `last_layer="full"` runs
+it everywhere (the reference; also what a layout `kept_rows` does not serve gets).
 
 - Padding: batches are right-padded (`padding="right"`, the default). A pad then follows every
   real token, so no real token can see one: no padding mask is needed, attention is causal
