@@ -350,9 +350,11 @@ PRECISION_BY_DEVICE: dict[str, str] = {
     "cpu-avx512_bf16": "bf16",
     "cpu": "fp32",
 }
-"""What `precision="auto"` trains in, by `device_kind()`; measured with
-`benchmarks/laser_speed.py` (old against new, same rows, one process): see docs/laser/method.md.
-`precision=fp32|bf16` overrides it; the summary records both the device kind and the choice."""
+"""What `precision="auto"` trains in, by `device_kind()`. On `cpu-avx512_bf16` bf16 measured
+1.71x (`tiny`) and 1.70x (`tiny-256`) the float32 training before issue #41, against float32's
+1.60x and 1.29x (`benchmarks/laser_cpu_train.py`, both with the kept positions; see
+docs/laser/method.md). `precision=fp32|bf16` overrides it; the summary records both the device
+kind and the choice."""
 
 
 def device_kind() -> str:
