@@ -51,6 +51,13 @@ def _weights(model) -> dict[str, object]:  # type: ignore[no-untyped-def]
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+def _seeded_training(tokenizer, examples, cfg: TrainConfig):  # type: ignore[no-untyped-def]
+    """(what `train` reports, the weights after it) for the seeded tiny model under `cfg`."""
+    model = _model(tokenizer)
+    done = train(model, examples, tokenizer.pad_token_id, cfg)
+    return done, _weights(model)
+
+
 @pytest.mark.slow
 def test_a_few_steps_lower_the_target_loss(tokenizer, examples) -> None:  # type: ignore[no-untyped-def]
     model = _model(tokenizer)
@@ -101,10 +108,9 @@ def test_right_padding_trains_the_model_left_padding_trains(tokenizer, examples)
     checkpoint's fingerprint."""
     curves, weights = {}, {}
     for padding in ("left", "right"):
-        model = _model(tokenizer)
         cfg = TrainConfig(max_steps=6, lr=3e-3, warmup_steps=2, precision="fp32", padding=padding)
-        curves[padding] = train(model, examples, tokenizer.pad_token_id, cfg).losses
-        weights[padding] = _weights(model)
+        done, weights[padding] = _seeded_training(tokenizer, examples, cfg)
+        curves[padding] = done.losses
         assert "padding" not in cfg.fingerprint_fields()
     assert curves["right"][-1] < curves["right"][0]
     assert curves["left"] == pytest.approx(curves["right"], rel=1e-4)
@@ -123,14 +129,12 @@ def test_the_last_layer_at_the_kept_positions_trains_the_same_model(
     summary says which ran, and the setting is not in the checkpoint's fingerprint."""
     curves, weights = {}, {}
     for last in ("full", "kept"):
-        model = _model(tokenizer)
         cfg = TrainConfig(
             max_steps=6, lr=3e-3, warmup_steps=2, precision="fp32", padding=padding, last_layer=last
         )
-        done = train(model, examples, tokenizer.pad_token_id, cfg)
+        done, weights[last] = _seeded_training(tokenizer, examples, cfg)
         assert done.summary()["last_layer"] == last
         curves[last] = done.losses
-        weights[last] = _weights(model)
         assert "last_layer" not in cfg.fingerprint_fields()
     assert curves["kept"][-1] < curves["kept"][0]
     assert curves["full"] == pytest.approx(curves["kept"], rel=1e-4)

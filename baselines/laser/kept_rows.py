@@ -61,9 +61,7 @@ def install(model: Any) -> bool:
         return False
     if "forward" not in vars(layer):
         layer.forward = types.MethodType(_forward, layer)
-        layer._gharuntime_rotate = importlib.import_module(
-            type(layer).__module__
-        ).apply_rotary_pos_emb
+        layer._gharuntime_rotate_half = importlib.import_module(type(layer).__module__).rotate_half
     return True
 
 
@@ -85,9 +83,10 @@ def _forward(self: Any, hidden_states: Any, *args: Any, **kwargs: Any) -> Any:
     q = attn.q_proj(x[:, rows]).view(batch, n, *shape[1:]).transpose(1, 2)
     k = attn.k_proj(x).view(batch, width, *shape[1:]).transpose(1, 2)
     v = attn.v_proj(x).view(batch, width, *shape[1:]).transpose(1, 2)
-    # the layer's own rotary function, once for the queries' positions, once for every key's
-    q, _ = self._gharuntime_rotate(q, q, cos[:, rows], sin[:, rows])
-    _, k = self._gharuntime_rotate(k, k, cos, sin)
+    # the layout's rotary embedding (its apply_rotary_pos_emb, one tensor at a time: the
+    # queries at their own positions, the keys at every position)
+    q = _rotary(self._gharuntime_rotate_half, q, cos[:, rows], sin[:, rows])
+    k = _rotary(self._gharuntime_rotate_half, k, cos, sin)
     mask = kwargs.get("attention_mask")
     if mask is None:  # the model found causal attention enough (right padding, no window bites)
         allowed = torch.arange(width, device=rows.device)[None, :] <= rows[:, None]
@@ -102,3 +101,8 @@ def _forward(self: Any, hidden_states: Any, *args: Any, **kwargs: Any) -> Any:
     )
     h = hidden_states[:, rows] + attn.o_proj(out.transpose(1, 2).reshape(batch, n, -1))
     return h + self.mlp(self.post_attention_layernorm(h))
+
+
+def _rotary(rotate_half: Any, x: Any, cos: Any, sin: Any) -> Any:
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)  # over the heads
+    return x * cos + rotate_half(x) * sin
