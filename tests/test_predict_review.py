@@ -216,7 +216,7 @@ def test_the_pull_request_script_writes_the_job_summary(model: Path, tmp_path: P
     assert text.startswith("earlier step's summary\n")  # appended, never replaced
     assert "### .github/workflows/ci.yml: predicted time and cost of this change" in text
     assert "### .github/workflows/nightly.yml: predicted time and cost of this change" in text
-    assert "### .github/workflows/old.yml: removed by this change" in text
+    assert "### ` .github/workflows/old.yml `: removed by this change" in text  # a code span
     assert "3 job(s) added, 2 removed, 1 changed, 2 unchanged" in text
     no_model = subprocess.run(
         ["bash", str(ROOT / "docs/ci/review-workflows.sh")],
