@@ -174,8 +174,9 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
 @click.option(
     "--base",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Review a change: the workflow file before it. Prints each job added, removed or changed "
-    "with its time, range and cost before and after, and the run's deltas.",
+    help="Review a change: the workflow file before it. Prints each job added, removed, moved "
+    "(renamed, same steps: it keeps its history) or changed with its time, range and cost "
+    "before and after, and the run's deltas.",
 )
 @click.option(
     "--base-ref",
@@ -227,10 +228,13 @@ def predict_command(
     them; --history-from DATASET for fresher ones) and the repository's metadata; a job that
     never ran falls back to the config-track model, and the `history` column (`basis` in
     --json, `from` in markdown) says which per job: its runs, or `fallback` (config fallback).
+    A matrix given by an expression becomes the jobs its latest runs there show, each from its
+    own runs (`from-history matrix`).
 
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
-    cannot read (another repository), a matrix given by an expression (counted as one job, its
-    name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
+    cannot read (another repository), a matrix given by an expression (without history: counted
+    as one job, its name template kept), and jobs gated by `if:` (sums given with and without
+    them). A matrix
     over GitHub's limit of 256 jobs is refused (exit 2).
 
     Cost: each job's predicted run time in billed minutes (rounded up per job, as GitHub bills)
