@@ -12,6 +12,12 @@ a kill keeps what is done and continues:
    jobs the most accurate track) and the config-track model (`config/`, the fallback for a job
    that never ran), each scored on the repositories' latest runs (the temporal test split);
 5. learn.json, last: the folder is finished.
+
+`--from-dataset DIR` (LearnRequest.from_dataset) starts from a dataset folder a team already
+built (`gharuntime build`, e.g. from an archive of its runs) instead of a crawl: the folder is
+validated against the contract first (nothing is written for one that fails), copied into
+`dataset/` (step `dataset`), and fitted and finished as above; the learned folder is the same,
+without `raw/`.
 """
 
 from __future__ import annotations
@@ -20,17 +26,21 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
+import polars as pl
+
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
+from gharuntime.contract import SPLITS
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
 from gharuntime.crawler.client import (
@@ -43,12 +53,13 @@ from gharuntime.crawler.client import (
 )
 from gharuntime.crawler.crawl import CrawlOptions, crawl
 from gharuntime.crawler.progress import CrawlEvent
-from gharuntime.dataset import DatasetError, read_manifest
+from gharuntime.dataset import DatasetError, load, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.provenance import library_versions
 from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import make_temp_dir, output_folder_problem, replace_folder
 from gharuntime.predict.history import dataset_repos
 from gharuntime.predict.learned import (
     LEARNED_FILE,
@@ -60,6 +71,7 @@ from gharuntime.predict.learned import (
 from gharuntime.progress import Progress, say
 from gharuntime.resume import RECORD_SUFFIX, code_fingerprint, kept_record, write_record
 from gharuntime.sources.raw import count_records
+from gharuntime.validation import validate_folder
 from gharuntime.version import __version__
 
 __all__ = [
@@ -69,6 +81,7 @@ __all__ = [
     "LearnRequest",
     "LearnResult",
     "StepDone",
+    "check_dataset",
     "check_repo_name",
     "run_learn",
     "token_from_env",
@@ -127,6 +140,7 @@ class LearnRequest:
     params: dict[str, Any] = field(default_factory=dict)
     max_retries: int = 6
     fresh: bool = False
+    from_dataset: Path | None = None  # learn from this built dataset, not a crawl (no repos)
 
 
 @dataclass(frozen=True)
@@ -286,6 +300,8 @@ def run_learn(
     Raises LearnError (or a BuildError, MethodError) with what, where and the fix. Before the
     repositories are known to be readable nothing is written; after, a refusal leaves the
     finished steps for a rerun and never a learn.json."""
+    if request.from_dataset is not None:
+        return _learn_from_dataset(request, request.from_dataset, progress, step_done)
     out, repos = request.out, request.repos
     for repo in repos:
         problem = check_repo_name(repo)
@@ -386,6 +402,35 @@ def run_learn(
             where=str(dataset),
             fix="give an earlier --since, or leave that repository out",
         )
+    models = _fit_tracks(request, steps, dataset, manifest_path, progress)
+    doc = {
+        "format": LEARNED_FORMAT,
+        "gharuntime_version": __version__,
+        "repos": names,
+        "api_url": request.api_url,
+        "window": {"since": crawl_doc["since"], "until": crawl_doc["until"]},
+        "method": request.method,
+        "params": request.params,
+        "dataset": {"folder": "dataset", "revision": manifest.get("revision")},
+        "config": LEARN_CONFIG,
+        "models": models,
+        "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "relearn": relearn_command({"repos": names}, out),
+    }
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
+    return LearnResult(out, doc, steps.kept, steps.ran)
+
+
+def _fit_tracks(
+    request: LearnRequest,
+    steps: _Steps,
+    dataset: Path,
+    manifest_path: Path,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """Fit and score both tracks on `dataset` (steps fit-history, fit-config): learn.json's
+    `models`."""
+    out = request.out
     models: dict[str, Any] = {}
     for track in LEARN_TRACKS:
 
@@ -433,19 +478,156 @@ def run_learn(
             "rmsle_latest_runs": score.get("rmsle"),
             "coverage_p10_p90_latest_runs": score.get("coverage_p10_p90"),
         }
+    return models
+
+
+MAX_PROBLEMS_SHOWN: Final = 5
+
+
+def check_dataset(
+    source: Path, progress: Progress | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The manifest and repositories of a dataset folder to learn from, once it is found valid
+    against the contract (gharuntime.validation) with jobs to fit on. Raises LearnError with
+    what, where and the fix; reads only."""
+    fix = (
+        "give a dataset folder written by `gharuntime build` (manifest.json and data/); "
+        f"`gharuntime validate {source}` lists what is wrong"
+    )
+    if not source.is_dir():
+        raise LearnError("not a folder", where=str(source), fix=fix)
+    say(progress, f"validating the dataset {source}")
+    problems = validate_folder(source, progress)
+    if problems:
+        shown = "; ".join(str(p) for p in problems[:MAX_PROBLEMS_SHOWN])
+        more = (
+            f"; and {len(problems) - MAX_PROBLEMS_SHOWN} more"
+            if len(problems) > MAX_PROBLEMS_SHOWN
+            else ""
+        )
+        raise LearnError(
+            f"not a valid dataset ({len(problems)} problem(s)): {shown}{more}",
+            where=str(source),
+            fix=fix + "; rebuild it with `gharuntime build`",
+        )
+    try:
+        manifest = read_manifest(source)
+    except DatasetError as exc:
+        raise LearnError(str(exc), where=str(source), fix=fix) from None
+    train = sum(
+        int(f.get("rows") or 0)
+        for f in manifest.get("files", [])
+        if f.get("config") == LEARN_CONFIG and f.get("split") == "train"
+    )
+    if train == 0:
+        raise LearnError(
+            f"no job in its {LEARN_CONFIG} train split: nothing to fit on",
+            where=str(source),
+            fix="build it from more runs (a repository needs enough runs for the temporal "
+            "split to keep some for training)",
+        )
+    return manifest, dataset_repos(source)
+
+
+def _data_window(dataset: Path) -> dict[str, str | None]:
+    """When the dataset's first and last jobs were created (UTC)."""
+    times = pl.concat(
+        [load(dataset, LEARN_CONFIG, split, columns=["created_at"]) for split in SPLITS]
+    )["created_at"]
+    if times.len() == 0:
+        return {"since": None, "until": None}
+    return {
+        "since": times.min().strftime("%Y-%m-%dT%H:%M:%SZ"),  # type: ignore[union-attr]
+        "until": times.max().strftime("%Y-%m-%dT%H:%M:%SZ"),  # type: ignore[union-attr]
+    }
+
+
+def _learn_from_dataset(
+    request: LearnRequest,
+    source: Path,
+    progress: Progress | None,
+    step_done: StepDone | None,
+) -> LearnResult:
+    """`learn --from-dataset`: validate, copy into OUT/dataset, fit both tracks, finish."""
+    out = request.out
+    if request.repos:
+        raise LearnError(
+            "repositories named with --from-dataset: the dataset's own repositories are learnt",
+            fix="drop the repository names, or learn them from a crawl without --from-dataset",
+        )
+    try:
+        for track in LEARN_TRACKS:
+            make_method(request.method, track, params=request.params or None)
+    except MethodError as exc:
+        raise LearnError(str(exc), fix="choose a method and parameters both tracks take") from None
+    check_out(out)
+    target = out / "dataset"
+    in_place = source.resolve() == target.resolve()
+    problem = None if in_place else output_folder_problem(out, [source])
+    if problem is None and not in_place and out.resolve().is_relative_to(source.resolve()):
+        problem = f"{out} is inside the dataset folder {source}, which must stay as it was built"
+    if problem is not None:
+        raise LearnError(problem, where="--out", fix="give a new folder outside the dataset")
+    if (out / "raw").exists():
+        raise LearnError(
+            "holds a learned folder crawled from GitHub (raw/): learning it from a dataset "
+            "would mix the two",
+            where=str(out),
+            fix="give another --out for the dataset's model",
+        )
+    manifest, repos = check_dataset(source, progress)
+    # Valid: from here on the folder is written, step by step.
+    out.mkdir(parents=True, exist_ok=True)
+    (out / STEPS_DIR).mkdir(exist_ok=True)
+    steps = _Steps(out, request.fresh, step_done)
+    rows = int(manifest.get("rows") or 0)
+
+    def do_copy() -> tuple[Path, str]:
+        summary = f"{rows} jobs of {len(repos)} repositories ({', '.join(repos[:5])})"
+        if in_place:
+            return target / "manifest.json", f"{summary}, in place"
+        say(progress, f"copying the dataset into {target}")
+        tmp = make_temp_dir(target)
+        try:
+            shutil.copytree(source, tmp, dirs_exist_ok=True)
+            changed = validate_folder(tmp)
+            if changed:  # the copy is what predict reads: it must be what was checked
+                raise LearnError(
+                    f"changed while it was copied: {changed[0]}",
+                    where=str(source),
+                    fix="run the same command again once nothing writes to the dataset",
+                )
+            replace_folder(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return target / "manifest.json", f"{summary} from {source}"
+
+    manifest_path = steps.run(
+        "dataset",
+        _inputs("dataset", manifest_sha256=_sha256(source / "manifest.json")),
+        do_copy,
+    )
+    models = _fit_tracks(request, steps, target, manifest_path, progress)
+    origin = {
+        "path": str(source),
+        "revision": manifest.get("revision"),
+        "kind": (manifest.get("source") or {}).get("kind"),
+        "synthetic": (manifest.get("source") or {}).get("synthetic"),
+    }
     doc = {
         "format": LEARNED_FORMAT,
         "gharuntime_version": __version__,
-        "repos": names,
-        "api_url": request.api_url,
-        "window": {"since": crawl_doc["since"], "until": crawl_doc["until"]},
+        "repos": repos,
+        "from_dataset": origin,
+        "api_url": None,
+        "window": _data_window(target),
         "method": request.method,
         "params": request.params,
-        "dataset": {"folder": "dataset", "revision": manifest.get("revision")},
+        "dataset": {"folder": "dataset", "revision": read_manifest(target).get("revision")},
         "config": LEARN_CONFIG,
         "models": models,
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "relearn": relearn_command({"repos": names}, out),
+        "relearn": relearn_command({"from_dataset": origin}, out),
     }
     write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
     return LearnResult(out, doc, steps.kept, steps.ran)

@@ -324,3 +324,134 @@ def test_a_review_looks_up_the_base_file_as_the_workflow_it_changes(
     assert result.exit_code == 0, result.output
     counts = json.loads(result.output)["counts"]
     assert counts["added"] == 1 and counts["changed"] == 0 and counts["removed"] == 0
+
+
+# `learn --from-dataset`: a dataset a team already built, learnt without a crawl.
+
+
+def _from_dataset(dataset: Path, out: Path, *more: str) -> Result:
+    args = ["learn", "--from-dataset", str(dataset), "--out", str(out), *more]
+    return CliRunner().invoke(cli, args, env={"GITHUB_TOKEN": ""})
+
+
+def test_learn_from_a_dataset_writes_the_folder_predict_reads(
+    learned_from_dataset: Path, matrix_dataset: Path, tmp_path: Path
+) -> None:
+    from gharuntime.dataset import read_manifest
+    from gharuntime.predict.history import dataset_repos
+
+    doc = json.loads((learned_from_dataset / "learn.json").read_text())
+    assert doc["format"] == "gharuntime-learned/1"
+    assert doc["repos"] == dataset_repos(matrix_dataset)
+    source = read_manifest(matrix_dataset)
+    assert doc["from_dataset"]["path"] == str(matrix_dataset)
+    assert doc["from_dataset"]["revision"] == doc["dataset"]["revision"] == source["revision"]
+    assert doc["relearn"].startswith(f"gharuntime learn --from-dataset {matrix_dataset} --out")
+    assert set(doc["models"]) == {"history", "config"}
+    for track in ("history", "config"):
+        assert json.loads((learned_from_dataset / track / "model.json").read_text())["track"] == (
+            track
+        )
+        assert doc["models"][track]["rmsle_latest_runs"] is not None
+    assert not (learned_from_dataset / "raw").exists()
+    # predict: a job with history from the history track, a new one from the config track
+    # (its prediction and range the config-track model's own for this repository)
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    rows_text = _rows(matrix_dataset).filter(pl.col("repo") == "fixture-org/repo-1")
+    text = rows_text.sort("created_at")["workflow_yaml"][-1]
+    new_job = "\n  never-ran:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make new\n"
+    workflow.write_text(text.rstrip("\n") + new_job)
+    args = [str(workflow), "--model", str(learned_from_dataset), "--repo", "fixture-org/repo-1"]
+    done = _predict(*args, "--json")
+    assert done.exit_code == 0, done.output
+    jobs = {j["name"]: j for j in json.loads(done.output)["jobs"]}
+    assert jobs["never-ran"]["basis"] == "config fallback"
+    assert {j["basis"] for n, j in jobs.items() if n != "never-ran"} == {"history"}
+    # the repository's metadata as the history gives it: its latest completed job's
+    latest = rows_text.sort("completed_at").row(-1, named=True)
+    columns = ("repo", "repo_id", "repo_language", "repo_stars", "repo_size_kb", "repo_fork")
+    meta = {c: latest[c] for c in columns} | {"repo_topics": latest["repo_topics"]}
+    meta["repo_created_at"] = latest["repo_created_at"].isoformat()
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    config = str(learned_from_dataset / "config")
+    alone = _predict(
+        str(workflow), "--model", config, "--repo-meta", str(tmp_path / "meta.json"), "--json"
+    )
+    plain = {j["name"]: j for j in json.loads(alone.output)["jobs"]}["never-ran"]
+    for key in ("duration_s", "p10", "p90"):
+        assert jobs["never-ran"][key] == plain[key], key
+
+
+def test_learn_from_a_dataset_again_keeps_every_step(matrix_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    assert _from_dataset(matrix_dataset, out).exit_code == 0
+    again = _from_dataset(matrix_dataset, out)
+    assert again.exit_code == 0, again.output
+    for step in ("dataset", "fit-history", "fit-config"):
+        assert f"{step}: kept" in again.output
+    # from its own dataset/: the same data, nothing copied or fitted again
+    inside = _from_dataset(out / "dataset", out)
+    assert inside.exit_code == 0, inside.output
+    assert "dataset: kept" in inside.output and "fit-config: kept" in inside.output
+    doc = json.loads((out / "learn.json").read_text())
+    assert doc["from_dataset"]["path"] == str(out / "dataset")
+    assert (out / "dataset" / "manifest.json").is_file()
+
+
+def _broken(dataset: Path, tmp_path: Path, how: str) -> Path:
+    import shutil
+
+    copy = tmp_path / f"broken-{how}"
+    shutil.copytree(dataset, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    if how == "changed-file":
+        part = copy / manifest["files"][0]["path"]
+        part.write_bytes(part.read_bytes() + b"\0")
+    elif how == "schema":
+        manifest["schema_version"] = "9.0.0"
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+    elif how == "no-manifest":
+        (copy / "manifest.json").unlink()
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("changed-file", ("not a valid dataset", "sha256", "gharuntime validate")),
+        ("schema", ("not a valid dataset", "schema_version 9.0.0")),
+        ("no-manifest", ("not a valid dataset", "manifest.json: missing")),
+    ],
+)
+def test_a_dataset_that_is_not_valid_is_refused_before_anything_is_written(
+    matrix_dataset: Path, tmp_path: Path, how: str, words: tuple[str, ...]
+) -> None:
+    out = tmp_path / "out"
+    result = _from_dataset(_broken(matrix_dataset, tmp_path, how), out)
+    _refused(result, *words)
+    assert not out.exists()
+
+
+def test_from_dataset_refuses_what_does_not_apply_to_it(
+    matrix_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _refused(
+        CliRunner().invoke(
+            cli, ["learn", "octo/repo", "--from-dataset", str(matrix_dataset), "--out", str(out)]
+        ),
+        "--from-dataset",
+        "repositories are learnt",
+    )
+    _refused(_from_dataset(matrix_dataset, out, "--since", "2026-01-01"), "--since", "a crawl")
+    _refused(CliRunner().invoke(cli, ["learn", "--out", str(out)]), "no repository")
+    assert not out.exists()
+    inside = matrix_dataset / "model"
+    _refused(_from_dataset(matrix_dataset, inside), "inside the dataset folder")
+    assert not inside.exists()
+    crawled = tmp_path / "crawled"
+    (crawled / "raw").mkdir(parents=True)
+    (crawled / "steps").mkdir()
+    _refused(_from_dataset(matrix_dataset, crawled), "crawled from GitHub")
+    assert sorted(p.name for p in crawled.iterdir()) == ["raw", "steps"]

@@ -61,7 +61,13 @@ def test_a_base_file_is_reviewed_against(model: Path, workflow: Path, tmp_path: 
     base.write_text(BASE)
     outcome = run_predict(PredictRequest(workflow, model, base=base))
     assert outcome.review is not None
-    assert outcome.review.counts() == {"added": 2, "removed": 0, "changed": 0, "unchanged": 1}
+    assert outcome.review.counts() == {
+        "added": 2,
+        "removed": 0,
+        "moved": 0,
+        "changed": 0,
+        "unchanged": 1,
+    }
 
 
 def test_the_metadata_files_private_decides_unless_the_request_says(

@@ -23,6 +23,7 @@ from gharuntime.predict.workflow import (
     BASIS_WORDS,
     FLAG_WORDS,
     FLAGS,
+    HISTORY_MATRIX,
     JobPrediction,
     WorkflowPrediction,
     human_seconds,
@@ -100,9 +101,9 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
     on, when the repository's history was asked for; `short` for the table's narrow `history`
     column (`5 runs`, `fallback`, `none`), so the table still fits a terminal."""
     runs = len(job.history)
-    if job.basis == "history":
+    if job.basis in ("history", HISTORY_MATRIX):
         text = f"{runs} run{'s' if runs != 1 else ''}"
-        return text if short else f"history ({text})"
+        return text if short else f"{job.basis} ({text})"
     if short:
         return {"config fallback": "fallback", "no history": "none"}.get(job.basis or "", "")
     return job.basis or ""
@@ -173,8 +174,9 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
 @click.option(
     "--base",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Review a change: the workflow file before it. Prints each job added, removed or changed "
-    "with its time, range and cost before and after, and the run's deltas.",
+    help="Review a change: the workflow file before it. Prints each job added, removed, moved "
+    "(renamed, same steps: it keeps its history) or changed with its time, range and cost "
+    "before and after, and the run's deltas.",
 )
 @click.option(
     "--base-ref",
@@ -226,10 +228,13 @@ def predict_command(
     them; --history-from DATASET for fresher ones) and the repository's metadata; a job that
     never ran falls back to the config-track model, and the `history` column (`basis` in
     --json, `from` in markdown) says which per job: its runs, or `fallback` (config fallback).
+    A matrix given by an expression becomes the jobs its latest runs there show, each from its
+    own runs (`from-history matrix`).
 
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
-    cannot read (another repository), a matrix given by an expression (counted as one job, its
-    name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
+    cannot read (another repository), a matrix given by an expression (without history: counted
+    as one job, its name template kept), and jobs gated by `if:` (sums given with and without
+    them). A matrix
     over GitHub's limit of 256 jobs is refused (exit 2).
 
     Cost: each job's predicted run time in billed minutes (rounded up per job, as GitHub bills)
@@ -363,6 +368,11 @@ def _history_line(result: WorkflowPrediction, models: PredictModels) -> str:
     assert h is not None
     counts = _basis_counts(result)
     parts = [f"{counts.get('history', 0)} job(s) from their own recent runs (history)"]
+    if counts.get(HISTORY_MATRIX):
+        parts.append(
+            f"{counts[HISTORY_MATRIX]} of matrices given by an expression, one per job their "
+            f"latest runs show ({HISTORY_MATRIX})"
+        )
     if counts.get("config fallback"):
         parts.append(
             f"{counts['config fallback']} with no earlier run by the config-track model "
@@ -436,12 +446,13 @@ def _print_review(review: WorkflowReview, fmt: str) -> None:
         usd = (j.cost_after.point.cost_usd if j.cost_after and j.cost_after.point else 0.0) - (
             j.cost_before.point.cost_usd if j.cost_before and j.cost_before.point else 0.0
         )
-        table.add_row(j.name, j.status, before, after, _human(j.delta_s), f"{usd:+.3f}")
+        table.add_row(j.label, j.status, before, after, _human(j.delta_s), f"{usd:+.3f}")
     out_console.print(table)
     counts = review.counts()
     out_console.print(
-        f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
-        f"{counts['unchanged']} unchanged; sum of job time {_human(review.base.total_job_s)} → "
+        f"{counts['added']} added, {counts['removed']} removed, "
+        + (f"{counts['moved']} moved, " if counts["moved"] else "")
+        + f"{counts['changed']} changed, {counts['unchanged']} unchanged; sum of job time {_human(review.base.total_job_s)} → "
         f"{_human(review.new.total_job_s)} ({_human(review.delta_total_job_s)}), critical path "
         f"{_human(review.base.critical_path_s)} → {_human(review.new.critical_path_s)} "
         f"({_human(review.delta_critical_path_s)}), bill ${review.base_cost.total.cost_usd:.3f} → "

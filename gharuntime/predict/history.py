@@ -21,13 +21,25 @@ from typing import Any
 
 import polars as pl
 
-from gharuntime.contract import CONFIGS, SPLITS
+from gharuntime.contract import CONFIGS, HISTORY_MAX, SPLITS
 from gharuntime.dataset import DatasetError, load, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
+from gharuntime.matrix import MAX_MATRIX_JOBS
 from gharuntime.workflow import ExpandedJob, job_key_of
 
-__all__ = ["HistoryError", "RepoHistory", "dataset_repos", "job_identity", "load_repo_history"]
+__all__ = [
+    "MATRIX_RUNS",
+    "HistoryError",
+    "RepoHistory",
+    "dataset_repos",
+    "job_identity",
+    "load_repo_history",
+]
+
+MATRIX_RUNS = 5
+"""A matrix given by an expression is expanded into the job names seen in this many of the
+job's latest runs (a union: the dataset keeps successful jobs only, so one run may lack one)."""
 
 _COLUMNS = [
     "repo",
@@ -38,7 +50,9 @@ _COLUMNS = [
     "repo_topics",
     "repo_fork",
     "repo_created_at",
+    "run_id",
     "workflow_path",
+    "job_name",
     "job_key",
     "matrix",
     "created_at",
@@ -88,7 +102,7 @@ class RepoHistory:
     repo: str
     repo_id: int
     dataset: Path
-    jobs: pl.DataFrame  # workflow_path, identity, completed_at, duration_s
+    jobs: pl.DataFrame  # workflow_path, identity, job_name, run_id, completed_at, duration_s
     meta: dict[str, Any]  # the repository's job-table columns, from its latest job
     last_completed: datetime | None
 
@@ -96,14 +110,18 @@ class RepoHistory:
         self, workflow_path: str, jobs: Sequence[ExpandedJob], at: datetime
     ) -> list[list[float]]:
         """Each job's history_duration_s at time `at` (same order as `jobs`; [] for none)."""
-        if not jobs:
+        return self.lookup([(workflow_path, job_identity(j)) for j in jobs], at)
+
+    def lookup(self, keys: Sequence[tuple[str, str]], at: datetime) -> list[list[float]]:
+        """history_duration_s at time `at` of each (workflow path, job identity) in `keys`."""
+        if not keys:
             return []
         query = pl.DataFrame(
             {
-                "repo_id": [self.repo_id] * len(jobs),
-                "workflow_path": [workflow_path] * len(jobs),
-                "job_name": [job_identity(j) for j in jobs],
-                "created_at": [at] * len(jobs),
+                "repo_id": [self.repo_id] * len(keys),
+                "workflow_path": [path for path, _ in keys],
+                "job_name": [identity for _, identity in keys],
+                "created_at": [at] * len(keys),
             },
             schema={
                 "repo_id": pl.Int64,
@@ -121,6 +139,43 @@ class RepoHistory:
         )
         lists: list[list[float]] = history_durations(query, pool).to_list()
         return lists
+
+    def matrix_jobs(
+        self, workflow_path: str, identity: str, at: datetime
+    ) -> list[tuple[str, list[float]]]:
+        """The jobs a matrix given by an expression made in the repository's recent runs: the
+        job names seen under this workflow path and identity (job key, no matrix values: the
+        build cannot resolve them either) in its latest MATRIX_RUNS runs completed strictly
+        before `at`, sorted, each with its own durations (up to HISTORY_MAX, most recent
+        first); at most GitHub's MAX_MATRIX_JOBS, the latest seen. [] when it never ran."""
+        mine = self.jobs.filter(
+            (pl.col("workflow_path") == workflow_path)
+            & (pl.col("identity") == identity)
+            & (pl.col("completed_at") < at)
+        )
+        if mine.height == 0:
+            return []
+        runs = (
+            mine.group_by("run_id")
+            .agg(pl.col("completed_at").max())
+            .sort(["completed_at", "run_id"], descending=True)
+            .head(MATRIX_RUNS)["run_id"]
+        )
+        seen = (
+            mine.filter(pl.col("run_id").is_in(runs.to_list()))
+            .group_by("job_name")
+            .agg(pl.col("completed_at").max())
+            .sort(["completed_at", "job_name"], descending=[True, False])
+        )
+        names = sorted(seen["job_name"].head(MAX_MATRIX_JOBS).to_list())
+        latest = mine.sort("completed_at", descending=True, maintain_order=True)
+        return [
+            (
+                name,
+                latest.filter(pl.col("job_name") == name)["duration_s"].head(HISTORY_MAX).to_list(),
+            )
+            for name in names
+        ]
 
 
 def dataset_repos(dataset: Path) -> list[str]:
@@ -160,7 +215,7 @@ def load_repo_history(dataset: Path, repo: str) -> RepoHistory:
         for k, m in zip(mine["job_key"].to_list(), mine["matrix"].to_list(), strict=True)
     ]
     jobs = (
-        mine.select("workflow_path", "completed_at", "duration_s")
+        mine.select("workflow_path", "job_name", "run_id", "completed_at", "duration_s")
         .with_columns(pl.Series("identity", identities, dtype=pl.String))
         .filter(pl.col("identity").is_not_null())
     )

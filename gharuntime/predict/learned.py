@@ -56,6 +56,9 @@ def is_learned_folder(folder: Path) -> bool:
 
 def relearn_command(doc: dict[str, Any] | None, folder: Path) -> str:
     """The `gharuntime learn` command that (re)writes `folder`, as far as `doc` tells."""
+    origin = doc.get("from_dataset") if isinstance(doc, dict) else None
+    if isinstance(origin, dict) and origin.get("path"):
+        return f"gharuntime learn --from-dataset {origin['path']} --out {folder}"
     repos = doc.get("repos") if isinstance(doc, dict) else None
     names = " ".join(str(r) for r in repos) if isinstance(repos, list) and repos else "OWNER/NAME"
     return f"gharuntime learn {names} --token-env GITHUB_TOKEN --out {folder}"

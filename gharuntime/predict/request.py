@@ -20,7 +20,9 @@ from gharuntime.billing import (
     price_jobs,
 )
 from gharuntime.errors import GharuntimeError
+from gharuntime.predict.history_jobs import HistoryAlias, JobUnit
 from gharuntime.predict.learned import PredictModels, open_predict_models
+from gharuntime.predict.moves import move_aliases
 from gharuntime.predict.review import WorkflowReview, read_at_revision, review_workflows
 from gharuntime.predict.workflow import (
     RepoMeta,
@@ -170,7 +172,12 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     model_info = _model_info(request, models)
     when = request.at.replace(tzinfo=timezone.utc) if request.at else None
 
-    def run(source: str, path: str, local: Path | None) -> tuple[WorkflowPrediction, WorkflowCost]:
+    def run(
+        source: str,
+        path: str,
+        local: Path | None,
+        aliases: dict[JobUnit, HistoryAlias] | None = None,
+    ) -> tuple[WorkflowPrediction, WorkflowCost]:
         try:
             predicted = predict_workflow(
                 source,
@@ -183,6 +190,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
                 history=models.history,
                 fallback=models.fallback,
                 history_path=repo_workflow_path(workflow, str(workflow)),
+                aliases=aliases,
             )
         except WorkflowError as exc:
             raise PredictError(
@@ -208,4 +216,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
         old, old_cost = run(
             old_text, old_path, request.base if request.base is not None else workflow
         )
+        aliases = move_aliases(old.jobs, result.jobs)
+        if aliases:  # a moved job keeps its history: the new side again, with the old names'
+            result, cost = run(text, str(workflow), workflow, aliases)
     return PredictOutcome(result, cost, models, review_workflows(old, old_cost, result, cost))

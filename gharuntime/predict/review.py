@@ -2,9 +2,12 @@
 and after, job by job, and what the change does to the run's time and bill.
 
 Jobs are matched as GitHub names them apart: by job key (`test`, or `caller/callee` for a
-reusable workflow's job) and matrix values. A job whose matrix values change is one job removed
-and one added, as it is on GitHub's checks page. A job is `changed` when its predicted time, its
-P10-P90, its runners or its cost moved; what predict cannot know is flagged on both sides.
+reusable workflow's job) and matrix values (a matrix from history: each member's own name). A
+job whose matrix values change is one job removed and one added, as it is on GitHub's checks
+page. A removed job and an added job that run the same steps are one job `moved` (renamed, or
+moved into a called workflow: gharuntime.predict.moves). A job is `changed` when its predicted
+time, its P10-P90, its runners or its cost moved; what predict cannot know is flagged on both
+sides.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any, Literal
 
 from gharuntime.billing import JobCost, WorkflowCost
 from gharuntime.markdown import md
+from gharuntime.predict.history_jobs import member_label, unit_of
+from gharuntime.predict.moves import move_pairs
 from gharuntime.predict.workflow import (
     FLAG_WORDS,
     JobPrediction,
@@ -33,11 +38,15 @@ __all__ = [
     "review_workflows",
 ]
 
-Status = Literal["added", "removed", "changed", "unchanged"]
+Status = Literal["added", "removed", "moved", "changed", "unchanged"]
 
 
-def _identity(job: JobPrediction) -> tuple[str, str]:
-    return job.key, json.dumps(job.matrix, sort_keys=True, default=str)
+def _identity(job: JobPrediction) -> tuple[str, str, str]:
+    return (
+        job.key,
+        json.dumps(job.matrix, sort_keys=True, default=str),
+        member_label(job.from_history),
+    )
 
 
 @dataclass(frozen=True)
@@ -50,9 +59,15 @@ class JobChange:
     after: JobPrediction | None
     cost_before: JobCost | None
     cost_after: JobCost | None
+    old_name: str | None = None  # a moved job's name before the change
 
     def _seconds(self, job: JobPrediction | None) -> float:
         return job.predicted.get("duration_s", 0.0) if job else 0.0
+
+    @property
+    def label(self) -> str:
+        """The job's name, `old → new` for a moved one."""
+        return f"{self.old_name} → {self.name}" if self.old_name is not None else self.name
 
     @property
     def delta_s(self) -> float:
@@ -74,6 +89,7 @@ class JobChange:
         return {
             "status": self.status,
             "name": self.name,
+            "old_name": self.old_name,
             "before": side(self.before, self.cost_before),
             "after": side(self.after, self.cost_after),
             "delta_s": round(self.delta_s, 1),
@@ -115,7 +131,10 @@ class WorkflowReview:
         return self.new_cost.total.billed_minutes - self.base_cost.total.billed_minutes
 
     def counts(self) -> dict[str, int]:
-        found = {s: sum(j.status == s for j in self.jobs) for s in ("added", "removed", "changed")}
+        found = {
+            s: sum(j.status == s for j in self.jobs)
+            for s in ("added", "removed", "moved", "changed")
+        }
         found["unchanged"] = sum(j.status == "unchanged" for j in self.jobs)
         return found
 
@@ -172,7 +191,7 @@ def review_workflows(
     """Match the two predictions' jobs and say what changed (the new file's order, then the
     removed jobs in the base's order)."""
     before = {_identity(j): (j, c) for j, c in zip(base.jobs, base_cost.jobs, strict=True)}
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     changes: list[JobChange] = []
     for job, cost in zip(new.jobs, new_cost.jobs, strict=True):
         ident = _identity(job)
@@ -186,7 +205,44 @@ def review_workflows(
     for ident, (old, old_cost) in before.items():
         if ident not in seen:
             changes.append(JobChange("removed", old.name, old, None, old_cost, None))
-    return WorkflowReview(base, new, base_cost, new_cost, changes)
+    return WorkflowReview(base, new, base_cost, new_cost, _moved(changes, base, new))
+
+
+def _moved(
+    changes: list[JobChange], base: WorkflowPrediction, new: WorkflowPrediction
+) -> list[JobChange]:
+    """Each added job that a removed one moved to (gharuntime.predict.moves), as one `moved`
+    change where the added one stood; the removed one's row goes."""
+    pairs = move_pairs(base.jobs, new.jobs)
+    if not pairs:
+        return changes
+
+    def place(job: JobPrediction) -> tuple[tuple[str, str], str]:
+        return unit_of(job.key, job.matrix), member_label(job.from_history)
+
+    removed = {place(c.before): c for c in changes if c.status == "removed" and c.before}
+    out: list[JobChange] = []
+    taken: set[int] = set()
+    for c in changes:
+        if c.status == "added" and c.after is not None:
+            unit, label = place(c.after)
+            old = removed.get((pairs.get(unit, ("", "")), label))
+            if old is not None and id(old) not in taken:
+                taken.add(id(old))
+                out.append(
+                    JobChange(
+                        "moved",
+                        c.name,
+                        old.before,
+                        c.after,
+                        old.cost_before,
+                        c.cost_after,
+                        old_name=old.name,
+                    )
+                )
+                continue
+        out.append(c)
+    return [c for c in out if id(c) not in taken]
 
 
 def _signed(seconds: float) -> str:
@@ -225,8 +281,9 @@ def review_markdown(review: WorkflowReview) -> str:
         f"({'+' if review.delta_cost_usd >= 0 else '−'}${abs(review.delta_cost_usd):.3f}; "
         f"{b.billed_minutes} → {n.billed_minutes} billed min).",
         "",
-        f"{counts['added']} job(s) added, {counts['removed']} removed, {counts['changed']} "
-        f"changed, {counts['unchanged']} unchanged. Model: "
+        f"{counts['added']} job(s) added, {counts['removed']} removed, "
+        + (f"{counts['moved']} moved (renamed, same steps), " if counts["moved"] else "")
+        + f"{counts['changed']} changed, {counts['unchanged']} unchanged. Model: "
         f"{md(review.new.model.get('method'))} ({md(review.new.model.get('track'))} track).",
         "",
     ]
@@ -242,7 +299,7 @@ def review_markdown(review: WorkflowReview) -> str:
                 {*(j.before.flags if j.before else ()), *(j.after.flags if j.after else ())}
             )
             lines.append(
-                f"| {md(j.name)} | {j.status} | {_time(j.before)} | {_time(j.after)} | "
+                f"| {md(j.label)} | {j.status} | {_time(j.before)} | {_time(j.after)} | "
                 f"{_signed(j.delta_s)} | {_money(j.cost_before)} | {_money(j.cost_after)} | "
                 f"{', '.join(FLAG_WORDS.get(f, f) for f in flags) or ''} |"
             )

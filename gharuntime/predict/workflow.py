@@ -27,6 +27,8 @@ import polars as pl
 from gharuntime.baselines.method import Method
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
 from gharuntime.predict.history import RepoHistory
+from gharuntime.predict.history_jobs import HistoryAlias, JobUnit, history_jobs, history_rows
+from gharuntime.predict.steps import step_fingerprint
 from gharuntime.predict.timeout import Timeout, recommend_timeout
 from gharuntime.readfile import InputFileError, read_text
 from gharuntime.workflow import (
@@ -48,6 +50,7 @@ __all__ = [
     "BASIS_WORDS",
     "FLAGS",
     "FLAG_WORDS",
+    "HISTORY_MATRIX",
     "JobPrediction",
     "RepoMeta",
     "WorkflowPrediction",
@@ -230,7 +233,10 @@ FLAGS: dict[str, str] = {
     "levels: GitHub refuses such a run; predicted as one job from the caller's YAML",
     "unknown_inputs": "a job of a reusable workflow whose `with:` inputs are expressions known "
     "only at run time: those `${{ inputs.* }}` are left as written",
-    "expression_matrix": "its matrix is an expression only known at run time: counted as one job",
+    "expression_matrix": "its matrix is an expression only known at run time, and the "
+    "repository's history has no run of it: counted as one job",
+    "history_matrix": "its matrix is an expression only known at run time: one job for each name "
+    "the job's latest runs in the repository's history show, each from its own runs",
     "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
     "conditional jobs",
     "needs_cycle": "on or behind a cycle of `needs:` (GitHub refuses such a run): the critical "
@@ -242,6 +248,7 @@ FLAG_WORDS: dict[str, str] = {
     "reusable_refused": "reusable workflow cycle or too deep",
     "unknown_inputs": "with: inputs from expressions",
     "expression_matrix": "matrix from an expression",
+    "history_matrix": "matrix from history",
     "conditional": "if: may skip it",
     "needs_cycle": "needs: cycle",
 }
@@ -344,6 +351,10 @@ def workflow_rows(
     return frame, jobs
 
 
+HISTORY_MATRIX = "from-history matrix"
+"""The basis of a job of a matrix given by an expression, expanded from the history."""
+
+
 @dataclass(frozen=True)
 class JobPrediction:
     """One expanded job and its predicted targets."""
@@ -360,6 +371,9 @@ class JobPrediction:
     timeout: Timeout | None = None
     basis: str | None = None  # a BASIS_WORDS key when the repository's history was asked for
     history: tuple[float, ...] = ()  # the job's recent durations the prediction used
+    steps: str = ""  # what its steps run (moves.step_fingerprint): a review pairs moves by it
+    history_key: tuple[str, str] | None = None  # (workflow path, identity) its history is under
+    from_history: tuple[str, str] | None = None  # a matrix member from history: history_jobs
 
 
 BASIS_WORDS: dict[str, str] = {
@@ -368,6 +382,9 @@ BASIS_WORDS: dict[str, str] = {
     "the repository's history: predicted by the config-track model from its configuration",
     "no history": "no earlier run of this job in the repository's history, and no config-track "
     "model to fall back on: predicted by the history-track model without history",
+    HISTORY_MATRIX: "its matrix is an expression only known at run time: one job per name its "
+    "latest runs in the repository's history show, each predicted by the history-track model "
+    "from that job's own recent runs",
 }
 """What each job's prediction rests on, when `predict` is given the repository's history."""
 
@@ -568,6 +585,7 @@ def predict_workflow(
     history: RepoHistory | None = None,
     fallback: Method | None = None,
     history_path: str | None = None,
+    aliases: Mapping[JobUnit, HistoryAlias] | None = None,
 ) -> WorkflowPrediction:
     """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one.
 
@@ -575,7 +593,10 @@ def predict_workflow(
     durations there, matched by workflow path, job key and matrix values; a job without any is
     predicted by `fallback` (a config-track model) when given, and each job says which
     (`basis`). `history_path` is the workflow path to look up (default: `local_file`'s place
-    in its repository): a review's base file is looked up as the file it changes."""
+    in its repository): a review's base file is looked up as the file it changes. A matrix
+    given by an expression becomes the jobs its latest runs show (basis `from-history
+    matrix`); `aliases` (a review's moved jobs, gharuntime.predict.moves) name where a job
+    with no run of its own finds its history."""
     when = at or datetime.now(timezone.utc)
     frame, jobs = workflow_rows(
         text,
@@ -586,11 +607,16 @@ def predict_workflow(
     )
     lists: list[list[float]] = [[] for _ in jobs]
     with_history: np.ndarray | None = None
+    looked: list[tuple[str, str] | None] = [None] * len(jobs)
+    members: list[tuple[str, str] | None] = [None] * len(jobs)
     if history is not None:
         where = history_path or repo_workflow_path(local_file, path)
-        lists = history.durations(where, jobs, when)
-        if frame.height:
-            frame = frame.with_columns(pl.Series(HISTORY_COLUMN, lists, dtype=pl.List(pl.Float64)))
+        picked = history_jobs(jobs, history, where, when, aliases)
+        jobs = [p.job for p in picked]
+        lists = [p.durations for p in picked]
+        looked = [p.lookup for p in picked]
+        members = [p.from_history for p in picked]
+        frame = history_rows(frame, picked)
         with_history = np.array([bool(x) for x in lists], dtype=bool)
     predictions, levels = _predict_frame(frame, method, fallback, with_history)
     out = []
@@ -598,7 +624,11 @@ def predict_workflow(
         labels = tuple(job.runner_labels)
         quantiles = {q: float(v[i]) for q, v in levels.items()}
         basis = None
-        if with_history is not None:
+        flags = job_flags(job)
+        if members[i] is not None:
+            basis = HISTORY_MATRIX
+            flags = tuple("history_matrix" if f == "expression_matrix" else f for f in flags)
+        elif with_history is not None:
             basis = (
                 "history"
                 if with_history[i]
@@ -613,11 +643,14 @@ def predict_workflow(
                 matrix=job.matrix,
                 needs=job_needs(job),
                 predicted={t: float(v[i]) for t, v in predictions.items()},
-                flags=job_flags(job),
+                flags=flags,
                 quantiles=quantiles,
                 timeout=recommend_timeout(quantiles),
                 basis=basis,
                 history=tuple(lists[i]),
+                steps=step_fingerprint(job),
+                history_key=looked[i],
+                from_history=members[i],
             )
         )
     cycle = needs_cycle(out)
