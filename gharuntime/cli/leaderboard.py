@@ -245,7 +245,9 @@ def _reproduce_all(
     )
     if run.refused:
         raise Refusal(
-            styled(("error", "red"), f": {len(run.refused)} refused (each named above); {summary}")
+            styled(("error", "red"), f": {len(run.refused)} refused (each named above); {summary}"),
+            "  fix: correct or remove each refused file (a result is the file `gharuntime eval "
+            "--out` writes), then run again",
         )
     err_console.print(summary, markup=False)
     if run.failed:
