@@ -68,6 +68,7 @@ ERRORS: dict[str, str] = {
     "PromptTooLong": "gharuntime.baselines.laser.serialize",
     "RawStoreError": "gharuntime.rawstore",
     "ReproduceError": "gharuntime.leaderboard.reproduce",
+    "ResultRefused": "gharuntime.leaderboard.reproduce",
     "RequestFailed": "gharuntime.crawler.client",
     "SourceError": "gharuntime.sources._columns",
     "SourceOptionError": "gharuntime.source_kinds.base",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.hub.spec import HubError as HubError
     from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
     from gharuntime.leaderboard.reproduce import ReproduceError as ReproduceError
+    from gharuntime.leaderboard.reproduce import ResultRefused as ResultRefused
     from gharuntime.learn import LearnError as LearnError
     from gharuntime.logarchive import ArchiveError as ArchiveError
     from gharuntime.predict.history import HistoryError as HistoryError

@@ -15,6 +15,7 @@ training dataset), and within it one training revision and split.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -42,6 +43,7 @@ __all__ = [
     "check_tables",
     "load_result",
     "read_result",
+    "result_sha256",
     "scan",
     "table_name",
     "write_atomic",
@@ -79,10 +81,12 @@ def _dataset_name(d: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """One checked result file."""
+    """One checked result file; `sha256`: of the text checked (`result_sha256`), which a
+    reproduce table names to vouch for exactly this content."""
 
     path: Path
     result: dict[str, Any]
+    sha256: str = ""
 
     @property
     def dataset(self) -> str:
@@ -199,7 +203,13 @@ def read_result(path: Path) -> tuple[Entry, str]:
         problems = shape_problems(doc, where)
     if problems:
         raise LeaderboardError(problems)
-    return _named(Entry(path, doc), doc, where), text
+    return _named(Entry(path, doc, result_sha256(text)), doc, where), text
+
+
+def result_sha256(text: str) -> str:
+    """The sha256 of a result's text as read (UTF-8, a byte-order mark dropped): the bytes
+    `leaderboard add` files."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_result(path: Path) -> Entry:

@@ -207,7 +207,10 @@ def _row(r: Ranked) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Reproduced:
     """A `leaderboard reproduce --all` table beside the results: its scope (a dataset, or every
-    dataset), the link to its Markdown, and its verdicts counted."""
+    dataset), the link to its Markdown, and the plain results filed in its scope now, counted
+    by what the table says of their current text: reproduced exactly, within tolerance, not
+    (differs), not run, refused; `changed`: replaced or added since the table was made, so
+    the table vouches for nothing about them."""
 
     scope: str
     link: str
@@ -216,19 +219,26 @@ class Reproduced:
     differs: int
     not_run: int
     version: str
+    refused: int = 0
+    changed: int = 0
 
     @property
     def summary(self) -> str:
-        """'12 of 13 reproduced (11 exactly, 1 within tolerance), 1 not, 3 not run here'."""
-        done = self.exact + self.within + self.differs
+        """'12 of 14 reproduced (11 exactly, 1 within the method's tolerance), 1 not, 1 not
+        run (dataset not at hand), by gharuntime 0.1.0'."""
+        total = self.exact + self.within + self.differs + self.not_run + self.refused + self.changed
         text = (
-            f"{self.exact + self.within} of {done} reproduced ({self.exact} exactly, "
+            f"{self.exact + self.within} of {total} reproduced ({self.exact} exactly, "
             f"{self.within} within the method's tolerance)"
         )
         if self.differs:
             text += f", {self.differs} not"
         if self.not_run:
             text += f", {self.not_run} not run (dataset not at hand)"
+        if self.refused:
+            text += f", {self.refused} refused"
+        if self.changed:
+            text += f", {self.changed} changed or added since (not re-run)"
         return text + f", by gharuntime {self.version}"
 
 

@@ -368,3 +368,40 @@ def test_a_failed_write_atomic_keeps_the_old_file_and_no_temporary(tmp_path: Pat
         write_atomic(target, "new \ud800")  # a lone surrogate has no UTF-8 encoding
     assert target.read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
+
+
+def _set(doc: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split("/")
+    for key in parents:
+        doc = doc[key]
+    doc[last] = value
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("provenance/git_commit", "--output=/tmp/victim"),
+        ("provenance/git_commit", "HEAD"),
+        ("provenance/command", "gharuntime eval"),
+        ("provenance/libraries", ["numpy"]),
+        ("dataset/revision", "../../outside"),
+        ("meta/dataset_revision", "../x"),
+        ("meta/seed", "0"),
+        ("meta/config", 5),
+        ("meta/extra/method_config", [1]),
+        ("bootstrap/seed", -1),
+        ("bootstrap/resamples", 10**9),
+    ],
+)
+def test_every_field_a_command_may_use_is_checked_for_its_shape(
+    scored_results: dict[str, Path], tmp_path: Path, field: str, value: Any
+) -> None:
+    """`reproduce` passes the commit to git and builds folders from the revision: each field
+    of a result is data of a checked shape (the commit 40 hex digits, the revision 64), so
+    `leaderboard add` and `reproduce` refuse the same files."""
+    doc = _doc(scored_results)
+    doc["provenance"]["libraries"] = {"numpy": "2.0"}
+    doc["meta"].setdefault("extra", {})["method_config"] = {}
+    _set(doc, field, value)
+    problems = _problems(_write(tmp_path / "r.json", doc))
+    assert any(f": {field}: " in p for p in problems), problems
