@@ -1,8 +1,11 @@
 """`gharuntime learn` as a library call: a team's own repositories → a learned folder
 (gharuntime.predict.learned) that `predict` uses with each job's own recent durations.
 
-Steps, each recorded when it finishes (gharuntime.resume), so a rerun over the same folder after
-a kill keeps what is done and continues:
+Steps, each recorded when it finishes (gharuntime.resume: every file it wrote, by its path in the
+folder and its hash), so a rerun over the same folder after a kill keeps what is done, still
+intact, and continues. The folder is learn's own: marked first (LEARN_MARKER, with its format;
+a non-empty folder without the mark is never written into) and locked for the run
+(gharuntime.folderlock: a second learn on it is refused, naming the first):
 
 1. check: the token is accepted and can read every repository (nothing is written before);
 2. crawl: the repositories' runs, jobs and workflow YAML into `raw/` (the crawler continues an
@@ -390,9 +393,10 @@ def run_learn(
 ) -> LearnResult:
     """Crawl, build and fit `request.repos` into `request.out` (see the module's steps).
 
-    Raises LearnError (or a BuildError, MethodError) with what, where and the fix. Before the
-    repositories are known to be readable nothing is written; after, a refusal leaves the
-    finished steps for a rerun and never a learn.json."""
+    Raises LearnError (or a BuildError, MethodError; FolderInUse while another run writes the
+    folder) with what, where and the fix. Before the repositories are known to be readable
+    nothing is written; after, a refusal leaves the finished steps for a rerun and never a
+    learn.json."""
     out, repos = request.out, request.repos
     for repo in repos:
         problem = check_repo_name(repo)
