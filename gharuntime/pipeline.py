@@ -259,12 +259,13 @@ def _run_pipeline(
         )
         checked = None if fresh else check_step(record_path, inputs, out)
         if isinstance(checked, StepRecord):
-            checked = _kept_score(checked)
-            if isinstance(checked, str):
+            score_or_rerun = _kept_score(checked)
+            if isinstance(score_or_rerun, str):
                 kept.append(step.label)
                 if step_done:
-                    step_done(step, i + 1, len(steps), f"kept (scored earlier) {checked}")
+                    step_done(step, i + 1, len(steps), f"kept (scored earlier) {score_or_rerun}")
                 continue
+            checked = score_or_rerun
         again = f"; ran again: {checked.reason}" if isinstance(checked, Rerun) else ""
 
         def stage(
