@@ -135,8 +135,8 @@ def token_format_problem(secret: str) -> str | None:
         return problem
     if not _GITHUB_TOKEN.fullmatch(secret):
         return (
-            f"is {len(secret)} characters that do not look like a GitHub token (one starts "
-            "ghp_, github_pat_, gho_, ghu_, ghs_ or ghr_, or is 40 hex digits)"
+            "does not look like a GitHub token (one starts ghp_, github_pat_, gho_, ghu_, ghs_ "
+            "or ghr_, or is 40 hex digits)"
         )
     return None
 

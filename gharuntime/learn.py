@@ -125,8 +125,8 @@ def token_from_env(env: str) -> Token:
             f"the environment variable {env} does not hold a GitHub token: its value {problem}; "
             "it was not sent",
             where="--token-env",
-            fix="name the variable that holds your token (--token-env GITHUB_TOKEN), or export "
-            f"{env}=<a GitHub token> (fine-grained: Actions read, Metadata read)",
+            fix="name the variable that holds your token, e.g. --token-env GITHUB_TOKEN with "
+            "GITHUB_TOKEN=<a GitHub token> (fine-grained: Actions read, Metadata read)",
         )
     return Token(secret, f"${env}")
 
