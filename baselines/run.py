@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gharuntime.baselines.journal import journal_lock
 from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError, Resumable
 from gharuntime.baselines.methods import make_method
@@ -120,6 +121,22 @@ def run_baseline(
     only what is left, to the same result; `fresh` starts the journal over."""
     method: Method = make_method(name, track, seed=seed, params=params)
     identity = dataset_identity(dataset)
+
+    def fit() -> BaselineRun:
+        return _fit_and_write(
+            name,
+            method,
+            identity,
+            dataset,
+            config=config,
+            track=track,
+            out=out,
+            model_dir=model_dir,
+            split=split,
+            seed=seed,
+            progress=progress,
+        )
+
     if journal is not None and isinstance(method, Resumable) and is_primary():
         inputs = fit_inputs(
             method=name,
@@ -130,7 +147,26 @@ def run_baseline(
             track=track,
             dataset_revision=str(identity["revision"]),
         )
-        method.resume_in(journal, inputs, fresh=fresh)
+        with journal_lock(journal):  # one run at a time writes a journal
+            method.resume_in(journal, inputs, fresh=fresh)
+            return fit()
+    return fit()
+
+
+def _fit_and_write(
+    name: str,
+    method: Method,
+    identity: dict[str, Any],
+    dataset: Path,
+    *,
+    config: str,
+    track: str,
+    out: Path,
+    model_dir: Path | None,
+    split: str,
+    seed: int,
+    progress: Progress | None,
+) -> BaselineRun:
     say(progress, "loading train and validation splits")
     train = load(dataset, config, "train")
     validation = load(dataset, config, "validation")

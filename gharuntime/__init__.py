@@ -51,6 +51,8 @@ ERRORS: dict[str, str] = {
     "DecodingError": "gharuntime.baselines.laser.decoding",
     "EmptySplit": "gharuntime.eval.provenance",
     "EncodingError": "gharuntime.baselines.laser.encoding",
+    "FolderInUse": "gharuntime.folderlock",
+    "FolderLockError": "gharuntime.folderlock",
     "ForbiddenInputError": "gharuntime.baselines.method",
     "GitError": "gharuntime.sources.gitstore",
     "HistoryError": "gharuntime.predict.history",
@@ -95,6 +97,8 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.eval.evaluate import InvalidSubmission as InvalidSubmission
     from gharuntime.eval.provenance import EmptySplit as EmptySplit
     from gharuntime.expressions import UnknownExpression as UnknownExpression
+    from gharuntime.folderlock import FolderInUse as FolderInUse
+    from gharuntime.folderlock import FolderLockError as FolderLockError
     from gharuntime.hub.spec import HubError as HubError
     from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
     from gharuntime.leaderboard.reproduce import ReproduceError as ReproduceError

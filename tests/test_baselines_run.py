@@ -107,6 +107,25 @@ def test_cli_reports_a_folder_that_is_not_a_dataset(tmp_path: Path) -> None:
     assert "not a dataset folder" in result.output
 
 
+def test_a_dataset_of_another_contract_major_is_refused_by_every_reader(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    """A manifest whose schema_version was edited to 9.0.0 is refused (exit 2) by baseline and
+    eval, as validate reports it; before, both read it as this contract's."""
+    out = tmp_path / "m.jsonl"
+    args = ["baseline", "median", "--dataset", str(fixture_dataset), "--track", "history"]
+    assert CliRunner().invoke(cli, [*args, "--out", str(out)]).exit_code == 0
+    manifest = fixture_dataset / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "schema_version": "9.0.0"}))
+    refused = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "again.jsonl")])
+    assert refused.exit_code == 2, refused.output
+    said = " ".join(refused.output.split())
+    assert "schema_version 9.0.0 is not compatible with this gharuntime's 1." in said
+    assert "gharuntime validate" in said and not (tmp_path / "again.jsonl").exists()
+    scored = CliRunner().invoke(cli, ["eval", str(out), "--dataset", str(fixture_dataset)])
+    assert scored.exit_code == 2 and "schema_version 9.0.0" in scored.output, scored.output
+
+
 def test_cli_help_teaches_with_an_example() -> None:
     result = CliRunner().invoke(cli, ["baseline", "--help"])
     assert result.exit_code == 0

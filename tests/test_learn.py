@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -213,8 +214,6 @@ def test_a_repository_never_crawled_is_refused(
 def test_a_model_of_another_version_is_refused(
     learned: Path, workflow: tuple[Path, str], tmp_path: Path
 ) -> None:
-    import shutil
-
     file, _ = workflow
     copy = tmp_path / "old"
     shutil.copytree(learned, copy)
@@ -453,5 +452,110 @@ def test_from_dataset_refuses_what_does_not_apply_to_it(
     crawled = tmp_path / "crawled"
     (crawled / "raw").mkdir(parents=True)
     (crawled / "steps").mkdir()
+    _refused(_from_dataset(matrix_dataset, crawled), "not a folder `gharuntime learn` began")
+    # a folder learn began from a crawl (its mark, raw/): not mixed with a dataset's model
+    from gharuntime.predict.learned import LEARN_FOLDER_FORMAT, LEARN_MARKER
+
+    (crawled / LEARN_MARKER).write_text(json.dumps({"format": LEARN_FOLDER_FORMAT}))
     _refused(_from_dataset(matrix_dataset, crawled), "crawled from GitHub")
-    assert sorted(p.name for p in crawled.iterdir()) == ["raw", "steps"]
+    assert sorted(p.name for p in crawled.iterdir()) == [LEARN_MARKER, "raw", "steps"]
+
+
+def test_a_copy_that_lost_its_model_learns_it_again(
+    server: SimServer, repo: str, learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The fit step is kept only while the model it wrote is there, byte for byte, in this
+    folder: a copy without its history model fits it again (saying why) and predicts. Before,
+    the copy's records named the original's files: every step was kept, `learn` said done, and
+    `predict` asked to learn again, in a loop."""
+    copy = tmp_path / "copy"
+    shutil.copytree(learned, copy)
+    shutil.rmtree(copy / "history")
+    result = _learn(copy, server.url, repo)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "crawl: kept" in said and "build: kept" in said and "fit-config: kept" in said
+    assert "fit-history: lightgbm, history track" in said
+    assert "ran again: 'history/" in said and "is missing" in said
+    predicted = _predict(str(workflow[0]), "--model", str(copy), "--json")
+    assert predicted.exit_code == 0, predicted.output
+
+
+def test_a_kept_step_says_what_its_files_hold_not_its_record(
+    server: SimServer, repo: str, learned: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(learned, copy)
+    record = copy / "steps" / "fit-config.step.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "summary": "RMSLE 0.001"}))
+    result = _learn(copy, server.url, repo)
+    assert result.exit_code == 0, result.output
+    score = json.loads((learned / "steps" / "config.score.json").read_text())
+    line = next(x for x in result.output.splitlines() if x.startswith("fit-config:"))
+    assert f"RMSLE {score['rmsle']:.3f}" in line and "0.001" not in line
+
+
+def test_learn_writes_only_into_a_folder_it_began(
+    server: SimServer, repo: str, learned: Path, tmp_path: Path
+) -> None:
+    """A folder holding a `steps/` subfolder (or a learn.json) is not learn's unless learn
+    marked it: refused, nothing written. A mark of another format is refused too."""
+    taken = tmp_path / "taken"
+    (taken / "steps").mkdir(parents=True)
+    (taken / "notes.txt").write_text("mine")
+    _refused(_learn(taken, server.url, repo), "not a folder `gharuntime learn` began")
+    assert sorted(p.name for p in taken.iterdir()) == ["notes.txt", "steps"]
+    unmarked = tmp_path / "unmarked"
+    shutil.copytree(learned, unmarked)
+    (unmarked / ".gharuntime-learn").unlink()
+    _refused(_learn(unmarked, server.url, repo), "holds learn.json or steps/", "new or empty")
+    other = tmp_path / "other"
+    shutil.copytree(learned, other)
+    (other / ".gharuntime-learn").write_text('{"format": "gharuntime-learn-folder/0"}')
+    _refused(_learn(other, server.url, repo), "gharuntime-learn-folder/0", "another --out")
+    mark = json.loads((learned / ".gharuntime-learn").read_text())
+    assert mark["format"] == "gharuntime-learn-folder/1"
+
+
+def test_a_variable_that_holds_no_github_token_is_never_sent(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    before = server.recorder.total
+    path_value = os.environ["PATH"]
+    for env, value in (("PATH", path_value), ("TEAM_TOKEN", "hunter2-not-a-token")):
+        result = _learn(out, server.url, repo, token_env=env, env={env: value})
+        _refused(result, f"{env} does not hold a GitHub token", "--token-env")
+        assert value not in result.output
+        assert not out.exists()
+    assert server.recorder.total == before  # nothing was sent
+
+
+def test_history_from_a_dataset_of_another_contract_is_refused(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "dataset"
+    shutil.copytree(learned / "dataset", dataset)
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    (dataset / "manifest.json").write_text(json.dumps({**manifest, "schema_version": "9.0.0"}))
+    result = _predict(str(workflow[0]), "--model", str(learned), "--history-from", str(dataset))
+    _refused(result, "9.0.0", "1.")
+
+
+def test_a_second_learn_on_the_same_folder_is_refused(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "mine"
+    first = _child(out, server.url, repo)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "steps").exists():
+            assert first.poll() is None, "the first learn ended before the second started"
+            assert time.monotonic() < deadline, "the first learn wrote nothing in 120 s"
+            time.sleep(0.01)
+        second = _learn(out, server.url, repo)
+        assert first.poll() is None, "the first learn stopped"
+    finally:
+        first.kill()
+        first.communicate()
+    _refused(second, f"is in use by process {first.pid}", "gharuntime learn", "fix:")

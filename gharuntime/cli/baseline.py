@@ -20,6 +20,7 @@ from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.submission_files import SubmissionFiles
+from gharuntime.folderlock import FolderLockError
 
 __all__ = ["baseline_command"]
 
@@ -156,7 +157,7 @@ def baseline_command(
             else nullcontext()
         ) as report:
             result = run_request(request, report)
-    except (MethodError, DatasetError):
+    except (MethodError, DatasetError, FolderLockError):
         finish(wait=False)
         raise
     except OSError as exc:

@@ -57,7 +57,10 @@ def laser_group() -> None:
 )
 @click.option("--layers", type=click.IntRange(1, 64), help="--model random: layers [default: 4].")
 @click.option(
-    "--width", type=click.IntRange(8, 8192), help="--model random: hidden size [default: 256]."
+    "--width",
+    type=click.IntRange(8, 8192),
+    help="--model random: hidden size, a multiple of its 4 heads [default: 256]; the model may "
+    "hold at most 2 billion parameters (--layers × 16 × width² + the embedding).",
 )
 @click.option(
     "--track",

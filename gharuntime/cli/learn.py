@@ -113,8 +113,10 @@ def learn_command(
 
     \b
     Resumable: after a kill or a failure, run the same command again; it keeps the finished
-    steps (OUT/steps/*.step.json) and continues the crawl where it stopped. The token is read
-    from the variable --token-env names, and never printed or written.
+    steps whose files are still there unchanged (OUT/steps/*.step.json) and continues the crawl
+    where it stopped. The token is read from the variable --token-env names (it must look like
+    a GitHub token), and never printed or written. OUT is learn's own: marked first
+    (OUT/.gharuntime-learn), written by one run at a time.
 
     \b
     From a dataset you already built (`gharuntime build`, e.g. from an archive of your runs):
@@ -124,8 +126,8 @@ def learn_command(
 
     \b
     Exit codes: 0 done, 2 refused (a repository GitHub does not show to the token, a missing
-    token, an OUT that holds something else, no completed job in the window, a dataset that
-    is not valid), with the fix.
+    token, an OUT that holds something else or that another learn is writing, no completed job
+    in the window, a dataset that is not valid), with the fix.
     Example:
       GITHUB_TOKEN=... gharuntime learn octo-org/api octo-org/web --out models/mine
       gharuntime predict .github/workflows/ci.yml --model models/mine --repo octo-org/api

@@ -9,6 +9,7 @@ fitted, ready for `predict`.
     history/      the history-track model (each job's own recent durations and its config)
     config/       the config-track model: the fallback for a job with no earlier run
     steps/        one record per finished step (gharuntime.resume), so a rerun keeps them
+    .gharuntime-learn   the mark that learn began the folder (written first, with its format)
 
 Never a token: the API's address is recorded, the credential is not.
 """
@@ -29,6 +30,8 @@ from gharuntime.readfile import InputFileError, read_json
 __all__ = [
     "LEARNED_FILE",
     "LEARNED_FORMAT",
+    "LEARN_FOLDER_FORMAT",
+    "LEARN_MARKER",
     "STEPS_DIR",
     "Learned",
     "LearnedError",
@@ -42,6 +45,10 @@ __all__ = [
 LEARNED_FORMAT: Final = "gharuntime-learned/1"
 LEARNED_FILE: Final = "learn.json"
 STEPS_DIR: Final = "steps"
+LEARN_MARKER: Final = ".gharuntime-learn"
+"""The first file `learn` writes in its --out: the folder is learn's own (a rerun continues it;
+a non-empty folder without it is never written into)."""
+LEARN_FOLDER_FORMAT: Final = "gharuntime-learn-folder/1"
 MAX_LEARNED_BYTES: Final = 2**20
 
 
@@ -51,7 +58,11 @@ class LearnedError(GharuntimeError):
 
 def is_learned_folder(folder: Path) -> bool:
     """Whether `folder` is (or was begun as) a learned folder rather than a plain model."""
-    return os.path.lexists(folder / LEARNED_FILE) or (folder / STEPS_DIR).is_dir()
+    return (
+        os.path.lexists(folder / LEARNED_FILE)
+        or os.path.lexists(folder / LEARN_MARKER)
+        or (folder / STEPS_DIR).is_dir()
+    )
 
 
 def relearn_command(doc: dict[str, Any] | None, folder: Path) -> str:
