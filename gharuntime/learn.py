@@ -48,7 +48,7 @@ from gharuntime.errors import GharuntimeError
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.provenance import library_versions
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import write_atomic
 from gharuntime.predict.history import dataset_repos
 from gharuntime.predict.learned import (
     LEARNED_FILE,
@@ -340,7 +340,7 @@ def run_learn(
             "failures": len(result.failures),
         }
         path = out / STEPS_DIR / "crawl.json"
-        write_atomic(path, json.dumps(summary, indent=2) + "\n")
+        write_atomic(path, json.dumps(summary, indent=2) + "\n", mode=0o644)
         lost = f", {len(result.failures)} thing(s) not fetched" if result.failures else ""
         return (
             path,
@@ -410,6 +410,7 @@ def run_learn(
                     {"model_sha256": _sha256(out / track / "model.json"), **scores}, indent=2
                 )
                 + "\n",
+                mode=0o644,
             )
             return path, (
                 f"{request.method}, {track} track, fitted on {run.meta['timing']['fit_rows']} jobs; "
@@ -447,5 +448,5 @@ def run_learn(
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "relearn": relearn_command({"repos": names}, out),
     }
-    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n", mode=0o644)
     return LearnResult(out, doc, steps.kept, steps.ran)

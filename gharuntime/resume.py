@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.eval.provenance import library_versions
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import write_atomic
 
 __all__ = [
     "RECORD_SUFFIX",
@@ -171,7 +171,7 @@ def write_record(record_path: Path, inputs: dict[str, Any], result: Path, summar
         "result_sha256": _sha256(result),
         "summary": summary,
     }
-    write_atomic(record_path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    write_atomic(record_path, json.dumps(doc, indent=2, allow_nan=False) + "\n", mode=0o644)
 
 
 def kept_record(record_path: Path, inputs: dict[str, Any]) -> StepRecord | None:

@@ -431,8 +431,8 @@ def write_table(
     done: list[Reproduction], left_out: list[tuple[Path, str]], out: Path
 ) -> tuple[Path, Path]:
     """OUT.md and OUT.json: one row per result, for the leaderboard page to link."""
-    from gharuntime.leaderboard.registry import write_atomic
     from gharuntime.markdown import md as escape
+    from gharuntime.paths import write_atomic
 
     lines = [
         "# Reproduced results",
@@ -451,11 +451,11 @@ def write_table(
     for path, why in left_out:
         lines.append(f"| {escape(path.name)} | | not run: {escape(why)} | |")
     md, js = out.with_suffix(".md"), out.with_suffix(".json")
-    write_atomic(md, "\n".join(lines) + "\n")
+    write_atomic(md, "\n".join(lines) + "\n", mode=0o644)
     doc = {
         "gharuntime_version": __version__,
         "reproduced": [item.to_json() for item in done],
         "not_run": [{"result": str(p), "reason": why} for p, why in left_out],
     }
-    write_atomic(js, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    write_atomic(js, json.dumps(doc, indent=2, allow_nan=False) + "\n", mode=0o644)
     return md, js
