@@ -82,8 +82,8 @@ def _load_baselines_bench() -> Any:
 
 def _build(args: dict[str, Any], queue: Any) -> None:
     """The build alone, in a child process (so its peak RSS is its own)."""
-    from gharuntime.builder.api_build import ApiJsonSource
     from gharuntime.builder.build import build as build_dataset
+    from gharuntime.source_kinds.api_json import ApiJsonSource
     from gharuntime.sources.api_json import ApiSource
 
     t0 = time.perf_counter()

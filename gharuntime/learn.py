@@ -29,7 +29,7 @@ from typing import Any, Final
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
+from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
@@ -59,6 +59,7 @@ from gharuntime.predict.learned import (
 )
 from gharuntime.progress import Progress, say
 from gharuntime.resume import RECORD_SUFFIX, code_fingerprint, kept_record, write_record
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.sources.raw import count_records
 from gharuntime.version import __version__
 
