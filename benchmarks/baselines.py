@@ -29,7 +29,7 @@ from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import write_dataset
 from gharuntime.eval.api import evaluate_file
 from gharuntime.fixture import fixture_jobs
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import write_atomic
 
 REFERENCE = {"config": "group-median", "history": "last-run", "multi": "group-median"}
 GBDT = ("lightgbm", "xgboost")
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.results_dir is not None:
                 label = _slug(args.label or dataset.resolve().name)
                 target = args.results_dir / label / f"{args.config}-{track}-{name}.json"
-                write_atomic(target, json.dumps(result, indent=2) + "\n")  # temp name + rename
+                write_atomic(target, json.dumps(result, indent=2) + "\n", mode=0o644)
             m = result["metrics"]["duration_s"]
             row = {
                 "track": track,

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.contract import SPLITS, RawKind
 from gharuntime.dataset import LocalDataset, load
 from gharuntime.eval.evaluate import Predictions, score
@@ -39,6 +39,7 @@ from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import Truth
 from gharuntime.rawstore import RawStoreWriter
 from gharuntime.source_kinds import GhalogsConfig
+from gharuntime.source_kinds.raw import RawSource
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"

@@ -38,7 +38,9 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from gharuntime.paths import write_atomic
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -187,14 +189,16 @@ def cmd_one(args: argparse.Namespace) -> int:
 
 def _pack(runs: Path, to: Path, group: str, names: list[str]) -> None:
     """TO/curve-GROUP.tar.gz: every run folder of the group (no checkpoints), atomically."""
-    tmp = to / f".curve-{group}.tmp"
-    with tarfile.open(tmp, "w:gz") as tar:
-        for name in names:
-            folder = runs / name
-            for path in sorted(folder.glob("*")) if folder.is_dir() else []:
-                if path.is_file():
-                    tar.add(path, arcname=f"{name}/{path.name}")
-    os.replace(tmp, to / f"curve-{group}.tar.gz")
+
+    def pack(f: IO[bytes]) -> None:
+        with tarfile.open(fileobj=f, mode="w:gz") as tar:
+            for name in names:
+                folder = runs / name
+                for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+                    if path.is_file():
+                        tar.add(path, arcname=f"{name}/{path.name}")
+
+    write_atomic(to / f"curve-{group}.tar.gz", pack, binary=True)
 
 
 def _environment() -> dict[str, Any]:

@@ -38,7 +38,7 @@ from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import load
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import write_atomic
 
 LABEL = "gharuntime-real-apache"
 TREES = ("lightgbm", "xgboost", "catboost", "lightgbm-tuned", "xgboost-tuned", "group-median")
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         result = evaluate_file(out, args.dataset, resamples=args.resamples, command=command)
         if args.results_dir is not None:
             target = args.results_dir / LABEL / f"{config}-config-laser.json"
-            write_atomic(target, json.dumps(result, indent=2) + "\n")
+            write_atomic(target, json.dumps(result, indent=2) + "\n", mode=0o644)
         d = result["metrics"]["duration_s"]
         examples = int(training.get("examples") or 0)
         steps = int(training.get("steps") or 0)

@@ -82,8 +82,8 @@ def _load_baselines_bench() -> Any:
 
 def _build(args: dict[str, Any], queue: Any) -> None:
     """The build alone, in a child process (so its peak RSS is its own)."""
-    from gharuntime.builder.api_build import ApiJsonSource
     from gharuntime.builder.build import build as build_dataset
+    from gharuntime.source_kinds.api_json import ApiJsonSource
     from gharuntime.sources.api_json import ApiSource
 
     t0 = time.perf_counter()
@@ -232,7 +232,7 @@ def transfer(
     from gharuntime.eval.report import result_json
     from gharuntime.eval.submission_files import SubmissionFiles
     from gharuntime.eval.truth import Truth
-    from gharuntime.leaderboard.registry import write_atomic
+    from gharuntime.paths import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 
     test = load(real, "temporal", "test")
@@ -316,7 +316,7 @@ def transfer(
             rows.append(row)
             if results is not None:
                 target = results / LABEL / f"transfer-{sim_label}-temporal-{track}-{name}.json"
-                write_atomic(target, json.dumps(result, indent=2) + "\n")  # temp name + rename
+                write_atomic(target, json.dumps(result, indent=2) + "\n", mode=0o644)
             print(
                 f"transfer {track:8} {name:13} RMSLE {row['rmsle']:.3f} "
                 f"within-2x {row['within_2x']:.1%} on {test.height} real test jobs",

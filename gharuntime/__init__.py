@@ -37,8 +37,10 @@ from gharuntime.version import __version__
 
 # The error tree: every exception a library caller may catch, by the module that defines it. Each
 # is imported on first use (PEP 562), so `import gharuntime` stays as light as it was; the
-# command line's and the simulator's own signals are not part of it. tests/test_public_api.py
-# checks that every public exception of the package is here, documented.
+# command line's and the simulator's own signals are not part of it. This is the one list: the
+# TYPE_CHECKING block below spells it for type checkers (tests/test_public_api.py fails when
+# they differ, or when a public exception of the package is missing here), and the table of
+# docs/api/public.md is written from it by docs/hooks/error_tree.py.
 ERRORS: dict[str, str] = {
     "ArchiveError": "gharuntime.logarchive",
     "BadCredentials": "gharuntime.crawler.client",

@@ -41,7 +41,7 @@ import polars as pl
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
+from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
 from gharuntime.contract import SPLITS, RawStoreLayout
 from gharuntime.crawler import endpoints as ep
@@ -62,8 +62,7 @@ from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.provenance import library_versions
 from gharuntime.folderlock import LOCK_FILE, folder_lock
-from gharuntime.leaderboard.registry import write_atomic
-from gharuntime.paths import make_temp_dir, output_folder_problem, replace_folder
+from gharuntime.paths import make_temp_dir, output_folder_problem, replace_folder, write_atomic
 from gharuntime.predict.history import dataset_repos
 from gharuntime.predict.learned import (
     LEARN_FOLDER_FORMAT,
@@ -85,6 +84,7 @@ from gharuntime.resume import (
     files_under,
     write_record,
 )
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.sources.raw import count_records
 from gharuntime.validation import validate_folder
 from gharuntime.version import __version__
@@ -256,7 +256,7 @@ def claim_folder(out: Path) -> None:
             "gharuntime_version": __version__,
             "note": "written by `gharuntime learn`: a rerun continues this folder",
         }
-        write_atomic(out / LEARN_MARKER, json.dumps(mark, indent=2) + "\n")
+        write_atomic(out / LEARN_MARKER, json.dumps(mark, indent=2) + "\n", mode=0o644)
 
 
 def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> list[str]:
@@ -484,7 +484,7 @@ def _learn_steps(
             "failures": len(result.failures),
         }
         path = out / STEPS_DIR / "crawl.json"
-        write_atomic(path, json.dumps(summary, indent=2) + "\n")
+        write_atomic(path, json.dumps(summary, indent=2) + "\n", mode=0o644)
         return [path, *files_under(raw / _RAW.shards)]
 
     crawled = steps.run(
@@ -543,7 +543,7 @@ def _learn_steps(
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "relearn": relearn_command({"repos": names}, out),
     }
-    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n", mode=0o644)
     return LearnResult(out, doc, steps.kept, steps.ran)
 
 
@@ -582,7 +582,7 @@ def _fit_tracks(
                 "model_sha256": _sha256(out / track / "model.json"),
                 **scores,
             }
-            write_atomic(path, json.dumps(doc, indent=2) + "\n")
+            write_atomic(path, json.dumps(doc, indent=2) + "\n", mode=0o644)
             return [path, *files_under(out / track)]  # the model too: kept only while intact
 
         scored = steps.run(
@@ -778,5 +778,5 @@ def _dataset_steps(
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "relearn": relearn_command({"from_dataset": origin}, out),
     }
-    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n", mode=0o644)
     return LearnResult(out, doc, steps.kept, steps.ran)

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.eval.provenance import library_versions
-from gharuntime.leaderboard.registry import write_atomic
-from gharuntime.paths import contained
+from gharuntime.paths import contained, write_atomic
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import sha256_file
 
@@ -207,7 +206,7 @@ def write_record(
         "inputs": inputs,
         "outputs": {_relative(p, root): sha256_file(p) for p in outputs},
     }
-    write_atomic(record_path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    write_atomic(record_path, json.dumps(doc, indent=2, allow_nan=False) + "\n", mode=0o644)
 
 
 def _check(doc: Any, inputs: dict[str, Any], root: Path) -> StepRecord | Rerun:

@@ -9,15 +9,10 @@ from pathlib import Path
 
 from gharuntime.leaderboard.markdown import render_markdown
 from gharuntime.leaderboard.page import render_page
-from gharuntime.leaderboard.registry import (
-    REPRODUCED_TABLE,
-    Entry,
-    LeaderboardError,
-    scan,
-    write_atomic,
-)
+from gharuntime.leaderboard.registry import REPRODUCED_TABLE, Entry, LeaderboardError, scan
 from gharuntime.leaderboard.reproduce_table import read_table
 from gharuntime.leaderboard.view import Reproduced, TableView, table_views
+from gharuntime.paths import write_atomic
 from gharuntime.readfile import InputFileError
 
 __all__ = ["Leaderboard", "build_leaderboard", "reproductions"]
@@ -92,6 +87,6 @@ def build_leaderboard(results: Path, out: Path) -> Leaderboard:
     ]
     if blocked:  # checked before either is written: all or nothing
         raise LeaderboardError(blocked)
-    write_atomic(md_path, markdown)
-    write_atomic(page_path, page)
+    write_atomic(md_path, markdown, mode=0o644)
+    write_atomic(page_path, page, mode=0o644)
     return Leaderboard(md_path, page_path, views)

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -31,6 +29,7 @@ import jsonschema
 
 from gharuntime.errors import GharuntimeError
 from gharuntime.leaderboard.values import shape_problems, value_problems
+from gharuntime.paths import write_atomic
 from gharuntime.readfile import InputFileError, parse_json, read_text
 
 __all__ = [
@@ -46,7 +45,6 @@ __all__ = [
     "result_sha256",
     "scan",
     "table_name",
-    "write_atomic",
 ]
 
 RESULT_VERSION: Final = 2
@@ -347,19 +345,6 @@ def scan(results: Path) -> list[Table]:
     return tables
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for everyone to read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def add_result(
     result: Path, results: Path, *, allow_partial: bool = False, replace: bool = False
 ) -> Path:
@@ -422,5 +407,5 @@ def add_result(
         _, problems = check_tables([*others[:1], entry])
         if problems:
             raise LeaderboardError(problems)
-    write_atomic(target, text)  # the text eval wrote, as it was read and checked
+    write_atomic(target, text, mode=0o644)  # the text eval wrote, as it was read and checked
     return target

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.build import BuildError, RawSource, build
+from gharuntime.builder.build import BuildError, build
 from gharuntime.cli.main import cli
 from gharuntime.contract import RawKind
 from gharuntime.dataset import DatasetError, load, read_manifest
@@ -38,6 +38,7 @@ from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.rawstore import RawStoreWriter
 from gharuntime.sim.server import SimServer
 from gharuntime.source_kinds import GhalogsConfig
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.workflow import WorkflowError, expand_jobs, parse_workflow
 
 # ---------------------------------------------------------------------------------- strategies

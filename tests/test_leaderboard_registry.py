@@ -5,9 +5,7 @@ ranked or written."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -20,7 +18,7 @@ from leaderboard_support import relative_files as _files
 from gharuntime.dataset import write_dataset
 from gharuntime.fixture import fixture_jobs
 from gharuntime.leaderboard import Entry, LeaderboardError, Table, add_result, load_result, scan
-from gharuntime.leaderboard.registry import check_tables, read_result, table_name, write_atomic
+from gharuntime.leaderboard.registry import check_tables, read_result, table_name
 
 
 def test_add_files_each_result_under_its_canonical_name(results_master: Path) -> None:
@@ -347,27 +345,6 @@ def test_add_result_replaces_an_unreadable_result_in_its_place_only_when_told(
     assert place.read_text(encoding="utf-8") == "{ broken"
     assert add_result(scored_results["double"], tmp_path / "results", replace=True) == place
     assert place.read_bytes() == scored_results["double"].read_bytes()
-
-
-def test_write_atomic_writes_readable_text_and_leaves_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "new" / "folder" / "README.md"
-    old = os.umask(0o077)
-    try:
-        write_atomic(target, "one\ntwo ✓\n")
-    finally:
-        os.umask(old)
-    assert target.read_bytes() == "one\ntwo ✓\n".encode()
-    assert stat.S_IMODE(target.stat().st_mode) == 0o644
-    assert sorted(p.name for p in target.parent.iterdir()) == ["README.md"]
-
-
-def test_a_failed_write_atomic_keeps_the_old_file_and_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "index.html"
-    target.write_text("old", encoding="utf-8")
-    with pytest.raises(UnicodeEncodeError):
-        write_atomic(target, "new \ud800")  # a lone surrogate has no UTF-8 encoding
-    assert target.read_text(encoding="utf-8") == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
 
 
 def _set(doc: dict[str, Any], path: str, value: Any) -> None:

@@ -16,11 +16,11 @@ from gharuntime.baselines.request import BaselineRequest, run_request
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.folderlock import FolderLockError
+from gharuntime.paramtypes import SEED, Text
 
 __all__ = ["baseline_command"]
 

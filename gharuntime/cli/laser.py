@@ -10,8 +10,8 @@ import click
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import echo_json, out_console
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import Text
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import Text
 
 __all__ = ["laser_group"]
 

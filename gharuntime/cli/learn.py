@@ -13,7 +13,6 @@ from gharuntime.baselines.methods import METHODS
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import Text
 from gharuntime.crawler.assembly import crawl_window
 from gharuntime.crawler.client import api_url_problem
 from gharuntime.jsonout import strict_dumps
@@ -24,6 +23,7 @@ from gharuntime.learn import (
     run_learn,
     token_from_env,
 )
+from gharuntime.paramtypes import Text
 
 __all__ = ["learn_command"]
 

@@ -12,9 +12,9 @@ from rich.table import Table
 
 from gharuntime.billing import JobCost, WorkflowCost
 from gharuntime.cli.output import out_console
-from gharuntime.cli.types import INT64_MAX, Text
 from gharuntime.jsonout import strict_dumps
 from gharuntime.markdown import md
+from gharuntime.paramtypes import INT64_MAX, Text
 from gharuntime.predict.learned import PredictModels
 from gharuntime.predict.request import PredictOutcome, PredictRequest, run_predict
 from gharuntime.predict.review import WorkflowReview, review_markdown

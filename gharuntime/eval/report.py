@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Final
@@ -31,7 +30,7 @@ from gharuntime.eval.metrics import (
 )
 from gharuntime.eval.quantiles import QuantileLevels
 from gharuntime.eval.truth import Truth
-from gharuntime.paths import make_temp_file
+from gharuntime.paths import write_atomic
 from gharuntime.version import __version__
 
 __all__ = [
@@ -398,19 +397,10 @@ def result_json(scores: Scores) -> dict[str, Any]:
 
 def write_result(result: dict[str, Any], out: Path) -> None:
     """Write the result JSON atomically: a temporary file beside `out`, then a rename."""
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp_file(out)
-    try:
-        text = json.dumps(result, indent=2, allow_nan=False)
-        # lists of numbers (per-resample values, samples) on one line each, not one per line
-        text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(result, indent=2, allow_nan=False)
+    # lists of numbers (per-resample values, samples) on one line each, not one per line
+    text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
+    write_atomic(out.resolve(), text + "\n")
 
 
 def _fmt(metric: str, value: float | None, unit: str = "s") -> str:

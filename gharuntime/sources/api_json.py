@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.progress import Progress
 from gharuntime.sources._columns import (
     ColumnBuffer,
@@ -157,7 +158,7 @@ def source_label(path: Path, repo: GitRepo | None) -> str:
     return name.removesuffix(".git")
 
 
-class _TooLarge(ValueError):
+class _TooLarge(GharuntimeError, ValueError):
     """A file over a cap (its bytes, decompressed, or its objects and arrays): not read."""
 
 
