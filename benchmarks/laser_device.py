@@ -34,6 +34,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from _common import shown
+
 HERE = Path(__file__).resolve().parent
 SIZES = {"small": (8, 512), "tiny-256": (4, 256), "tiny": (2, 128)}  # layers, width
 
@@ -62,7 +64,7 @@ class Report:
         self.path = out / "laser_device.json"
         self.doc: dict[str, Any] = {
             "benchmark": "laser_device",
-            "args": {k: str(v) for k, v in vars(args).items()},
+            "args": {k: shown(v) if isinstance(v, Path) else str(v) for k, v in vars(args).items()},
             "stages": {},
         }
 

@@ -38,9 +38,10 @@ data: GitHub's own payloads may name a runner's home folder)."""
 
 SUFFIXES: Final = (".py", ".md", ".json", ".jsonl", ".html", ".yml", ".yaml", ".toml", ".txt")
 
-# a machine's scratch, work or home folder: an absolute path (or `..` steps up to one)
+# a machine's scratch, work or home folder: an absolute path (or `..` steps up to one), not a
+# folder of that name inside another (`out/work/`, `{name}/work/`)
 MACHINE: Final = re.compile(
-    r"(?<![\w-])/(?:" + "|".join(("work", "tmp", "root", "home", "Users")) + r")/"
+    r"(?<![\w})-])/(?:" + "|".join(("work", "tmp", "root", "home", "Users")) + r")/"
 )
 
 ALLOWED: Final = {
