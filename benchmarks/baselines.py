@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import interval, shown
+
 from gharuntime.baselines.method import ForbiddenInputError, MethodError
 from gharuntime.baselines.methods import METHODS
 from gharuntime.baselines.run import run_baseline
@@ -33,10 +35,6 @@ from gharuntime.paths import write_atomic
 
 REFERENCE = {"config": "group-median", "history": "last-run", "multi": "group-median"}
 GBDT = ("lightgbm", "xgboost")
-
-
-def _figure(metric: dict[str, Any]) -> dict[str, float | None]:
-    return {k: metric.get(k) for k in ("value", "ci_low", "ci_high")}
 
 
 def _slug(text: str) -> str:
@@ -120,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                 "predict_s": round(run.predict_seconds, 3),
                 "wall_s": round(wall, 3),
                 "test_rows": run.rows,
-                "rmsle": _figure(m["rmsle"]),
-                "within_2x": _figure(m["within_2x"]),
-                "mae_s": _figure(m["mae"]),
+                "rmsle": interval(m["rmsle"]),
+                "within_2x": interval(m["within_2x"]),
+                "mae_s": interval(m["mae"]),
             }
             rows.append(row)
             r, w = row["rmsle"], row["within_2x"]
@@ -142,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                 "track": track,
                 "method": name,
                 "reference": ref,
-                "rmsle_diff": _figure(diff["rmsle"]),
-                "within_2x_diff": _figure(diff["within_2x"]),
+                "rmsle_diff": interval(diff["rmsle"]),
+                "within_2x_diff": interval(diff["within_2x"]),
             }
             comparisons.append(comp)
             d = comp["rmsle_diff"]
@@ -163,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "benchmark": "baselines",
-                "dataset": str(dataset if args.dataset else "fixture"),
+                "dataset": shown(dataset) if args.dataset else "fixture",
                 "config": args.config,
                 "resamples": args.resamples,
                 "results": rows,

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from _common import shown
 
 from gharuntime.baselines.model_io import load_model
 from gharuntime.builder.build import build
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 predictions={t: np.asarray(v, dtype=np.float64) for t, v in pred.items()},
                 present=np.ones(real.height, dtype=bool),
-                source={"model": str(folder)},
+                source={"model": shown(folder)},
             )
             result = add_provenance(
                 result_json(score(truth, method.track, [m], resamples=args.resamples)),

@@ -33,6 +33,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from _common import shown
+
 from gharuntime.paths import write_atomic
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +65,7 @@ class Report:
         self.path = out / "laser_device.json"
         self.doc: dict[str, Any] = {
             "benchmark": "laser_device",
-            "args": {k: str(v) for k, v in vars(args).items()},
+            "args": {k: shown(v) if isinstance(v, Path) else str(v) for k, v in vars(args).items()},
             "stages": {},
         }
 

@@ -13,6 +13,8 @@ submission there on the same resamples (`gharuntime eval --vs`).
     python benchmarks/laser_real.py --dataset work/gharuntime-real-apache --work work/laser \
         --results-dir leaderboard/results --vs-dir work/bench
 
+Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither it exits 2.
+
 --epochs E (instead of --max-steps) trains ceil(E x train rows / --batch-size) steps, the rows
 counted in the config's train split (jobs without YAML, which LASER drops, count too, so the
 reported `epochs`, from the examples LASER kept, can be slightly above E). Each config keeps
@@ -27,15 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from _common import MissingDataset, interval, real_dataset, refuse, shown, steps_for_epochs
+
 from gharuntime.baselines.run import run_baseline
-from gharuntime.dataset import load
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.paths import write_atomic
@@ -44,19 +46,11 @@ LABEL = "gharuntime-real-apache"
 TREES = ("lightgbm", "xgboost", "catboost", "lightgbm-tuned", "xgboost-tuned", "group-median")
 
 
-def steps_for_epochs(dataset: Path, config: str, epochs: float, batch_size: int) -> int:
-    """Steps of `batch_size` jobs that pass `epochs` times over the config's train split."""
-    rows = load(dataset, config, "train", columns=["id"]).height
-    return max(1, math.ceil(epochs * rows / batch_size))
-
-
-def _figure(metric: dict[str, Any]) -> dict[str, Any]:
-    return {k: metric.get(k) for k in ("value", "ci_low", "ci_high")}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument(
+        "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
+    )
     parser.add_argument("--config", action="append", choices=["temporal", "cross_repo"])
     parser.add_argument("--work", type=Path, required=True, help="submissions, models, logs")
     parser.add_argument("--results-dir", type=Path, help="e.g. leaderboard/results")
@@ -75,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.epochs is not None and not args.epochs > 0:
         parser.error(f"--epochs must be above 0, got {args.epochs}")
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
     command = ["python", "benchmarks/laser_real.py", *(argv if argv is not None else sys.argv[1:])]
-    figures: dict[str, Any] = {"benchmark": "laser_real", "dataset": str(args.dataset)}
+    figures: dict[str, Any] = {"benchmark": "laser_real", "dataset": shown(args.dataset)}
     for config in args.config or ["temporal", "cross_repo"]:
         out = args.work / config / "laser.jsonl"
         max_steps = args.max_steps
@@ -90,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             "validation_rows": args.validation_rows,
             "threads": args.threads,
             "decode_batch_size": args.decode_batch_size,
-            "checkpoint_dir": str(args.work / config / "checkpoints"),
+            "checkpoint_dir": shown(args.work / config / "checkpoints"),
             "checkpoint_every": 250,
         }
 
@@ -133,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             "predict_s": round(run.predict_seconds, 1),
             "wall_s": round(wall, 1),
             "test_rows": run.rows,
-            "rmsle": _figure(d["rmsle"]),
-            "within_2x": _figure(d["within_2x"]),
+            "rmsle": interval(d["rmsle"]),
+            "within_2x": interval(d["within_2x"]),
             "requested_epochs": args.epochs,
             "max_steps": max_steps,
             "vs": {},
@@ -145,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             paired = evaluate_file(out, args.dataset, vs=other, resamples=args.resamples)
             diff = paired["comparison"]["difference"]["duration_s"]
-            row["vs"][tree] = {"rmsle_diff": _figure(diff["rmsle"])}
+            row["vs"][tree] = {"rmsle_diff": interval(diff["rmsle"])}
         figures[config] = row
         r = row["rmsle"]
         say(

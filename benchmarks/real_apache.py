@@ -34,7 +34,6 @@ The last line printed is one JSON object with every figure.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing
 import resource
@@ -44,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import run_script, shown
 
-ROOT = Path(__file__).resolve().parents[1]
 LABEL = "gharuntime-real-apache"
 METHODS = ("median", "group-median", "last-run", "lightgbm", "xgboost", "catboost")
 TUNED = ("lightgbm-tuned", "xgboost-tuned")
@@ -68,16 +67,6 @@ DESCRIPTION = (
     "of archived run folders without run.json (2020-03 to 2020-05) have no creation time and "
     "are dropped (counted below)."
 )
-
-
-def _load_baselines_bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_baselines", ROOT / "benchmarks" / "baselines.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _build(args: dict[str, Any], queue: Any) -> None:
@@ -291,8 +280,8 @@ def transfer(
                 predictions={t: np.asarray(v, dtype=np.float64) for t, v in pred.items()},
                 present=np.ones(test.height, dtype=bool),
                 source={
-                    "model": str(model_dir),
-                    "trained_on": f"{sim_label} ({sim}), temporal train split",
+                    "model": shown(model_dir),
+                    "trained_on": f"{sim_label} ({shown(sim)}), temporal train split",
                     "missing": 0,
                     "allow_partial": False,
                 },
@@ -353,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     dataset = args.out / LABEL
     started = time.perf_counter()
-    figures: dict[str, Any] = {"benchmark": "real_apache", "dataset": str(dataset)}
+    figures: dict[str, Any] = {"benchmark": "real_apache", "dataset": shown(dataset)}
     if not args.skip_build:
         figures["build"] = build(args, dataset)
         b = figures["build"]
@@ -363,11 +352,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     if not args.skip_baselines:
-        bench = _load_baselines_bench()
         figures["baselines"] = {}
         for config in ("temporal", "cross_repo"):
-            line = _capture_last_json(
-                bench.main,
+            line = run_script(
+                "baselines.py",
                 [
                     "--dataset",
                     str(dataset),
@@ -387,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                 ],
             )
             figures["baselines"][config] = line
-        tuned = _capture_last_json(
-            bench.main,
+        tuned = run_script(
+            "baselines.py",
             [
                 *("--dataset", str(dataset), "--config", "temporal", "--tracks", "config"),
                 *("--methods", ",".join(TUNED), "--tuned-trials", str(TUNED_TRIALS)),
@@ -421,18 +409,6 @@ def main(argv: list[str] | None = None) -> int:
     figures["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(figures, default=str))
     return 0
-
-
-def _capture_last_json(fn: Any, argv: list[str]) -> Any:
-    """Run a benchmark's main(argv), keeping the one JSON object it prints last."""
-    import contextlib
-    import io
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        fn(argv)
-    lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
-    return json.loads(lines[-1]) if lines else None
 
 
 if __name__ == "__main__":

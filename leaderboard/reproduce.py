@@ -375,14 +375,11 @@ def _simulated(plan: Plan) -> tuple[str, int] | None:
 
 
 def _recorded_candidate(plan: Plan) -> str | None:
-    """The dataset the result names, when it can be one: a folder holding a manifest (never a
-    walk of whatever folder a result names), or a Hub id."""
+    """The dataset the result names, when it can be fetched: a Hub id. A local dataset's `id`
+    is a name, not a folder of this machine: nothing a result names is opened as a path."""
     if plan.dataset_kind == "hub":
         return plan.dataset_id if HUB_ID.match(plan.dataset_id) else None
-    try:
-        return plan.dataset_id if (Path(plan.dataset_id) / "manifest.json").is_file() else None
-    except (OSError, ValueError):
-        return None
+    return None
 
 
 @dataclass

@@ -87,6 +87,21 @@ def shared_dir() -> Path:
     return SHARED
 
 
+REAL_DATASET_ENV = "GHARUNTIME_REAL_DATASET"
+
+
+@pytest.fixture(scope="session")
+def real_dataset() -> Path:
+    """The real dataset folder $GHARUNTIME_REAL_DATASET names (gharuntime-real-apache, built by
+    benchmarks/real_apache.py); the test is skipped, saying why, when it names none."""
+    named = os.environ.get(REAL_DATASET_ENV)
+    if not named:
+        pytest.skip(f"{REAL_DATASET_ENV} is not set: it names the real dataset folder")
+    if not (Path(named) / "manifest.json").is_file():
+        pytest.skip(f"{REAL_DATASET_ENV}={named} is not a dataset folder (no manifest.json)")
+    return Path(named)
+
+
 @pytest.fixture(scope="session")
 def sim_world():  # type: ignore[no-untyped-def]
     """A tiny seeded simulated world (12 repositories)."""

@@ -241,3 +241,49 @@ def test_unknown_config_in_metadata_is_a_submission_problem(
     with pytest.raises(InvalidSubmission) as info:
         evaluate_file(sub, fixture_dataset_master, resamples=10)
     assert "unknown config 'weekly'" in info.value.problems.kept[0].message
+
+
+def test_a_result_names_no_folder_of_the_machine(
+    fixture_dataset_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The submission, its sidecar and the command's absolute paths are named relative to the
+    folder it was scored in (`..` steps for one outside it); the dataset by its folder's name."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    (here / "runs").mkdir(parents=True)
+    elsewhere.mkdir()
+    sub = _submission(here / "runs" / "a.jsonl", fixture_dataset_master)
+    rows = load(fixture_dataset_master, "temporal", "test")
+    (here / "runs" / "a.quantiles.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"id": i, "duration_s_p10": d / 2, "duration_s_p50": d, "duration_s_p90": 2 * d}
+            )
+            + "\n"
+            for i, d in zip(rows["id"], rows["duration_s"], strict=True)
+        )
+    )
+    other = _submission(elsewhere / "b.jsonl", fixture_dataset_master)
+    monkeypatch.chdir(here)
+    command = ["gharuntime", "eval", str(sub), "--dataset", str(fixture_dataset_master)]
+    command += ["--track", "config", f"--out={elsewhere / 'r.json'}", "--method", "m"]
+    result = evaluate_file(
+        sub.resolve(),
+        fixture_dataset_master.resolve(),
+        options={"track": "config"},
+        vs=other.resolve(),
+        resamples=RESAMPLES,
+        command=command,
+    )
+    assert result["submission"]["path"] == "runs/a.jsonl"
+    assert result["intervals"]["sidecar"]["path"] == "runs/a.quantiles.jsonl"
+    assert result["comparison"]["submission"]["path"] == "../elsewhere/b.jsonl"
+    assert result["dataset"]["id"] == fixture_dataset_master.name
+    recorded = result["provenance"]["command"]
+    assert recorded[:4] + recorded[5:] == [
+        *("gharuntime", "eval", "runs/a.jsonl", "--dataset"),
+        *("--track", "config", "--out=../elsewhere/r.json", "--method", "m"),
+    ]
+    assert recorded[4].startswith("../") and (here / recorded[4]).resolve() == (
+        fixture_dataset_master.resolve()
+    )
+    assert str(tmp_path) not in json.dumps(result)

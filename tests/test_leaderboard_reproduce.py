@@ -517,3 +517,27 @@ def test_a_table_is_written_as_a_checked_pair_with_no_nan(tmp_path: Path) -> Non
     md.write_text(md.read_text(encoding="utf-8") + "| forged | row |\n", encoding="utf-8")
     with pytest.raises(InputFileError, match="not the Markdown its table"):
         read_table(js, [])
+
+
+@pytest.mark.parametrize("named", ["by its name", "by its absolute path"])
+def test_the_folder_a_result_names_is_never_opened(
+    reproducible: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """A local dataset's `id` is a name, not a folder to open: with the very dataset sitting
+    where the result names it (in the current directory, or at the absolute path an older
+    result names), the re-run still takes its dataset only from --dataset."""
+    folder = tmp_path / "gharuntime-fixture"
+    shutil.copytree(reproducible["dataset"], folder)
+    path = _edited(
+        reproducible,
+        tmp_path / "results",
+        lambda doc: doc["dataset"].update(
+            id=folder.name if named == "by its name" else str(folder)
+        ),
+    )
+    monkeypatch.chdir(tmp_path)
+    done = _run(str(path))
+    assert done.exit_code == 2, done.output
+    assert "not at hand" in done.output and "--dataset" in done.output
+    given = _run(str(path), "--dataset", str(folder))
+    assert given.exit_code == 0, given.output

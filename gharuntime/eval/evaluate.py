@@ -19,6 +19,7 @@ from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar
 from gharuntime.eval.metrics import GroupSums, TargetTerms
+from gharuntime.eval.provenance import result_path
 from gharuntime.eval.quantiles import ParsedQuantiles, interval_terms, read_quantiles
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.submission_files import SubmissionFiles
@@ -106,7 +107,7 @@ def prepare_submission(
         log.add(
             "revision_mismatch",
             where,
-            f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.id} is at "
+            f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.spec} is at "
             f"revision {truth.revision!r} (gharuntime.dataset.dataset_revision: its data files, schema and conclusion policy); predict on that "
             "revision or pass the dataset it was made for",
         )
@@ -149,7 +150,7 @@ def prepare_submission(
         predictions=parsed.predictions,
         present=parsed.present,
         source={
-            "path": str(submission),
+            "path": result_path(submission),
             "sha256": parsed.sha256,
             "lines": parsed.lines,
             "records": parsed.records,

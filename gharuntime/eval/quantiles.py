@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from gharuntime.eval.provenance import result_path
 from gharuntime.eval.submission import MAX_LINE_BYTES, read_submission
 from gharuntime.problems import ProblemLog
 from gharuntime.readfile import iter_lines
@@ -121,7 +122,7 @@ class ParsedQuantiles:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "path": str(self.path),
+            "path": result_path(self.path),
             "sha256": self.sha256,
             "lines": self.lines,
             "levels": list(self.levels.names),
