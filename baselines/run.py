@@ -15,15 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError, Resumable
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import save_model
+from gharuntime.baselines.queue_load import JobEvents
+from gharuntime.contract import TRACKS
 from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.eval.submission_files import SubmissionFiles, write_submission_files
 from gharuntime.progress import Progress, say
 from gharuntime.resume import fit_inputs
+from gharuntime.targets import TargetsHeld, count_values, targets_held
 from gharuntime.version import __version__
 
 __all__ = [
@@ -91,6 +95,17 @@ def write_submission(
     return write_submission_files(path, ids, predictions, meta, quantiles)
 
 
+def held_by(train: pl.DataFrame, config: str, track: str) -> TargetsHeld:
+    """The track's targets the dataset holds on `config` (gharuntime.targets: those with a
+    value in its train split `train`), and why the others are left out."""
+    return targets_held(
+        track,
+        count_values(train, TRACKS[track].targets),
+        config=config,
+        rows=train.height,
+    )
+
+
 def _per_1000(seconds: float, rows: int) -> float | None:
     return round(1000 * seconds / rows, 4) if rows else None
 
@@ -118,8 +133,19 @@ def run_baseline(
     A resumable method (the tuned trees) keeps its finished work in `journal` when given
     (gharuntime.baselines.journal), keyed by the fit's inputs: run again after a kill, it does
     only what is left, to the same result; `fresh` starts the journal over."""
-    method: Method = make_method(name, track, seed=seed, params=params)
+    make_method(name, track, seed=seed, params=params)  # every parameter checked first
     identity = dataset_identity(dataset)
+    say(progress, "loading train and validation splits")
+    train = load(dataset, config, "train")
+    validation = load(dataset, config, "validation")
+    target = train if split == "train" else load(dataset, config, split)
+    held = held_by(train, config, track)
+    # without any (an empty train split) the method's fit says what is wrong
+    targets = held.held or None
+    method: Method = make_method(name, track, seed=seed, params=params, targets=targets)
+    for left, why in held.left_out.items():
+        say(progress, f"track {track}: {left} left out: {why}")
+    method.observe(JobEvents.from_frames([train, validation, target]))
     if journal is not None and isinstance(method, Resumable) and is_primary():
         inputs = fit_inputs(
             method=name,
@@ -131,10 +157,6 @@ def run_baseline(
             dataset_revision=str(identity["revision"]),
         )
         method.resume_in(journal, inputs, fresh=fresh)
-    say(progress, "loading train and validation splits")
-    train = load(dataset, config, "train")
-    validation = load(dataset, config, "validation")
-    target = train if split == "train" else load(dataset, config, split)
     say(progress, f"fitting {name} on {train.height} rows")
     t0 = time.perf_counter()
     method.fit(train, validation, progress=progress)
@@ -147,6 +169,8 @@ def run_baseline(
         "method": name,
         "method_version": method.version,
         "track": track,
+        "targets": list(method.targets),
+        **({"targets_left_out": held.left_out} if held.left_out else {}),
         "inputs": list(method.inputs),
         "dataset": identity["id"],
         "dataset_revision": identity["revision"],
