@@ -181,6 +181,45 @@ def _check_document(doc: Any, where: str) -> list[str]:
                     f"{where}: bootstrap/per_resample/{target}/{metric} has {len(values)} "
                     f"values for {resamples} resamples"
                 )
+    return problems + _multi_problems(doc, where)
+
+
+def _multi_problems(doc: dict[str, Any], where: str) -> list[str]:
+    """A multi result carries its targets and summary, and they agree with its blocks: a
+    block per scored target, the summary over those, a value per resample."""
+    if doc["track"] != "multi":
+        return []
+    if "summary" not in doc or "targets" not in doc:
+        return [
+            f"{where}: a multi result without `targets` and `summary` (scored before eval "
+            "scored multi per target); score the submission again with this gharuntime's "
+            "`gharuntime eval --out`"
+        ]
+    scored = list(doc["targets"]["scored"])
+    problems = []
+    for block in ("metrics", "counts/scored", "bootstrap/per_resample"):
+        node = doc
+        for part in block.split("/"):
+            node = node[part]
+        if sorted(node) != sorted(scored):
+            problems.append(
+                f"{where}: {block} holds {', '.join(sorted(node))}, but targets/scored names "
+                f"{', '.join(scored)}; a result holds one block per scored target"
+            )
+    left = sorted(set(scored) & set(doc["targets"]["left_out"]))
+    if left:
+        problems.append(f"{where}: targets/left_out names scored targets: {', '.join(left)}")
+    if list(doc["summary"]["targets"]) != scored:
+        problems.append(
+            f"{where}: summary/targets {doc['summary']['targets']} ≠ targets/scored {scored}"
+        )
+    resamples = doc["bootstrap"]["resamples"]
+    for metric, values in doc["summary"]["per_resample"].items():
+        if len(values) != resamples:
+            problems.append(
+                f"{where}: summary/per_resample/{metric} has {len(values)} values for "
+                f"{resamples} resamples"
+            )
     return problems
 
 
@@ -242,6 +281,7 @@ def _fingerprint(entry: Entry) -> dict[str, Any]:
         "split": d["split"],
         "records": (d["rows"], d["record_ids_sha256"]),
         "bootstrap resamples": (b["seed"], b["resamples"], b["repo_ids_sha256"]),
+        "targets": tuple(entry.result.get("targets", {}).get("scored") or entry.result["metrics"]),
         "training dataset": (
             (t["revision"], t["config"], t["split"], t["rows"]) if isinstance(t, dict) else None
         ),
@@ -255,6 +295,8 @@ _FIX: Final = {
     "records": "score every method on the same records of the same dataset revision",
     "bootstrap resamples": "score with the same --resamples and --bootstrap-seed "
     "(the defaults, 1000 and 0)",
+    "targets": "score every method of a multi table with one gharuntime on the same dataset "
+    "(the targets it holds are scored, the others left out), so their summaries compare",
     "training dataset": "train every method of a transfer table on one revision and split of "
     "its training dataset (or keep each training dataset's results in their own results folder)",
 }
@@ -265,6 +307,8 @@ def _describe(field: str, value: Any) -> str:
         return f"{value[0]:,} records (ids sha256 {value[1][:12]})"
     if field == "bootstrap resamples":
         return f"seed {value[0]}, {value[1]:,} resamples, repositories sha256 {value[2][:12]}"
+    if field == "targets":
+        return ", ".join(value)
     if field == "training dataset":
         return (
             f"revision {value[0][:12]}, {value[1]}/{value[2]} split, {value[3]:,} records"

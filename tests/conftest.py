@@ -53,6 +53,17 @@ def fixture_dataset_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def no_logs_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture dataset built without logs: no row has log_bytes (as the real Apache one)."""
+    import polars as pl
+
+    out = tmp_path_factory.mktemp("datasets") / "no-logs"
+    jobs = fixture_jobs().with_columns(pl.lit(None, dtype=pl.Int64).alias("log_bytes"))
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture(scope="session")
 def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LightGBM model (config track) trained on the fixture dataset, for predict's tests."""
     from gharuntime.baselines.run import run_baseline

@@ -37,6 +37,40 @@ def test_multi_track_submission_carries_all_three_targets(
     assert set(_lines(out)[0]) == {"id", "duration_s", "queue_s", "log_bytes"}
 
 
+@pytest.mark.parametrize("name", ["median", "group-median", "lightgbm", "lightgbm-tuned"])
+def test_multi_track_predicts_the_targets_the_dataset_holds_and_names_the_others(
+    no_logs_dataset: Path, tmp_path: Path, name: str
+) -> None:
+    # no row has log_bytes (a build without logs, as the real Apache dataset): the method
+    # predicts duration_s and queue_s, and the metadata and the model say log_bytes is left out
+    out = tmp_path / f"{name}.jsonl"
+    params = {"n_estimators": 30, "trials": 2} if name.endswith("tuned") else None
+    params = params or ({"n_estimators": 30} if name == "lightgbm" else None)
+    run_baseline(
+        name,
+        no_logs_dataset,
+        config="temporal",
+        track="multi",
+        out=out,
+        model_dir=tmp_path / "model",
+        params=params,
+    )
+    records = _lines(out)
+    assert len(records) == load(no_logs_dataset, "temporal", "test").height
+    assert all(set(r) == {"id", "duration_s", "queue_s"} for r in records)
+    meta = json.loads(out.with_name(f"{name}.meta.json").read_text())
+    assert meta["targets"] == ["duration_s", "queue_s"]
+    train = load(no_logs_dataset, "temporal", "train").height
+    left = meta["targets_left_out"]["log_bytes"]
+    assert f"none of the {train} rows of its temporal train split has one" in left
+    quantiles = _lines(out.with_name(f"{name}.quantiles.jsonl"))
+    assert {k.rsplit("_", 1)[0] for k in quantiles[0] if k != "id"} == {"duration_s", "queue_s"}
+    method, saved = load_model(tmp_path / "model")
+    assert method.targets == ("duration_s", "queue_s") and saved["targets"] == list(method.targets)
+    if name.endswith("tuned"):  # tuned per target: each has its own search
+        assert set(meta["method_config"]["tuning"]) == {"duration_s", "queue_s"}
+
+
 def test_sidecar_names_method_track_inputs_and_dataset_revision(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:

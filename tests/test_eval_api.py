@@ -12,6 +12,7 @@ from scipy import stats
 
 from gharuntime.dataset import load
 from gharuntime.eval import InvalidSubmission, evaluate_file, evaluate_gold
+from gharuntime.eval.request import gold_failures
 
 RESAMPLES = 200
 
@@ -231,6 +232,69 @@ def test_multi_track_scores_every_target(fixture_dataset_master: Path, tmp_path:
     assert set(result["metrics"]) == {"duration_s", "queue_s", "log_bytes"}
     y = rows["queue_s"].to_numpy()
     assert _value(result, "mae", "queue_s") == pytest.approx(np.mean(np.abs(5 - y)))
+
+
+def _multi_submission(path: Path, dataset: Path, **targets: float) -> Path:
+    rows = load(dataset, "temporal", "test")
+    path.write_text("".join(json.dumps({"id": r, **targets}) + "\n" for r in rows["id"].to_list()))
+    return path
+
+
+def test_multi_track_leaves_out_a_target_the_dataset_does_not_hold(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    sub = _multi_submission(tmp_path / "m.jsonl", no_logs_dataset, duration_s=60, queue_s=5)
+    result = evaluate_file(sub, no_logs_dataset, options={"track": "multi"}, resamples=50)
+    assert set(result["metrics"]) == set(result["counts"]["scored"]) == {"duration_s", "queue_s"}
+    assert set(result["bootstrap"]["per_resample"]) == {"duration_s", "queue_s"}
+    assert result["targets"]["scored"] == ["duration_s", "queue_s"]
+    assert "holds no value of it" in result["targets"]["left_out"]["log_bytes"]
+    # the summary: each target weighs the same, in the point and in every resample
+    rmsle = [result["metrics"][t]["rmsle"]["value"] for t in ("duration_s", "queue_s")]
+    summary = result["summary"]
+    assert summary["targets"] == ["duration_s", "queue_s"]
+    assert summary["metrics"]["rmsle"]["value"] == pytest.approx(np.mean(rmsle))
+    per = result["bootstrap"]["per_resample"]
+    both = np.mean([per["duration_s"]["rmsle"], per["queue_s"]["rmsle"]], axis=0)
+    assert summary["per_resample"]["rmsle"] == pytest.approx(both.tolist(), rel=1e-6)
+    low, high = np.quantile(summary["per_resample"]["rmsle"], [0.025, 0.975])
+    assert summary["metrics"]["rmsle"]["ci_low"] == pytest.approx(low, rel=1e-5)
+    assert summary["metrics"]["rmsle"]["ci_high"] == pytest.approx(high, rel=1e-5)
+
+
+def test_a_left_out_target_in_a_submission_is_not_read(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    sub = _multi_submission(
+        tmp_path / "m.jsonl", no_logs_dataset, duration_s=60, queue_s=5, log_bytes=-1
+    )
+    result = evaluate_file(sub, no_logs_dataset, options={"track": "multi"}, resamples=20)
+    assert set(result["metrics"]) == {"duration_s", "queue_s"}
+
+
+def test_gold_on_multi_scores_the_targets_the_dataset_holds(no_logs_dataset: Path) -> None:
+    result = evaluate_gold(no_logs_dataset, track="multi", resamples=20)
+    assert set(result["metrics"]) == {"duration_s", "queue_s"}
+    assert gold_failures(result) == []
+    assert result["comparison"]["summary_difference"]["rmsle"]["value"] < 0  # truth beats median
+
+
+def test_multi_comparison_summary_is_paired(fixture_dataset_master: Path, tmp_path: Path) -> None:
+    a = _multi_submission(
+        tmp_path / "a.jsonl", fixture_dataset_master, duration_s=60, queue_s=5, log_bytes=3000
+    )
+    b = _multi_submission(
+        tmp_path / "b.jsonl", fixture_dataset_master, duration_s=90, queue_s=2, log_bytes=900
+    )
+    result = evaluate_file(
+        a, fixture_dataset_master, options={"track": "multi"}, vs=b, resamples=50
+    )
+    comparison = result["comparison"]
+    diff = comparison["summary_difference"]["rmsle"]
+    own = result["summary"]["metrics"]["rmsle"]["value"]
+    assert diff["value"] == pytest.approx(own - comparison["summary"]["metrics"]["rmsle"]["value"])
+    per_target = [comparison["difference"][t]["rmsle"]["value"] for t in result["metrics"]]
+    assert diff["value"] == pytest.approx(np.mean(per_target))
 
 
 def test_unknown_config_in_metadata_is_a_submission_problem(

@@ -170,6 +170,8 @@ def baseline_command(
         return
     for line in result.resumed:
         err_console.print(styled(f"{name}: {line}"))
+    for target, why in (result.meta.get("targets_left_out") or {}).items():
+        err_console.print(styled(f"{name}: {target} left out (not predicted): {why}"))
     err_console.print(
         styled(
             ("wrote", "green"),
