@@ -25,6 +25,7 @@ from typing import Any, Final
 import click
 from rich.console import Console
 from rich.json import JSON
+from rich.measure import Measurement
 from rich.progress import TextColumn
 from rich.text import Text
 
@@ -36,6 +37,7 @@ __all__ = [
     "json_safe",
     "out_console",
     "plain_column",
+    "print_wide",
     "safe_streams",
     "styled",
     "terminal_safe",
@@ -123,3 +125,17 @@ def plain_column(template: str = "{task.description}", **kwargs: Any) -> TextCol
 
 err_console = _SafeConsole(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 out_console = _SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+def print_wide(renderable: Any) -> None:
+    """Print a table on stdout at a terminal's width, or, when stdout is a pipe or a file
+    (which has no width), at the table's own full width: nothing cut to 80 columns."""
+    if out_console.is_terminal:
+        out_console.print(renderable)
+        return
+    wide = out_console.options.update(max_width=100_000)
+    width = max(Measurement.get(out_console, wide, renderable).maximum, out_console.width)
+    console = _SafeConsole(
+        markup=False, emoji=False, highlight=False, soft_wrap=True, width=width, file=sys.stdout
+    )
+    console.print(renderable)
