@@ -400,7 +400,10 @@ def test_the_table_shows_billed_minutes_cost_and_where_the_rates_come_from(
     code, out = _predict(str(three_os_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
     assert code == 0, out
     assert "billed" in out and " min" in out and "$" in out
-    assert "each rounded up to the minute; private repository; rates from 2026-01-01" in out
+    assert (
+        "each rounded up to the minute; private repository (visibility unknown, billed as "
+        "private: give --public for a public one); rates from 2026-01-01"
+    ) in out
     assert "1 job(s) not priced" in out and "`build-farm`" in out
 
 

@@ -66,8 +66,11 @@ def _run(*args: str) -> Any:
     return CliRunner().invoke(cli, ["predict", *args, "--at", "2026-03-02"])
 
 
+CI = ".github/workflows/ci.yml"
+
+
 def _plain(workflow: Path, model: Path) -> dict[str, Any]:
-    done = _run(str(workflow), "--model", str(model), "--json")
+    done = _run(str(workflow), "--model", str(model), "--json", "--path", CI)
     assert done.exit_code == 0, done.output
     doc: dict[str, Any] = json.loads(done.output)
     return doc
@@ -77,9 +80,11 @@ def test_each_job_is_added_removed_or_changed_with_the_runs_deltas(
     model: Path, tmp_path: Path
 ) -> None:
     old, new = _files(tmp_path)
-    done = _run(str(new), "--model", str(model), "--base", str(old), "--format", "json")
+    done = _run(
+        str(new), "--model", str(model), "--base", str(old), "--format", "json", "--path", CI
+    )
     assert done.exit_code == 0, done.output
-    review = json.loads(done.output)
+    review = json.loads(done.output)["reviews"][0]
     status = {job["name"]: job["status"] for job in review["jobs"]}
     assert (
         status["test (ubuntu-latest, 3.10)"] == status["test (windows-latest, 3.10)"] == "removed"
@@ -106,11 +111,13 @@ def test_markdown_is_a_table_for_a_pull_request_with_names_escaped(
     model: Path, tmp_path: Path
 ) -> None:
     old, new = _files(tmp_path)
-    done = _run(str(new), "--model", str(model), "--base", str(old), "--format", "markdown")
+    done = _run(
+        str(new), "--model", str(model), "--base", str(old), "--format", "markdown", "--path", CI
+    )
     assert done.exit_code == 0, done.output
     text = done.output
     assert text.startswith("### ")
-    assert "| job | change | before (P10–P90) | after (P10–P90) |" in text
+    assert "| job | change | basis | before (P10–P90) | after (P10–P90) |" in text
     assert "docs \\| &lt;b&gt;site&lt;/b&gt;" in text and "<b>" not in text
     assert "| test (ubuntu-latest, 3.11) |" not in text  # unchanged jobs are counted, not listed
     assert "3 job(s) added, 2 removed, 1 changed, 2 unchanged" in text
@@ -154,12 +161,15 @@ def test_base_ref_reads_the_file_from_git(model: Path, tmp_path: Path) -> None:
     old = tmp_path / "old.yml"
     old.write_text(OLD)
     by_file = _run(str(ci), "--model", str(model), "--base", str(old), "--format", "json")
-    assert json.loads(by_ref.output)["jobs"] == json.loads(by_file.output)["jobs"]
+    jobs = json.loads(by_ref.output)["reviews"][0]["jobs"]
+    assert jobs == json.loads(by_file.output)["reviews"][0]["jobs"]
     new = _run(
         str(repo / ".github/workflows/nightly.yml"), "--model", str(model), "--base-ref", base,
         "--format", "json",
     )  # fmt: skip
-    assert new.exit_code == 0 and {j["status"] for j in json.loads(new.output)["jobs"]} == {"added"}
+    assert new.exit_code == 0, new.output
+    added = json.loads(new.output)["reviews"][0]["jobs"]
+    assert {j["status"] for j in added} == {"added"}
 
 
 def test_what_cannot_be_reviewed_is_exit_2_with_the_fix(model: Path, tmp_path: Path) -> None:

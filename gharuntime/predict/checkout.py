@@ -179,7 +179,12 @@ class Side:
 
     label: str
     overlay: dict[str, str] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)  # overlay path → the file it came from
     _parsed: dict[str, Workflow | None] = field(default_factory=dict, init=False, repr=False)
+
+    def where(self, path: str) -> str:
+        """Where the text of `path` on this side was read, for a message."""
+        return self.origin.get(path) or f"{path} ({self.label})"
 
     def _read(self, path: str, strict: bool) -> str | None:
         raise NotImplementedError

@@ -228,13 +228,16 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
                 resolve_reusable=side.resolver(),
             )
         except WorkflowError as exc:
+            line = f":{exc.line}" if exc.line else ""
             raise PredictError(
-                f"{path} ({side.label}): {exc}\n  fix the YAML at that line; a workflow is a "
-                "mapping with `on:` and `jobs:`"
+                f"{side.where(path)}{line}: {exc.message}\n  fix the YAML at that line; a "
+                "workflow is a mapping with `on:` and `jobs:`"
             ) from exc
         return predicted, price_jobs(_job_times(predicted), prices, public=bool(public))
 
-    new_side = TreeSide("working tree", {identity.path: text}, root=identity.root)
+    new_side = TreeSide(
+        "working tree", {identity.path: text}, {identity.path: str(workflow)}, root=identity.root
+    )
     result, cost = run(text, identity.path, new_side)
     outcome = PredictOutcome(
         result, cost, models, identity=identity, visibility_from=visibility_from
@@ -260,7 +263,10 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
             own = identify(request.base, None)
             root = own.root if own.root is not None else identity.root
             base_side = TreeSide(
-                f"base file {Path(request.base).name}", {identity.path: base_text}, root=root
+                "base file",
+                {identity.path: base_text},
+                {identity.path: str(request.base)},
+                root=root,
             )
             base = {"ref": None, "commit": None, "file": Path(request.base).resolve().name}
         review = _review(request, identity, new_side, base_side, base, run, models, when)
