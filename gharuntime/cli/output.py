@@ -29,6 +29,7 @@ from rich.measure import Measurement
 from rich.progress import TextColumn
 from rich.text import Text
 
+from gharuntime.markdown import INVISIBLE
 from gharuntime.redact import redact
 
 __all__ = [
@@ -44,10 +45,10 @@ __all__ = [
 ]
 
 # C0 controls but newline and tab, DEL, C1 controls (0x9b is a one-byte CSI), and the
-# bidirectional overrides and isolates that reorder what a terminal shows.
-_CONTROL: Final = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
+# invisible format characters: bidirectional overrides and isolates that reorder what a
+# terminal shows, zero-width spaces and joiners (gharuntime.markdown.INVISIBLE, which the
+# Markdown escapes too).
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + INVISIBLE + "]")
 
 
 def terminal_safe(text: str) -> str:
