@@ -184,12 +184,16 @@ def test_what_cannot_be_reviewed_is_exit_2_with_the_fix(model: Path, tmp_path: P
         (["--base", str(not_a_workflow)], str(not_a_workflow)),
         (["--base-ref", "no-such-branch"], "no such revision"),
         (["--base-ref", "--help"], "not a git revision"),
+        (["--base-ref", "--output=" + str(tmp_path / "x")], "not a git revision"),
+        (["--base-ref", "HEAD:.github"], "not a git revision"),
+        (["--base-ref", "a\x1bb"], "not a git revision"),
         (["--base", str(ci), "--base-ref", base], "not both"),
     ]
     for extra, words in cases:
         done = _run(str(ci), "--model", str(model), *extra)
         assert done.exit_code == 2, (extra, done.output)
         assert words in done.output and "Traceback" not in done.output
+    assert not (tmp_path / "x").exists()
     done = _run(str(outside), "--model", str(model), "--base-ref", base)
     assert done.exit_code == 2 and "not inside a git repository" in done.output
     assert "fix:" in done.output
@@ -242,3 +246,196 @@ def test_every_flag_has_its_words_for_the_tables() -> None:
     from gharuntime.predict.workflow import FLAG_WORDS, FLAGS
 
     assert set(FLAG_WORDS) == set(FLAGS)
+
+
+# --- identity, the base at its revision, callers -------------------------------------------
+
+
+def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
+    """Write (or, for None, delete) files in `repo` and commit them; the commit's sha."""
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def _new_repo(tmp_path: Path, name: str = "repo") -> Path:
+    repo = tmp_path / name
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def _review(*args: str) -> dict[str, Any]:
+    done = _run(*args, "--format", "json")
+    assert done.exit_code == 0, done.output
+    doc: dict[str, Any] = json.loads(done.output)
+    return doc
+
+
+def test_a_workflow_compared_with_itself_changes_nothing(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base side is the same workflow (same identity) to the model: 0 changed, Δ 0, typed
+    as the path the model knows (`.github/workflows/ci.yml`, which the fixture's repositories
+    ran) or any other way."""
+    repo = _new_repo(tmp_path)
+    _commit(repo, {CI: NEW}, "ci")
+    monkeypatch.chdir(repo)
+    bases = (["--base-ref", "HEAD"], ["--base-ref", "main"], ["--base", CI])
+    for ci, base in [(CI, b) for b in bases] + [(str(repo / CI), b) for b in bases]:
+        doc = _review(ci, "--model", str(model), *base)
+        (review,) = doc["reviews"]
+        assert review["counts"]["changed"] == review["counts"]["added"] == 0, base
+        assert review["counts"]["removed"] == 0
+        for key in ("total_job_s", "critical_path_s"):
+            assert review[key]["delta"] == 0.0
+            assert review[key]["delta_p10"] == review[key]["delta_p90"] == 0.0
+        assert review["bill"]["delta_cost_usd"] == 0.0
+        assert doc["beyond_noise"] is False
+        assert review["workflow"] == CI and doc["workflow"] == CI
+
+
+def test_every_spelling_of_the_file_gives_the_same_bytes(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _new_repo(tmp_path)
+    base = _commit(repo, {CI: OLD}, "old")
+    _commit(repo, {CI: NEW}, "new")
+    (tmp_path / "link.yml").symlink_to(repo / CI)
+    (tmp_path / "linked-repo").symlink_to(repo, target_is_directory=True)
+    monkeypatch.chdir(repo / ".github")
+    spellings = [
+        str(repo / CI),
+        "workflows/ci.yml",
+        "./workflows/../workflows/ci.yml",
+        str(tmp_path / "link.yml"),
+        str(tmp_path / "linked-repo" / CI),
+    ]
+    for extra in (["--json"], ["--base-ref", base, "--format", "json"]):
+        outputs = set()
+        for spelling in spellings:
+            done = _run(spelling, "--model", str(model), *extra)
+            assert done.exit_code == 0, (spelling, done.output)
+            outputs.add(done.output)
+        assert len(outputs) == 1, extra
+        assert json.loads(outputs.pop())["workflow"] == CI
+
+
+def test_a_workflow_outside_any_repository_needs_its_path(model: Path, tmp_path: Path) -> None:
+    lone, old = tmp_path / "somewhere" / "ci.yml", tmp_path / "old.yml"
+    lone.parent.mkdir()
+    lone.write_text(NEW)
+    old.write_text(OLD)
+    done = _run(str(lone), "--model", str(model), "--base", str(old))
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert str(lone) in done.output and "not inside a git repository" in done.output
+    assert "fix:" in done.output and "--path .github/workflows/ci.yml" in done.output
+    doc = _review(str(lone), "--model", str(model), "--base", str(old), "--path", CI)
+    assert doc["workflow"] == CI and doc["workflow_from"] == "--path"
+    for bad in ("../ci.yml", "/etc/ci.yml", "a\nb.yml", ""):
+        done = _run(str(lone), "--model", str(model), "--base", str(old), "--path", bad)
+        assert done.exit_code == 2 and "--path" in done.output, bad
+
+
+CALLER = """name: build-branch
+on: [push]
+jobs:
+  CI:
+    uses: ./.github/workflows/called.yml
+"""
+CALLED = """on: workflow_call
+jobs:
+{jobs}"""
+
+
+def _called(n: int) -> str:
+    one = "  job{i}:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make part{i}\n"
+    return CALLED.format(jobs="".join(one.format(i=i) for i in range(n)))
+
+
+def test_the_base_reads_its_called_workflows_at_its_revision(model: Path, tmp_path: Path) -> None:
+    """A callee growing from 1 to 11 jobs is 10 jobs added to its caller, not 0."""
+    repo = _new_repo(tmp_path)
+    base = _commit(
+        repo, {".github/workflows/caller.yml": CALLER, ".github/workflows/called.yml": _called(1)},
+        "one job",
+    )  # fmt: skip
+    _commit(repo, {".github/workflows/called.yml": _called(11)}, "eleven jobs")
+    doc = _review(
+        str(repo / ".github/workflows/caller.yml"), "--model", str(model), "--base-ref", base
+    )
+    (review,) = doc["reviews"]
+    assert review["counts"] == {"added": 10, "removed": 0, "changed": 0, "unchanged": 1}
+    assert {j["name"] for j in review["jobs"] if j["status"] == "added"} == {
+        f"CI / job{i}" for i in range(1, 11)
+    }
+
+
+def test_a_called_workflow_is_reviewed_through_its_callers(model: Path, tmp_path: Path) -> None:
+    repo = _new_repo(tmp_path)
+    nightly = CALLER.replace("on: [push]", "on:\n  schedule:\n    - cron: '0 3 * * *'")
+    middle = _called(0).replace("jobs:\n", "jobs:\n  inner:\n    uses: ./.github/workflows/called.yml\n")
+    base = _commit(
+        repo,
+        {
+            ".github/workflows/caller.yml": CALLER,
+            ".github/workflows/middle.yml": middle,  # called only: records no run of its own
+            ".github/workflows/nightly.yml": nightly.replace("called.yml", "middle.yml"),
+            ".github/workflows/other.yml": OLD,
+            ".github/workflows/called.yml": _called(1),
+        },
+        "base",
+    )  # fmt: skip
+    _commit(repo, {".github/workflows/called.yml": _called(3)}, "two more jobs")
+    called = str(repo / ".github/workflows/called.yml")
+    doc = _review(called, "--model", str(model), "--base-ref", base)
+    assert doc["workflow"] == ".github/workflows/called.yml" and doc["shown"] == "callers"
+    callers = [".github/workflows/caller.yml", ".github/workflows/nightly.yml"]
+    assert doc["callers"] == callers
+    assert [r["workflow"] for r in doc["reviews"]] == callers
+    assert [r["counts"]["added"] for r in doc["reviews"]] == [2, 2]
+    added = {j["name"] for j in doc["reviews"][1]["jobs"] if j["status"] == "added"}
+    assert added == {"CI / inner / job1", "CI / inner / job2"}
+    text = _run(called, "--model", str(model), "--base-ref", base, "--format", "markdown").output
+    assert "shown through the 2 workflows that call it" in text
+    assert "#### .github/workflows/caller.yml" in text and "#### .github/workflows/nightly.yml" in text
+    alone = _review(called, "--model", str(model), "--base-ref", base, "--no-callers")
+    assert alone["shown"] == "--no-callers" and alone["callers"] == []
+    assert [r["workflow"] for r in alone["reviews"]] == [".github/workflows/called.yml"]
+    assert alone["reviews"][0]["counts"]["added"] == 2
+    table = _run(called, "--model", str(model), "--base-ref", base).output
+    assert "shown through the 2 workflows that call it" in table
+
+
+def test_a_base_file_outside_github_reads_its_callees_from_the_repository(
+    model: Path, tmp_path: Path
+) -> None:
+    repo = _new_repo(tmp_path)
+    _commit(
+        repo, {".github/workflows/caller.yml": CALLER, ".github/workflows/called.yml": _called(4)},
+        "base",
+    )  # fmt: skip
+    copy = tmp_path / "old-caller.yml"
+    copy.write_text(CALLER)
+    doc = _review(str(repo / ".github/workflows/caller.yml"), "--model", str(model),
+                  "--base", str(copy))  # fmt: skip
+    (review,) = doc["reviews"]
+    assert review["counts"] == {"added": 0, "removed": 0, "changed": 0, "unchanged": 4}
+
+
+def test_a_new_workflow_named_with_a_space_is_all_added(model: Path, tmp_path: Path) -> None:
+    repo = _new_repo(tmp_path)
+    base = _commit(repo, {CI: OLD}, "base")
+    _commit(repo, {".github/workflows/my ci.yml": OLD}, "a workflow named with a space")
+    doc = _review(str(repo / ".github/workflows/my ci.yml"), "--model", str(model),
+                  "--base-ref", base)  # fmt: skip
+    (review,) = doc["reviews"]
+    assert review["there"] == {"before": False, "after": True}
+    assert {j["status"] for j in review["jobs"]} == {"added"}
