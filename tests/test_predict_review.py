@@ -439,3 +439,160 @@ def test_a_new_workflow_named_with_a_space_is_all_added(model: Path, tmp_path: P
     (review,) = doc["reviews"]
     assert review["there"] == {"before": False, "after": True}
     assert {j["status"] for j in review["jobs"]} == {"added"}
+
+
+# --- basis, range, noise and the verdict, with a repository's history ----------------------
+
+FIXTURE_CI = """name: CI
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        python: ["3.10", "3.11"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e .[test]
+      - run: pytest -q
+"""
+"""fixture-org/repo-1's ci.yml in the fixture dataset (gharuntime.fixture): five runs."""
+DOCS_JOB = """  docs:
+    runs-on: ubuntu-latest
+    steps:
+      - run: mkdocs build --strict
+"""
+
+
+@pytest.fixture(scope="module")
+def learned(fixture_dataset_master: Path, lightgbm_model: Path,
+            tmp_path_factory: pytest.TempPathFactory) -> Path:  # fmt: skip
+    """A learned folder as `gharuntime learn` writes it, from the fixture dataset: its
+    history-track model, the config-track one, the dataset, learn.json."""
+    from gharuntime.baselines.run import run_baseline
+
+    folder = tmp_path_factory.mktemp("learned") / "mine"
+    folder.mkdir()
+    run_baseline(
+        "lightgbm", fixture_dataset_master, config="temporal", track="history",
+        out=folder / "history.jsonl", model_dir=folder / "history",
+        params={"n_estimators": 80, "early_stopping_rounds": 10, "learning_rate": 0.2},
+    )  # fmt: skip
+    shutil.copytree(lightgbm_model, folder / "config")
+    (folder / "dataset").symlink_to(fixture_dataset_master, target_is_directory=True)
+    doc = {"format": "gharuntime-learned/1", "repos": ["fixture-org/repo-1"], "method": "lightgbm",
+           "visibility": {"fixture-org/repo-1": "public"}}  # fmt: skip
+    (folder / "learn.json").write_text(json.dumps(doc))
+    return folder
+
+
+def _with_docs(tmp_path: Path) -> tuple[Path, str]:
+    repo = _new_repo(tmp_path)
+    base = _commit(repo, {CI: FIXTURE_CI}, "base")
+    _commit(repo, {CI: FIXTURE_CI + DOCS_JOB}, "a docs job")
+    return repo / CI, base
+
+
+def _learned_run(learned: Path, ci: Path, *extra: str) -> Any:
+    return CliRunner().invoke(
+        cli, ["predict", str(ci), "--model", str(learned), "--at", "2027-01-01", *extra]
+    )
+
+
+def test_every_row_states_its_basis_in_every_format(learned: Path, tmp_path: Path) -> None:
+    ci, base = _with_docs(tmp_path)
+    done = _learned_run(learned, ci, "--base-ref", base, "--format", "json")
+    assert done.exit_code == 0, done.output
+    (review,) = json.loads(done.output)["reviews"]
+    basis = {j["name"]: j["basis"] for j in review["jobs"]}
+    assert basis.pop("docs") == "config fallback"
+    assert set(basis.values()) == {"history"} and len(basis) == 4
+    assert review["basis"] == {"history": 4, "config fallback": 1}
+    assert json.loads(done.output)["basis_meaning"]["config fallback"]
+    markdown = _learned_run(learned, ci, "--base-ref", base, "--format", "markdown").output
+    assert "| job | change | basis |" in markdown and "| docs | added | config fallback |" in markdown
+    assert "basis: 4 history, 1 config fallback" in markdown
+    table = _learned_run(learned, ci, "--base-ref", base, "--no-callers").output
+    assert "basis" in table and "config fallback" in table
+    assert "basis: 4 history, 1 config fallback" in table
+
+
+def test_the_delta_has_a_range_and_the_repositorys_noise_beside_it(
+    learned: Path, tmp_path: Path
+) -> None:
+    ci, base = _with_docs(tmp_path)
+    done = _learned_run(learned, ci, "--base-ref", base, "--format", "json")
+    doc = json.loads(done.output)
+    (review,) = doc["reviews"]
+    total = review["total_job_s"]
+    docs = next(j for j in review["jobs"] if j["name"] == "docs")
+    assert total["delta"] == pytest.approx(docs["after"]["duration_s"], abs=0.2)
+    assert 0 < total["delta_p10"] < total["delta"] < total["delta_p90"]
+    assert total["delta_p10"] == pytest.approx(docs["after"]["p10"], rel=0.08)
+    noise = review["noise"]
+    assert noise["runs"] == 5
+    band = (noise["total_job_s"]["p90"] - noise["total_job_s"]["p10"]) / 2
+    assert total["noise"] == pytest.approx(band, abs=0.1)
+    assert total["beyond_noise"] == (abs(total["delta"]) > band)
+    assert doc["beyond_noise"] == any(
+        review[k]["beyond_noise"] for k in ("total_job_s", "critical_path_s")
+    ) or review["bill"]["beyond_noise"]
+    # the threshold scales the band: 0 makes any Δ stand out, 100 none of these
+    loud = json.loads(_learned_run(learned, ci, "--base-ref", base, "--format", "json",
+                                   "--threshold", "0").output)  # fmt: skip
+    quiet = json.loads(_learned_run(learned, ci, "--base-ref", base, "--format", "json",
+                                    "--threshold", "100").output)  # fmt: skip
+    assert loud["beyond_noise"] is True and quiet["beyond_noise"] is False
+    assert loud["threshold"] == 0 and quiet["threshold"] == 100
+    text = _learned_run(learned, ci, "--base-ref", base, "--format", "markdown",
+                        "--threshold", "100").output  # fmt: skip
+    assert "**inside the noise** (threshold 100)" in text
+    assert "Run-to-run noise: the 5 latest complete runs of this workflow" in text
+    loud_text = _learned_run(learned, ci, "--base-ref", base, "--format", "markdown",
+                             "--threshold", "0").output  # fmt: skip
+    assert "**beyond the noise** (threshold 0)" in loud_text
+    for bad in ("-1", "nan", "inf", "x"):
+        refused = _learned_run(learned, ci, "--base-ref", base, "--threshold", bad)
+        assert refused.exit_code == 2, bad
+
+
+def test_the_bill_follows_the_repositorys_known_visibility(
+    learned: Path, model: Path, tmp_path: Path
+) -> None:
+    ci, base = _with_docs(tmp_path)
+    doc = json.loads(_learned_run(learned, ci, "--base-ref", base, "--format", "json").output)
+    assert doc["billing"] == {"repository": "public", "visibility_from": "learn.json"}
+    assert doc["reviews"][0]["bill"]["cost_usd_after"] == 0.0  # standard runners, public
+    plain = json.loads(_learned_run(learned, ci, "--json").output)
+    assert plain["billing"]["repository"] == "public"
+    assert plain["billing"]["visibility_from"] == "learn.json"
+    said = json.loads(_learned_run(learned, ci, "--json", "--private").output)
+    assert said["billing"]["repository"] == "private" and said["cost_usd"] > 0
+    meta = tmp_path / "repo.json"
+    meta.write_text(json.dumps({"full_name": "o/r", "visibility": "public"}))
+    by_meta = json.loads(_run(str(ci), "--model", str(model), "--json", "--repo-meta",
+                              str(meta)).output)  # fmt: skip
+    assert by_meta["billing"]["repository"] == "public"
+    assert by_meta["billing"]["visibility_from"] == "--repo-meta"
+    unknown = _run(str(ci), "--model", str(model), "--base-ref", base, "--format", "markdown")
+    assert "Billed as a private repository (visibility unknown" in unknown.output
+
+
+def test_money_deltas_are_signed_one_way_everywhere(model: Path, tmp_path: Path) -> None:
+    """`+$0.072` beside `−$0.270`: the sign always shown, a true minus as the times have, the
+    dollar sign kept; never `-0.270`."""
+    import re
+
+    old, new = _files(tmp_path)
+    for fmt in ("table", "markdown"):
+        done = _run(str(new), "--model", str(model), "--base", str(old), "--path", CI,
+                    "--format", fmt)  # fmt: skip
+        assert done.exit_code == 0, done.output
+        assert re.search(r"\+\$\d+\.\d{3}", done.output), fmt
+        if fmt == "table":  # a Δ cost per job; the Markdown gives each side's cost
+            assert re.search(r"−\$\d+\.\d{3}", done.output), fmt
+        assert not re.search(r"(?<![\w$])-\$?\d+\.\d{3}", done.output), fmt

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from gharuntime.billing import JobCost, WorkflowCost
 from gharuntime.cli.output import out_console, print_wide
-from gharuntime.cli.types import INT64_MAX, Text
+from gharuntime.cli.types import INT64_MAX, FiniteFloatRange, Text
 from gharuntime.jsonout import strict_dumps
 from gharuntime.markdown import md
 from gharuntime.predict.learned import PredictModels
@@ -212,7 +212,7 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
 )
 @click.option(
     "--threshold",
-    type=click.FloatRange(0, 100),
+    type=FiniteFloatRange(0, 100),
     default=1.0,
     show_default=True,
     help="A review's Δ is beyond the noise when it is over THRESHOLD × the repository's "
