@@ -186,7 +186,7 @@ def test_what_cannot_be_reviewed_is_exit_2_with_the_fix(model: Path, tmp_path: P
         (["--base-ref", "--help"], "not a git revision"),
         (["--base-ref", "--output=" + str(tmp_path / "x")], "not a git revision"),
         (["--base-ref", "HEAD:.github"], "not a git revision"),
-        (["--base-ref", "a\x1bb"], "not a git revision"),
+        (["--base-ref", "a\x1bb"], "control character"),
         (["--base", str(ci), "--base-ref", base], "not both"),
     ]
     for extra, words in cases:
@@ -596,3 +596,22 @@ def test_money_deltas_are_signed_one_way_everywhere(model: Path, tmp_path: Path)
         if fmt == "table":  # a Δ cost per job; the Markdown gives each side's cost
             assert re.search(r"−\$\d+\.\d{3}", done.output), fmt
         assert not re.search(r"(?<![\w$])-\$?\d+\.\d{3}", done.output), fmt
+
+
+def test_the_pull_request_markdown_pings_no_one_and_hides_nothing(
+    model: Path, tmp_path: Path
+) -> None:
+    import re
+
+    hostile = 'name: "deploy @octocat cc @org/team see https://evil.example/x www.evil.example a\\u202eb\\u200bc"'
+    old, new = _files(tmp_path)
+    new.write_text(NEW.replace('name: "docs | <b>site</b>"', hostile))
+    done = _run(str(new), "--model", str(model), "--base", str(old), "--path", CI,
+                "--format", "markdown")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    text = done.output
+    live = re.sub(r"(`+)(?:(?!\1).)*?\1", "", text)  # what GitHub scans for mentions and links
+    assert "@" not in live and "://" not in live and "www." not in live
+    assert "\u202e" not in text and "\u200b" not in text
+    assert "\\\\u202e" in text  # shown as its escape
+    assert "`@octocat`" in text and "`@org/team`" in text
