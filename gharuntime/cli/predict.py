@@ -281,6 +281,16 @@ def predict_command(
     are GitHub's billing SKUs (linux, windows_8_core, macos_xl, ...), linux_arm, windows_arm
     and self_hosted: the keys of `rates:` in the shipped gharuntime/billing/prices.yml.
 
+    The workflow is named by its path in its repository (--path, else the file's place in its
+    git repository or under its .github/ folder), never by the string typed. Review a change
+    with --base FILE or --base-ref REV: the base is read whole at its revision, the local
+    reusable workflows it calls included; a reusable workflow (on: workflow_call) is reviewed
+    through every workflow of the repository calling it (--no-callers: alone). Each row
+    states its basis (history, config fallback, from-history matrix, config only, unknown);
+    each run-level Δ has a P10–P90 (joint draws, jobs independent, a job on both sides drawn
+    once) and, with the repository's history, its run-to-run noise; `beyond_noise` in JSON
+    says whether a Δ is over --threshold × that noise.
+
     \b
     Exit codes: 0 ok, 2 a file that is not a workflow, a bad price file, a bad model or option.
     Example:
@@ -334,6 +344,8 @@ def _json(outcome: PredictOutcome) -> dict[str, Any]:
     doc["billing"]["visibility_from"] = outcome.visibility_from
     if outcome.identity is not None:
         doc["workflow_from"] = outcome.identity.source
+    if outcome.callers:
+        doc["callers"] = list(outcome.callers)
     if models.history is not None:
         doc["history"] = _history_json(result, models)
     return doc
@@ -378,6 +390,13 @@ def _print_table(outcome: PredictOutcome) -> None:
     for flag, n in flagged.items():
         out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
     _print_cost(cost, outcome.visibility_from)
+    if outcome.callers:
+        out_console.print(
+            f"a reusable workflow: GitHub records its runs under {', '.join(outcome.callers)}; "
+            "predict that file for its jobs as they run, with their history",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _basis_counts(result: WorkflowPrediction) -> dict[str, int]:

@@ -92,6 +92,7 @@ class PredictOutcome:
     review: ChangeReview | None = None
     identity: Identity | None = None
     visibility_from: str = "assumed"
+    callers: tuple[str, ...] = ()  # a reusable workflow: the workflows its runs are recorded under
 
 
 def _read_workflow(path: Path) -> str:
@@ -239,11 +240,16 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
         "working tree", {identity.path: text}, {identity.path: str(workflow)}, root=identity.root
     )
     result, cost = run(text, identity.path, new_side)
-    outcome = PredictOutcome(
-        result, cost, models, identity=identity, visibility_from=visibility_from
-    )
     if not reviewing:
-        return outcome
+        called = is_called(new_side.workflow(identity.path))
+        return PredictOutcome(
+            result,
+            cost,
+            models,
+            identity=identity,
+            visibility_from=visibility_from,
+            callers=tuple(callers_of([new_side], identity.path)) if called else (),
+        )
     repo: GitRepo | None = None
     try:
         if request.base_ref is not None:

@@ -371,9 +371,17 @@ def deltas_line(review: WorkflowReview, bold: str = "**") -> str:
     )
 
 
+_MEASURE_WORDS = {
+    "total_job_s": "sum of job time",
+    "critical_path_s": "critical path",
+    "cost_usd": "bill",
+}
+
+
 def noise_line(review: WorkflowReview) -> str:
     """Where the noise comes from, or that there is none, and the verdict."""
-    verdict = "beyond the noise" if review.beyond_noise else "inside the noise"
+    beyond = [_MEASURE_WORDS[k] for k, m in review.measures().items() if m.beyond]
+    verdict = f"beyond the noise ({', '.join(beyond)})" if beyond else "inside the noise"
     if review.noise is None:
         return (
             f"No history of this workflow's runs measures its run-to-run noise: the change is "
