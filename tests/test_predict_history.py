@@ -100,7 +100,9 @@ def test_the_run_to_run_spread_is_measured_on_complete_recent_runs(
     from gharuntime.predict.history import MIN_NOISE_RUNS
 
     history = load_repo_history(fixture_dataset_master, REPO)
-    rows = pl.concat([load(fixture_dataset_master, "temporal", s) for s in ("train", "validation", "test")])
+    rows = pl.concat(
+        [load(fixture_dataset_master, "temporal", s) for s in ("train", "validation", "test")]
+    )
     mine = rows.filter((pl.col("repo") == REPO) & (pl.col("workflow_path") == PATH))
     runs = mine.group_by("run_id", "run_attempt").agg(
         pl.col("duration_s").sum(), pl.len(), pl.col("started_at").min(),

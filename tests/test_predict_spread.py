@@ -116,8 +116,10 @@ def test_without_noise_the_delta_range_decides() -> None:
     deltas = {"total_job_s": 100.0, "critical_path_s": 0.0, "cost_usd": 0.0}
     from gharuntime.predict.spread import DeltaSpread
 
-    clear = DeltaSpread({"total_job_s": 20.0, "critical_path_s": 0.0, "cost_usd": 0.0},
-                        {"total_job_s": 200.0, "critical_path_s": 0.0, "cost_usd": 0.0})
+    clear = DeltaSpread(
+        {"total_job_s": 20.0, "critical_path_s": 0.0, "cost_usd": 0.0},
+        {"total_job_s": 200.0, "critical_path_s": 0.0, "cost_usd": 0.0},
+    )
     unsure = DeltaSpread({"total_job_s": -20.0, "critical_path_s": 0.0, "cost_usd": 0.0},
                          {"total_job_s": 200.0, "critical_path_s": 0.0, "cost_usd": 0.0})  # fmt: skip
     assert judge(deltas, clear, None, 1.0, 1.0, 1.0)["total_job_s"].beyond is True
