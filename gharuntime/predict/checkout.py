@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -48,6 +48,9 @@ __all__ = [
     "check_revision",
     "git_toplevel",
     "identify",
+    "is_called",
+    "open_revision",
+    "runs_itself",
 ]
 
 WORKFLOWS_DIR: Final = ".github/workflows"
@@ -291,14 +294,15 @@ class GitSide(Side):
             if strict:
                 raise CheckoutError(f"{where} is a {kind}, not a file", fix="name a workflow file")
             return None
-        data = self.repo.read(oid)
-        if data is None:
-            return None
-        if len(data[1]) > MAX_YAML_BYTES:
+        info = self.repo.object_info(oid)
+        if info is not None and info[1] > MAX_YAML_BYTES:  # never read whole
             if strict:
                 raise CheckoutError(
-                    f"{where} is {len(data[1]):,} bytes, over the {MAX_YAML_BYTES:,}-byte limit"
+                    f"{where} is {info[1]:,} bytes, over the {MAX_YAML_BYTES:,}-byte limit"
                 )
+            return None
+        data = self.repo.read(oid)
+        if data is None:
             return None
         try:
             return data[1].decode("utf-8-sig")
@@ -382,8 +386,3 @@ def callers_of(sides: Iterable[Side], target: str) -> list[str]:
                     frontier.append(name)
         roots |= {n for n in reached if n != target and own.get(n)}
     return sorted(roots)
-
-
-def describe(sides: Mapping[str, Side]) -> dict[str, str]:
-    """{side name: where it was read}, for the output."""
-    return {name: side.label for name, side in sides.items()}

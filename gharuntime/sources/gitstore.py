@@ -231,6 +231,11 @@ class GitRepo:
 
     def object_type(self, what: str) -> str | None:
         """'commit', 'tree', 'blob', ... for an object name, or None when it is not there."""
+        found = self.object_info(what)
+        return found[0] if found is not None else None
+
+    def object_info(self, what: str) -> tuple[str, int] | None:
+        """(type, size in bytes) of an object, without reading it; None when it is not there."""
         if self._check is None:
             self._check = _Batch(self.git_dir, check=True)
         batch = self._check
@@ -238,7 +243,7 @@ class GitRepo:
             batch.stdin.write(_request(what))
             batch.stdin.flush()
             head = batch.header()
-        return head[1] if head is not None else None
+        return (head[1], head[2]) if head is not None else None
 
     def commit_of(self, rev: str) -> str | None:
         """The commit id `rev` (a sha, branch or tag) names, None when there is none by that
