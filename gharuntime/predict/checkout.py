@@ -327,8 +327,12 @@ def open_revision(root: Path, rev: str) -> tuple[GitRepo, str]:
     rev = check_revision(rev)
     try:
         repo = GitRepo(root)
-    except GitError as exc:
-        raise CheckoutError(f"{exc.what}", where=str(root)) from None
+    except GitError:
+        raise CheckoutError(
+            "the git repository has no commit to read a base from",
+            where=str(root),
+            fix="commit first, or give the old file with --base FILE",
+        ) from None
     try:
         commit = repo.commit_of(rev)
     except GitError:
