@@ -47,6 +47,7 @@ ERRORS: dict[str, str] = {
     "BenchError": "gharuntime.baselines.laser.bench",
     "BuildError": "gharuntime.builder.build",
     "Cancelled": "gharuntime.crawler.client",
+    "CheckoutError": "gharuntime.predict.checkout",
     "CrawlDirError": "gharuntime.builder.crawl_dir",
     "CrawlError": "gharuntime.crawler.client",
     "CrawlSetupError": "gharuntime.crawler.assembly",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.leaderboard.reproduce import ResultRefused as ResultRefused
     from gharuntime.learn import LearnError as LearnError
     from gharuntime.logarchive import ArchiveError as ArchiveError
+    from gharuntime.predict.checkout import CheckoutError as CheckoutError
     from gharuntime.predict.history import HistoryError as HistoryError
     from gharuntime.predict.learned import LearnedError as LearnedError
     from gharuntime.predict.request import PredictError as PredictError

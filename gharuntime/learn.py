@@ -259,12 +259,14 @@ def claim_folder(out: Path) -> None:
         write_atomic(out / LEARN_MARKER, json.dumps(mark, indent=2) + "\n", mode=0o644)
 
 
-def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> list[str]:
-    """Each repository's full name as GitHub gives it (a renamed one: its new name). Raises
-    LearnError for a token GitHub refuses or a repository it cannot read."""
+def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """Each repository's full name as GitHub gives it (a renamed one: its new name), and its
+    visibility where GitHub says it (`public`, `private`, `internal`: what predict bills by).
+    Raises LearnError for a token GitHub refuses or a repository it cannot read."""
     try:
         client.identify()
         names = []
+        visibility: dict[str, str] = {}
         for repo in repos:
             r = client.get(ep.repository(repo), ok_statuses=(403, 404))
             if r.status != 200 or not isinstance(r.body, dict) or "full_name" not in r.body:
@@ -276,7 +278,14 @@ def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> list[str]:
                     "Actions (a fine-grained token: Actions read and Metadata read)",
                 )
             names.append(str(r.body["full_name"]))
-        return names
+            seen = r.body.get("visibility")
+            if seen not in ("public", "private", "internal") and isinstance(
+                r.body.get("private"), bool
+            ):
+                seen = "private" if r.body["private"] else "public"
+            if seen in ("public", "private", "internal"):
+                visibility[names[-1]] = str(seen)
+        return names, visibility
     except BadCredentials as exc:
         raise LearnError(
             client.scrub(str(exc)),
@@ -430,7 +439,7 @@ def run_learn(
     check_out(out)
     client = make_client(request.api_url, list(request.tokens), max_retries=request.max_retries)
     say(progress, "checking the token and the repositories")
-    names = _check_access(client, repos)
+    names, visibility = _check_access(client, repos)
     # Readable: from here on the folder is written, step by step, by one run at a time.
     with folder_lock(
         out,
@@ -439,12 +448,13 @@ def run_learn(
     ):
         check_out(out)  # again, now that no other run can be writing it
         claim_folder(out)
-        return _learn_steps(request, names, client, progress, step_done)
+        return _learn_steps(request, names, visibility, client, progress, step_done)
 
 
 def _learn_steps(
     request: LearnRequest,
     names: list[str],
+    visibility: dict[str, str],
     client: GitHubClient,
     progress: Progress | None,
     step_done: StepDone | None,
@@ -533,6 +543,7 @@ def _learn_steps(
         "format": LEARNED_FORMAT,
         "gharuntime_version": __version__,
         "repos": names,
+        "visibility": visibility,
         "api_url": request.api_url,
         "window": {"since": crawl_doc["since"], "until": crawl_doc["until"]},
         "method": request.method,

@@ -99,9 +99,16 @@ def _last_five(rows: pl.DataFrame, path: str, name: str) -> list[float]:
     return mine.sort("completed_at", descending=True)["duration_s"].head(5).to_list()
 
 
-def test_learn_writes_a_folder_predict_reads_and_never_the_token(learned: Path) -> None:
+def test_learn_writes_a_folder_predict_reads_and_never_the_token(
+    learned: Path, repo: str, workflow: tuple[Path, str]
+) -> None:
     doc = json.loads((learned / "learn.json").read_text())
     assert doc["format"] == "gharuntime-learned/1"
+    # the visibility GitHub gave (a public repository): predict bills it as public
+    assert doc["visibility"] == {repo: "public"}
+    plain = json.loads(_predict(str(workflow[0]), "--model", str(learned), "--json").output)
+    assert plain["billing"] == {**plain["billing"], "repository": "public",
+                                "visibility_from": "learn.json"}  # fmt: skip
     assert set(doc["models"]) == {"history", "config"}
     for track in ("history", "config"):
         assert json.loads((learned / track / "model.json").read_text())["track"] == track
@@ -321,7 +328,8 @@ def test_a_review_looks_up_the_base_file_as_the_workflow_it_changes(
     base.write_text(file.read_text().split("\n  never-ran-before:")[0] + "\n")
     result = _predict(str(file), "--model", str(learned), "--base", str(base), "--json")
     assert result.exit_code == 0, result.output
-    counts = json.loads(result.output)["counts"]
+    (review,) = json.loads(result.output)["reviews"]
+    counts = review["counts"]
     assert counts["added"] == 1 and counts["changed"] == 0 and counts["removed"] == 0
 
 

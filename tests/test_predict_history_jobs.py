@@ -43,7 +43,9 @@ NEVER_RAN = VALUES.replace("  basic:", "  fresh:")
 
 
 def _predict(learned: Path, workflow: Path, at: str, *more: str) -> Any:
+    """The file (outside any repository) predicted as the history's `.github/workflows/ci.yml`."""
     args = ["predict", str(workflow), "--model", str(learned), "--repo", MATRIX_REPO]
+    args += ["--path", ".github/workflows/ci.yml"]
     return CliRunner().invoke(cli, [*args, "--at", at, *more])
 
 

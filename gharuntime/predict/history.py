@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
 import polars as pl
 
 from gharuntime.contract import CONFIGS, HISTORY_MAX, SPLITS
@@ -30,8 +31,11 @@ from gharuntime.workflow import ExpandedJob, job_key_of
 
 __all__ = [
     "MATRIX_RUNS",
+    "MIN_NOISE_RUNS",
+    "NOISE_RUNS",
     "HistoryError",
     "RepoHistory",
+    "RunSpread",
     "dataset_repos",
     "job_identity",
     "load_repo_history",
@@ -58,7 +62,14 @@ _COLUMNS = [
     "created_at",
     "completed_at",
     "duration_s",
+    "run_attempt",
+    "event",
+    "started_at",
 ]
+NOISE_RUNS: Final = 30
+"""The recent runs of a workflow its run-to-run noise is measured on."""
+MIN_NOISE_RUNS: Final = 5
+"""Fewer complete runs than this measure no noise."""
 _CONFIG = next(iter(CONFIGS))  # every config holds every row; one is read
 _SEP = "\x1f"
 
@@ -96,6 +107,39 @@ def _row_identity(key: str | None, matrix: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
+class RunSpread:
+    """How much a workflow's runs vary with no change: over its `runs` most recent complete
+    runs before a time (of `event` when it had enough of them, else of any event; a run is
+    complete when it has at least the median number of jobs of those runs, since a run whose
+    jobs were skipped, cancelled or failed sums less for that alone), the P10, median and P90
+    of the sum of job time (`total_job_s`) and of the wall time from the first job's start to
+    the last job's end (`wall_s`)."""
+
+    runs: int
+    event: str | None
+    total_job_s: tuple[float, float, float]
+    wall_s: tuple[float, float, float]
+
+    def band(self, measure: str) -> float:
+        """Half the P10–P90 width of `measure`: the ± a run swings by."""
+        low, _, high = getattr(self, measure)
+        return float(high - low) / 2.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "event": self.event,
+            **{
+                m: {
+                    k: round(v, 1)
+                    for k, v in zip(("p10", "median", "p90"), getattr(self, m), strict=True)
+                }
+                for m in ("total_job_s", "wall_s")
+            },
+        }
+
+
+@dataclass(frozen=True)
 class RepoHistory:
     """One repository's completed jobs in a dataset, ready to answer each job's history."""
 
@@ -105,6 +149,38 @@ class RepoHistory:
     jobs: pl.DataFrame  # workflow_path, identity, job_name, run_id, completed_at, duration_s
     meta: dict[str, Any]  # the repository's job-table columns, from its latest job
     last_completed: datetime | None
+    # per run: workflow_path, event, jobs, total_s, started, completed (empty: not loaded)
+    runs: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    def run_spread(self, workflow_path: str, at: datetime, event: str) -> RunSpread | None:
+        """The run-to-run spread of `workflow_path`'s runs completed before `at` (RunSpread);
+        None when fewer than MIN_NOISE_RUNS complete runs measure it."""
+        if self.runs.is_empty():
+            return None
+        mine = self.runs.filter(
+            (pl.col("workflow_path") == workflow_path) & (pl.col("completed") < at)
+        )
+        same = mine.filter(pl.col("event") == event)
+        chosen, said = (same, event) if same.height >= MIN_NOISE_RUNS else (mine, None)
+        recent = chosen.sort("completed").tail(NOISE_RUNS)
+        if recent.height < MIN_NOISE_RUNS:
+            return None
+        median_jobs = float(np.median(recent["jobs"].to_numpy()))
+        full = recent.filter(pl.col("jobs") >= median_jobs)
+        if full.height < MIN_NOISE_RUNS:
+            return None
+
+        def levels(values: np.ndarray) -> tuple[float, float, float]:
+            low, mid, high = np.percentile(values, [10, 50, 90])
+            return float(low), float(mid), float(high)
+
+        wall = (full["completed"] - full["started"]).dt.total_microseconds().to_numpy() / 1e6
+        return RunSpread(
+            runs=full.height,
+            event=said,
+            total_job_s=levels(full["total_s"].to_numpy()),
+            wall_s=levels(wall.astype(np.float64)),
+        )
 
     def durations(
         self, workflow_path: str, jobs: Sequence[ExpandedJob], at: datetime
@@ -219,7 +295,19 @@ def load_repo_history(dataset: Path, repo: str) -> RepoHistory:
         .with_columns(pl.Series("identity", identities, dtype=pl.String))
         .filter(pl.col("identity").is_not_null())
     )
-    meta = {k: latest[k] for k in _COLUMNS if k.startswith("repo")}
+    meta = {k: latest[k] for k in _COLUMNS if k.startswith("repo_") or k == "repo"}
+    runs = (
+        mine.filter(pl.col("duration_s").is_not_null() & pl.col("completed_at").is_not_null())
+        .group_by("workflow_path", "run_id", "run_attempt")
+        .agg(
+            pl.col("event").first(),
+            pl.len().alias("jobs"),
+            pl.col("duration_s").sum().alias("total_s"),
+            pl.col("started_at").min().alias("started"),
+            pl.col("completed_at").max().alias("completed"),
+        )
+        .filter(pl.col("started").is_not_null())
+    )
     return RepoHistory(
         repo=str(latest["repo"]),
         repo_id=int(latest["repo_id"]),
@@ -227,4 +315,5 @@ def load_repo_history(dataset: Path, repo: str) -> RepoHistory:
         jobs=jobs,
         meta=meta,
         last_completed=latest["completed_at"],
+        runs=runs,
     )
