@@ -129,11 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             }
             if summary:  # multi: every target's figures, and the summary over them
                 row["targets"] = {
-                    t: {"rmsle": _figure(v["rmsle"]), "within_2x": _figure(v["within_2x"])}
+                    t: {"rmsle": interval(v["rmsle"]), "within_2x": interval(v["within_2x"])}
                     for t, v in result["metrics"].items()
                 }
                 row["left_out"] = result["targets"]["left_out"]
-                row["summary_rmsle"] = _figure(summary["rmsle"])
+                row["summary_rmsle"] = interval(summary["rmsle"])
             rows.append(row)
             r, w = row["rmsle"], row["within_2x"]
             print(
