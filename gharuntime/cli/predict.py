@@ -580,7 +580,7 @@ def _review_table(review: WorkflowReview, base: str) -> Table:
         *((("wait before", "right"), ("wait after", "right")) if review.clock else ()),
         ("Δ cost", "right"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     for j in review.jobs:
         if j.status == "unchanged":
             continue

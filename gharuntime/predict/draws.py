@@ -50,4 +50,5 @@ def draw_levels(levels: Mapping[str, float], point: float, z: np.ndarray) -> np.
     low, high = z < zs[0], z > zs[-1]
     out[low] = logs[0] + (z[low] - zs[0]) * (logs[1] - logs[0]) / (zs[1] - zs[0])
     out[high] = logs[-1] + (z[high] - zs[-1]) * (logs[-1] - logs[-2]) / (zs[-1] - zs[-2])
-    return np.exp(np.minimum(out, 30.0))  # e^30 s: far past any job, never an overflow
+    drawn: np.ndarray = np.exp(np.minimum(out, 30.0))  # e^30 s: past any job, no overflow
+    return drawn

@@ -141,12 +141,12 @@ def delta_spread(
     # the waits' own draws, after the durations' (which stay as they were without waits)
     waited = any(j.wait for j in (*base, *new))
     z_wait = rng.standard_normal(draws) if waited else None
-    before = _side(base, base_cost, rows_of[0], z, z_wait)
-    after = _side(new, new_cost, rows_of[1], z, z_wait)
+    drawn_base = _side(base, base_cost, rows_of[0], z, z_wait)
+    drawn_new = _side(new, new_cost, rows_of[1], z, z_wait)
     p10: dict[str, float] = {}
     p90: dict[str, float] = {}
     for m in (*MEASURES, WALL_CLOCK) if waited else MEASURES:
-        delta = after[m] - before[m]
+        delta = drawn_new[m] - drawn_base[m]
         low, high = np.percentile(delta, [10, 90])
         p10[m], p90[m] = float(low), float(high)
     return DeltaSpread(p10, p90)
