@@ -133,6 +133,10 @@ class GBDT(Method):
         """Whether the model reads the queue-time features: where it predicts queue_s."""
         return QUEUE_TARGET in self.targets
 
+    @property
+    def reads_queue_load(self) -> bool:
+        return self.spec.queue if self.spec is not None else self.queue_features
+
     def observe(self, events: JobEvents | None) -> None:
         self.events = events
 

@@ -144,6 +144,12 @@ class Method(ABC):
         of them only what `load_counts` lets through); the others ignore them."""
         return None
 
+    @property
+    def reads_queue_load(self) -> bool:
+        """Whether the fitted model reads the queue a job met at its creation (the counts of
+        gharuntime.baselines.queue_load), so `predict` should hand it the job events."""
+        return False
+
     def predict_rows(self, frame: pl.DataFrame) -> dict[str, np.ndarray]:
         """Predict for job-table rows, handing the method only the columns it declared."""
         return self.predict(restrict(frame, self.inputs))

@@ -14,7 +14,12 @@ a non-empty folder without the mark is never written into) and locked for the ru
 4. fit: the history-track model (`history/`, the best default for a known repository: on real
    jobs the most accurate track) and the config-track model (`config/`, the fallback for a job
    that never ran), each scored on the repositories' latest runs (the temporal test split);
-5. learn.json, last: the folder is finished.
+   then the multi-track model (`multi/`: every target the dataset holds, queue_s among them),
+   whose queue_s is each job's wait for a runner in `predict` (the two models above still
+   predict every duration: their behaviour is unchanged), scored likewise per target; a
+   dataset that holds no queue_s gets none, and learn.json says why;
+5. learn.json, last: the folder is finished. Its `models` name each model's track and the
+   targets it predicts (`targets`) and is used for (`used_for`).
 
 `--from-dataset DIR` (LearnRequest.from_dataset) starts from a dataset folder a team already
 built (`gharuntime build`, e.g. from an archive of its runs) instead of a crawl: the folder is
@@ -86,12 +91,14 @@ from gharuntime.resume import (
 )
 from gharuntime.source_kinds.raw import RawSource
 from gharuntime.sources.raw import count_records
+from gharuntime.targets import count_values
 from gharuntime.validation import validate_folder
 from gharuntime.version import __version__
 
 __all__ = [
     "LEARN_CONFIG",
     "LEARN_TRACKS",
+    "WAIT_TRACK",
     "LearnError",
     "LearnRequest",
     "LearnResult",
@@ -105,6 +112,10 @@ __all__ = [
 LEARN_CONFIG: Final = "temporal"
 """Fit on each repository's earlier runs, stop early on the next ones, score on the latest."""
 LEARN_TRACKS: Final = ("history", "config")
+"""The two duration models: each job from its own recent runs, else from its configuration."""
+WAIT_TRACK: Final = "multi"
+"""The track of the third model, fitted for its queue_s: each job's wait for a runner."""
+WAIT_TARGET: Final = "queue_s"
 SCORE_RESAMPLES: Final = 200
 MAX_STEP_FILE_BYTES: Final = 2**20
 _RAW: Final = RawStoreLayout()
@@ -383,24 +394,38 @@ def _describe_build(manifest: Path) -> str:
 
 def _describe_fit(path: Path) -> str:
     doc = _read_doc(path)
+    used = str(doc.get("used_for") or "duration_s")
+    targets = doc.get("targets") or ["duration_s"]
+    scored = f"{used} " if list(targets) != ["duration_s"] else ""
     return (
-        f"{doc['method']}, {doc['track']} track, fitted on {int(doc['fit_rows'])} jobs; latest "
-        f"runs: RMSLE {_num(doc['rmsle'])}, P10–P90 coverage {_num(doc['coverage_p10_p90'])}"
+        f"{doc['method']}, {doc['track']} track ({', '.join(map(str, targets))}), fitted on "
+        f"{int(doc['fit_rows'])} jobs; latest runs: {scored}RMSLE {_num(doc['rmsle'])}, P10–P90 "
+        f"coverage {_num(doc['coverage_p10_p90'])}"
     )
 
 
-def _score(submission: Path, dataset: Path) -> dict[str, float | None]:
-    """RMSLE and P10–P90 coverage on the repositories' latest runs (the test split)."""
+def _score(
+    submission: Path, dataset: Path, targets: tuple[str, ...] = ("duration_s",)
+) -> dict[str, dict[str, float | None]]:
+    """Per target, RMSLE and P10–P90 coverage on the repositories' latest runs (the test
+    split)."""
+    empty: dict[str, float | None] = {"rmsle": None, "coverage_p10_p90": None}
     try:
         result = evaluate_file(submission, dataset, resamples=SCORE_RESAMPLES)
     except (DatasetError, InvalidSubmission):  # an empty test split: too few runs to score
-        return {"rmsle": None, "coverage_p10_p90": None}
-    rmsle = result["metrics"]["duration_s"]["rmsle"]["value"]
-    central = (
-        ((result.get("intervals") or {}).get("metrics") or {}).get("duration_s", {}).get("central")
-    )
-    cover = (central or {}).get("p10-p90", {}).get("coverage", {}).get("value")
-    return {"rmsle": rmsle, "coverage_p10_p90": cover}
+        return {t: dict(empty) for t in targets}
+    out: dict[str, dict[str, float | None]] = {}
+    for target in targets:
+        metrics = result["metrics"].get(target)
+        if not isinstance(metrics, dict):
+            out[target] = dict(empty)
+            continue
+        central = (
+            ((result.get("intervals") or {}).get("metrics") or {}).get(target, {}).get("central")
+        )
+        cover = (central or {}).get("p10-p90", {}).get("coverage", {}).get("value")
+        out[target] = {"rmsle": metrics["rmsle"]["value"], "coverage_p10_p90": cover}
+    return out
 
 
 def _num(value: float | None) -> str:
@@ -432,7 +457,7 @@ def run_learn(
     if problem:
         raise LearnError(problem, where="--api-url", fix="e.g. https://api.github.com")
     try:
-        for track in LEARN_TRACKS:
+        for track in (*LEARN_TRACKS, WAIT_TRACK):
             make_method(request.method, track, params=request.params or None)
     except MethodError as exc:
         raise LearnError(str(exc), fix="choose a method and parameters both tracks take") from None
@@ -538,7 +563,7 @@ def _learn_steps(
             where=str(dataset),
             fix="give an earlier --since, or leave that repository out",
         )
-    models = _fit_tracks(request, steps, dataset, manifest_path, progress)
+    models, no_wait = _fit_tracks(request, steps, dataset, manifest_path, progress)
     doc = {
         "format": LEARNED_FORMAT,
         "gharuntime_version": __version__,
@@ -551,6 +576,7 @@ def _learn_steps(
         "dataset": {"folder": "dataset", "revision": manifest.get("revision")},
         "config": LEARN_CONFIG,
         "models": models,
+        **({"wait": no_wait} if no_wait else {}),
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "relearn": relearn_command({"repos": names}, out),
     }
@@ -564,14 +590,18 @@ def _fit_tracks(
     dataset: Path,
     manifest_path: Path,
     progress: Progress | None,
-) -> dict[str, Any]:
-    """Fit and score both tracks on `dataset` (steps fit-history, fit-config): learn.json's
-    `models`."""
+) -> tuple[dict[str, Any], str | None]:
+    """Fit and score the two duration models (steps fit-history, fit-config) and, where the
+    dataset holds queue_s, the multi-track model for the wait (step fit-multi): learn.json's
+    `models`, and why there is no wait model (None when there is one)."""
     out = request.out
     models: dict[str, Any] = {}
-    for track in LEARN_TRACKS:
+    why_not = _no_wait(dataset)
+    tracks = (*LEARN_TRACKS, WAIT_TRACK) if why_not is None else LEARN_TRACKS
+    for track in tracks:
+        used_for = WAIT_TARGET if track == WAIT_TRACK else "duration_s"
 
-        def do_fit(track: str = track) -> list[Path]:
+        def do_fit(track: str = track, used_for: str = used_for) -> list[Path]:
             submission = out / STEPS_DIR / f"{track}.jsonl"
             run = run_baseline(
                 request.method,
@@ -584,14 +614,18 @@ def _fit_tracks(
                 progress=progress,
             )
             say(progress, f"scoring the {track}-track model on the latest runs")
-            scores = _score(submission, dataset)
+            targets = tuple(str(t) for t in run.meta.get("targets") or ("duration_s",))
+            scores = _score(submission, dataset, targets)
             path = out / STEPS_DIR / f"{track}.score.json"
             doc = {
                 "method": request.method,
                 "track": track,
+                "targets": list(targets),
+                "used_for": used_for,
                 "fit_rows": run.meta["timing"]["fit_rows"],
                 "model_sha256": _sha256(out / track / "model.json"),
-                **scores,
+                **scores.get(used_for, {"rmsle": None, "coverage_p10_p90": None}),
+                "scores": scores,
             }
             write_atomic(path, json.dumps(doc, indent=2) + "\n", mode=0o644)
             return [path, *files_under(out / track)]  # the model too: kept only while intact
@@ -610,10 +644,25 @@ def _fit_tracks(
         score = _read_doc(scored)
         models[track] = {
             "folder": track,
+            "track": track,
+            "targets": score.get("targets") or ["duration_s"],
+            "used_for": score.get("used_for") or used_for,
             "rmsle_latest_runs": score.get("rmsle"),
             "coverage_p10_p90_latest_runs": score.get("coverage_p10_p90"),
+            **({"scores": score["scores"]} if isinstance(score.get("scores"), dict) else {}),
         }
-    return models
+    return models, why_not
+
+
+def _no_wait(dataset: Path) -> str | None:
+    """Why `dataset` gives no wait model (its temporal train split holds no queue_s), or None."""
+    train = load(dataset, LEARN_CONFIG, "train", columns=[WAIT_TARGET])
+    if count_values(train, (WAIT_TARGET,))[WAIT_TARGET] > 0:
+        return None
+    return (
+        f"no wait model: none of the {train.height:,} jobs of the dataset's {LEARN_CONFIG} "
+        f"train split has a {WAIT_TARGET} (created and started times)"
+    )
 
 
 MAX_PROBLEMS_SHOWN: Final = 5
@@ -691,7 +740,7 @@ def _learn_from_dataset(
             fix="drop the repository names, or learn them from a crawl without --from-dataset",
         )
     try:
-        for track in LEARN_TRACKS:
+        for track in (*LEARN_TRACKS, WAIT_TRACK):
             make_method(request.method, track, params=request.params or None)
     except MethodError as exc:
         raise LearnError(str(exc), fix="choose a method and parameters both tracks take") from None
@@ -767,7 +816,7 @@ def _dataset_steps(
         do_copy,
         describe_copy,
     )
-    models = _fit_tracks(request, steps, target, manifest_path, progress)
+    models, no_wait = _fit_tracks(request, steps, target, manifest_path, progress)
     origin = {
         "path": str(source),
         "revision": manifest.get("revision"),
@@ -786,6 +835,7 @@ def _dataset_steps(
         "dataset": {"folder": "dataset", "revision": read_manifest(target).get("revision")},
         "config": LEARN_CONFIG,
         "models": models,
+        **({"wait": no_wait} if no_wait else {}),
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "relearn": relearn_command({"from_dataset": origin}, out),
     }

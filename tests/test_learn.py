@@ -109,9 +109,14 @@ def test_learn_writes_a_folder_predict_reads_and_never_the_token(
     plain = json.loads(_predict(str(workflow[0]), "--model", str(learned), "--json").output)
     assert plain["billing"] == {**plain["billing"], "repository": "public",
                                 "visibility_from": "learn.json"}  # fmt: skip
-    assert set(doc["models"]) == {"history", "config"}
-    for track in ("history", "config"):
+    # two duration models, as before, and the multi-track one whose queue_s is the wait
+    assert set(doc["models"]) == {"history", "config", "multi"}
+    for track in ("history", "config", "multi"):
         assert json.loads((learned / track / "model.json").read_text())["track"] == track
+    assert doc["models"]["history"]["targets"] == doc["models"]["config"]["targets"]
+    assert doc["models"]["config"]["targets"] == ["duration_s"]
+    assert "queue_s" in doc["models"]["multi"]["targets"]
+    assert doc["models"]["multi"]["used_for"] == "queue_s"
     for path in learned.rglob("*"):
         if path.is_file():
             assert TOKEN.encode() not in path.read_bytes(), path
@@ -354,12 +359,17 @@ def test_learn_from_a_dataset_writes_the_folder_predict_reads(
     assert doc["from_dataset"]["path"] == str(matrix_dataset)
     assert doc["from_dataset"]["revision"] == doc["dataset"]["revision"] == source["revision"]
     assert doc["relearn"].startswith(f"gharuntime learn --from-dataset {matrix_dataset} --out")
-    assert set(doc["models"]) == {"history", "config"}
-    for track in ("history", "config"):
+    assert set(doc["models"]) == {"history", "config", "multi"}
+    for track in ("history", "config", "multi"):
         assert json.loads((learned_from_dataset / track / "model.json").read_text())["track"] == (
             track
         )
         assert doc["models"][track]["rmsle_latest_runs"] is not None
+    multi = doc["models"]["multi"]
+    assert multi["used_for"] == "queue_s" and "queue_s" in multi["targets"]
+    # its score is its queue_s's, on the latest runs, beside each target's own
+    assert multi["rmsle_latest_runs"] == multi["scores"]["queue_s"]["rmsle"]
+    assert set(multi["scores"]) == set(multi["targets"])
     assert not (learned_from_dataset / "raw").exists()
     # predict: a job with history from the history track, a new one from the config track
     # (its prediction and range the config-track model's own for this repository)
@@ -395,7 +405,7 @@ def test_learn_from_a_dataset_again_keeps_every_step(matrix_dataset: Path, tmp_p
     assert _from_dataset(matrix_dataset, out).exit_code == 0
     again = _from_dataset(matrix_dataset, out)
     assert again.exit_code == 0, again.output
-    for step in ("dataset", "fit-history", "fit-config"):
+    for step in ("dataset", "fit-history", "fit-config", "fit-multi"):
         assert f"{step}: kept" in again.output
     # from its own dataset/: the same data, nothing copied or fitted again
     inside = _from_dataset(out / "dataset", out)

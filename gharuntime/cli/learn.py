@@ -18,6 +18,7 @@ from gharuntime.crawler.client import api_url_problem
 from gharuntime.jsonout import strict_dumps
 from gharuntime.learn import (
     LEARN_TRACKS,
+    WAIT_TRACK,
     LearnRequest,
     check_repo_name,
     run_learn,
@@ -164,7 +165,8 @@ def learn_command(
         )
         source = f"{', '.join(request.repos)} → {out}/ (crawl, build"
     err_console.print(
-        f"learn: {source}, fit {method} on the {' and '.join(LEARN_TRACKS)} tracks)",
+        f"learn: {source}, fit {method} on the {' and '.join(LEARN_TRACKS)} tracks, and on "
+        f"the {WAIT_TRACK} track for each job's wait)",
         highlight=False,
         markup=False,
     )

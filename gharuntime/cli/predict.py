@@ -28,8 +28,10 @@ from gharuntime.predict.review import (
     review_markdown,
     signed_seconds,
     signed_usd,
+    wait_words,
 )
 from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN
+from gharuntime.predict.wait import WAIT_TARGET, WALL_RULE
 from gharuntime.predict.workflow import (
     BASIS_WORDS,
     FLAG_WORDS,
@@ -68,6 +70,9 @@ def _cost_cell(j: JobCost) -> str:
 
 def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
     targets = list(result.jobs[0].predicted) if result.jobs else ["duration_s"]
+    waited = any(j.wait for j in result.jobs)
+    if waited:  # queue_s is shown as the wait, median and P90, below
+        targets = [t for t in targets if t != WAIT_TARGET]
     title = f"{result.path} — {result.model.get('method')} ({result.model.get('track')} track)"
     # light rules, no outer padding: six columns in 80 characters, job names unbroken
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -80,6 +85,9 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
     if ranged:
         table.add_column("P10–P90", justify="right", no_wrap=True)
         table.add_column("timeout", justify="right", no_wrap=True)
+    if waited:
+        table.add_column("wait", justify="right", no_wrap=True)
+        table.add_column("wait P90", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     based = any(j.basis for j in result.jobs)
     if based:
@@ -95,6 +103,14 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
             q = j.quantiles
             span = f"{_human(q['p10'])}–{_human(q['p90'])}".replace(" ", "") if "p10" in q else "-"
             cells.extend([span, f"{j.timeout.minutes} min" if j.timeout else "-"])
+        if waited:
+            p50, p90 = j.wait.get("p50"), j.wait.get("p90")
+            cells.extend(
+                [
+                    _human(p50) if p50 is not None else "-",
+                    _human(p90) if p90 is not None else "-",
+                ]
+            )
         cells.append(_cost_cell(c))
         if based:
             cells.append(_basis_cell(j, short=True))
@@ -229,6 +245,15 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
     show_default=True,
     help="markdown: for a pull-request comment or $GITHUB_STEP_SUMMARY.",
 )
+@click.option(
+    "--wait/--no-wait",
+    "wait",
+    default=None,
+    help="Each job's wait for a runner (median and P90 of queue_s) and the run's wall clock "
+    "(wait + critical path): shown when the model predicts queue_s (a --track multi model, or "
+    "a folder `gharuntime learn` wrote); --wait refuses a model without it (exit 2), --no-wait "
+    "leaves it out.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout (--format json).")
 def predict_command(
     workflow: Path,
@@ -249,6 +274,7 @@ def predict_command(
     identity: str | None,
     callers: bool,
     threshold: float,
+    wait: bool | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -296,6 +322,14 @@ def predict_command(
     once) and, with the repository's history, its run-to-run noise; `beyond_noise` in JSON
     says whether a Δ is over --threshold × that noise.
 
+    Where the model predicts queue_s (trained with --track multi, or the multi/ model of a
+    learned folder), each job's wait for a runner is shown (median and P90) and the run's wall
+    clock: each job's wait, then its duration, along the longest chain of `needs`, with its
+    P10-P90 from seeded joint draws (a run's waits drawn together). The queue the model reads
+    (the repository's and organisation's jobs queued or running) is counted at --at in the
+    repository's dataset (a learned folder's, or --history-from) when it covers --at, else
+    unknown (NaN), and said so. --wait refuses a model without queue_s; --no-wait hides it.
+
     \b
     Exit codes: 0 ok, 2 a file that is not a workflow, a bad price file, a bad model or option.
     Example:
@@ -326,13 +360,14 @@ def predict_command(
         path=identity,
         callers=callers,
         threshold=threshold,
+        wait=wait,
     )
     outcome = run_predict(request)
     fmt = "json" if as_json else fmt
     if outcome.review is not None:
-        _print_review(outcome.review, fmt)
+        _print_review(outcome.review, fmt, outcome)
     elif fmt == "markdown":
-        click.echo(_markdown(outcome.result, outcome.cost, outcome.models), nl=False)
+        click.echo(_markdown(outcome.result, outcome.cost, outcome.models, outcome), nl=False)
     elif fmt == "json":
         out_console.print_json(strict_dumps(_json(outcome)))
     else:
@@ -353,7 +388,37 @@ def _json(outcome: PredictOutcome) -> dict[str, Any]:
         doc["callers"] = list(outcome.callers)
     if models.history is not None:
         doc["history"] = _history_json(result, models)
+    doc.update(_wait_json(outcome))
     return doc
+
+
+def _wait_json(outcome: PredictOutcome) -> dict[str, Any]:
+    """`wait`: where each job's wait comes from and the queue at --at the model was given;
+    `wall_clock_s`: wait + critical path with its range. Both null without a wait."""
+    if not outcome.wait_from:
+        return {"wait": None, "wall_clock_s": None}
+    return {
+        "wait": {
+            "target": WAIT_TARGET,
+            "model": outcome.wait_from,
+            "queue": outcome.queue.to_json() if outcome.queue is not None else None,
+        },
+        "wall_clock_s": outcome.wall_clock.to_json() if outcome.wall_clock else None,
+    }
+
+
+def _wait_lines(outcome: PredictOutcome) -> list[str]:
+    """The run's wall clock with the waits, and what the waits rest on."""
+    clock = outcome.wall_clock
+    if not outcome.wait_from or clock is None:
+        return []
+    queue = outcome.queue
+    return [
+        f"wall clock {_human(clock.estimate)} (P10–P90 {_human(clock.p10)}–{_human(clock.p90)}): "
+        f"{WALL_RULE}",
+        f"wait: {WAIT_TARGET} (created to started) from {outcome.wait_from}"
+        + (f"; the queue at --at: {queue.words}" if queue is not None else ""),
+    ]
 
 
 def _print_table(outcome: PredictOutcome) -> None:
@@ -384,6 +449,8 @@ def _print_table(outcome: PredictOutcome) -> None:
                     "would cancel it: split the job or use a self-hosted runner",
                     highlight=False,
                 )
+    for line in _wait_lines(outcome):
+        out_console.print(line, highlight=False, markup=False)
     flagged = result.flagged
     if "conditional" in flagged:
         out_console.print(
@@ -453,10 +520,14 @@ def _history_line(result: WorkflowPrediction, models: PredictModels) -> str:
 
 
 def _markdown(
-    result: WorkflowPrediction, cost: WorkflowCost, models: PredictModels | None = None
+    result: WorkflowPrediction,
+    cost: WorkflowCost,
+    models: PredictModels | None = None,
+    outcome: PredictOutcome | None = None,
 ) -> str:
     """One workflow's prediction as a Markdown table (every name escaped)."""
     based = models is not None and models.history is not None
+    waited = any(j.wait for j in result.jobs)
     lines = [
         f"### {md(result.path)}: predicted time and cost",
         "",
@@ -465,10 +536,16 @@ def _markdown(
         f"({cost.total.billed_minutes} billed min). Model: {md(result.model.get('method'))} "
         f"({md(result.model.get('track'))} track).",
         "",
-        "| job | runs on | time (P10–P90) | timeout | cost |"
+        "| job | runs on | time (P10–P90) | timeout |"
+        + (" wait (P90) |" if waited else "")
+        + " cost |"
         + (" from |" if based else "")
         + " cannot know |",
-        "| --- | --- | ---: | ---: | ---: |" + (" --- |" if based else "") + " --- |",
+        "| --- | --- | ---: | ---: |"
+        + (" ---: |" if waited else "")
+        + " ---: |"
+        + (" --- |" if based else "")
+        + " --- |",
     ]
     for j, c in zip(result.jobs, cost.jobs, strict=True):
         q = j.quantiles
@@ -476,12 +553,17 @@ def _markdown(
         lines.append(
             f"| {md(j.name)} | {md(', '.join(j.runner_labels) or '-')} | "
             f"{_human(j.predicted.get('duration_s', 0.0))}{span} | "
-            f"{f'{j.timeout.minutes} min' if j.timeout else '-'} | {_cost_cell(c)} | "
+            f"{f'{j.timeout.minutes} min' if j.timeout else '-'} | "
+            + (f"{wait_words(j)} | " if waited else "")
+            + f"{_cost_cell(c)} | "
             + (f"{_basis_cell(j)} | " if based else "")
             + f"{', '.join(_FLAG_WORDS[f] for f in j.flags)} |"
         )
     if based and models is not None:
         lines.extend(["", md(_history_line(result, models))])
+    if outcome is not None:
+        for line in _wait_lines(outcome):
+            lines.extend(["", md(line)])
     return "\n".join(lines) + "\n"
 
 
@@ -495,9 +577,10 @@ def _review_table(review: WorkflowReview, base: str) -> Table:
         ("before", "right"),
         ("after", "right"),
         ("Δ time", "right"),
+        *((("wait before", "right"), ("wait after", "right")) if review.clock else ()),
         ("Δ cost", "right"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     for j in review.jobs:
         if j.status == "unchanged":
             continue
@@ -513,17 +596,32 @@ def _review_table(review: WorkflowReview, base: str) -> Table:
             before,
             after,
             signed_seconds(j.delta_s),
+            *((wait_words(j.before), wait_words(j.after)) if review.clock else ()),
             signed_usd(usd),
         )
     return table
 
 
-def _print_review(change: ChangeReview, fmt: str) -> None:
+def _review_wait_line(outcome: PredictOutcome) -> str:
+    """Where a review's waits come from and the queue at --at, or ""."""
+    if not outcome.wait_from:
+        return ""
+    queue = outcome.queue
+    return f"Each job's wait ({WAIT_TARGET}) from {outcome.wait_from}" + (
+        f"; the queue at --at: {queue.words}." if queue is not None else "."
+    )
+
+
+def _print_review(change: ChangeReview, fmt: str, outcome: PredictOutcome) -> None:
     if fmt == "json":
-        out_console.print_json(strict_dumps(change.to_json()))
+        doc = change.to_json()
+        doc["wait"] = _wait_json(outcome)["wait"]
+        out_console.print_json(strict_dumps(doc))
         return
     if fmt == "markdown":
-        click.echo(review_markdown(change), nl=False)
+        text = review_markdown(change)
+        line = _review_wait_line(outcome)
+        click.echo(text + (f"\n{md(line)}\n" if line else ""), nl=False)
         return
     say = {"highlight": False, "markup": False}
     out_console.print(
@@ -546,6 +644,8 @@ def _print_review(change: ChangeReview, fmt: str) -> None:
             out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", **say)
     if change.billing:
         out_console.print(billing_words(change.billing), **say)
+    if _review_wait_line(outcome):
+        out_console.print(_review_wait_line(outcome), **say)
     out_console.print(
         f"beyond the noise: {'yes' if change.beyond_noise else 'no'} "
         f"(threshold {change.threshold:g})",

@@ -37,6 +37,7 @@ __all__ = [
     "RepoHistory",
     "RunSpread",
     "dataset_repos",
+    "dataset_rows",
     "job_identity",
     "load_repo_history",
 ]
@@ -113,12 +114,14 @@ class RunSpread:
     complete when it has at least the median number of jobs of those runs, since a run whose
     jobs were skipped, cancelled or failed sums less for that alone), the P10, median and P90
     of the sum of job time (`total_job_s`) and of the wall time from the first job's start to
-    the last job's end (`wall_s`)."""
+    the last job's end (`wall_s`), and of the wall clock from the run's first job's creation
+    to its last job's end (`clock_s`: the waits for runners included)."""
 
     runs: int
     event: str | None
     total_job_s: tuple[float, float, float]
     wall_s: tuple[float, float, float]
+    clock_s: tuple[float, float, float] | None = None
 
     def band(self, measure: str) -> float:
         """Half the P10–P90 width of `measure`: the ± a run swings by."""
@@ -134,7 +137,8 @@ class RunSpread:
                     k: round(v, 1)
                     for k, v in zip(("p10", "median", "p90"), getattr(self, m), strict=True)
                 }
-                for m in ("total_job_s", "wall_s")
+                for m in ("total_job_s", "wall_s", "clock_s")
+                if getattr(self, m) is not None
             },
         }
 
@@ -149,7 +153,8 @@ class RepoHistory:
     jobs: pl.DataFrame  # workflow_path, identity, job_name, run_id, completed_at, duration_s
     meta: dict[str, Any]  # the repository's job-table columns, from its latest job
     last_completed: datetime | None
-    # per run: workflow_path, event, jobs, total_s, started, completed (empty: not loaded)
+    # per run: workflow_path, event, jobs, total_s, started, created, completed (empty: not
+    # loaded)
     runs: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def run_spread(self, workflow_path: str, at: datetime, event: str) -> RunSpread | None:
@@ -175,11 +180,16 @@ class RepoHistory:
             return float(low), float(mid), float(high)
 
         wall = (full["completed"] - full["started"]).dt.total_microseconds().to_numpy() / 1e6
+        clock = None
+        if "created" in full.columns:  # a runs table made without it measures no wall clock
+            seconds = (full["completed"] - full["created"]).dt.total_microseconds() / 1e6
+            clock = levels(seconds.to_numpy().astype(np.float64))
         return RunSpread(
             runs=full.height,
             event=said,
             total_job_s=levels(full["total_s"].to_numpy()),
             wall_s=levels(wall.astype(np.float64)),
+            clock_s=clock,
         )
 
     def durations(
@@ -259,6 +269,12 @@ def dataset_repos(dataset: Path) -> list[str]:
     return sorted(_read(dataset, ["repo"])["repo"].unique().to_list())
 
 
+def dataset_rows(dataset: Path, columns: list[str]) -> pl.DataFrame:
+    """`columns` of every job of `dataset` (each row once: one config's splits). Raises
+    HistoryError for a folder that is not a dataset."""
+    return _read(dataset, columns)
+
+
 def _read(dataset: Path, columns: list[str]) -> pl.DataFrame:
     try:
         read_manifest(dataset)
@@ -304,6 +320,7 @@ def load_repo_history(dataset: Path, repo: str) -> RepoHistory:
             pl.len().alias("jobs"),
             pl.col("duration_s").sum().alias("total_s"),
             pl.col("started_at").min().alias("started"),
+            pl.col("created_at").min().alias("created"),
             pl.col("completed_at").max().alias("completed"),
         )
         .filter(pl.col("started").is_not_null())

@@ -8,6 +8,8 @@ fitted, ready for `predict`.
     dataset/      the built dataset: the repositories' jobs, their history
     history/      the history-track model (each job's own recent durations and its config)
     config/       the config-track model: the fallback for a job with no earlier run
+    multi/        the multi-track model: each job's wait for a runner (its queue_s); absent in
+                  a folder learnt before it, or from a dataset that holds no queue_s
     steps/        one record per finished step (gharuntime.resume), so a rerun keeps them
     .gharuntime-learn   the mark that learn began the folder (written first, with its format)
 
@@ -35,6 +37,7 @@ __all__ = [
     "LEARN_FOLDER_FORMAT",
     "LEARN_MARKER",
     "STEPS_DIR",
+    "WAIT_FOLDER",
     "Learned",
     "LearnedError",
     "PredictModels",
@@ -51,6 +54,9 @@ LEARN_MARKER: Final = ".gharuntime-learn"
 """The first file `learn` writes in its --out: the folder is learn's own (a rerun continues it;
 a non-empty folder without it is never written into)."""
 LEARN_FOLDER_FORMAT: Final = "gharuntime-learn-folder/1"
+WAIT_FOLDER: Final = "multi"
+"""The learned folder's multi-track model, whose queue_s is each job's wait."""
+WAIT_TARGET: Final = "queue_s"
 MAX_LEARNED_BYTES: Final = 2**20
 
 
@@ -96,13 +102,16 @@ def relearn_command(doc: dict[str, Any] | None, folder: Path) -> str:
 
 @dataclass(frozen=True)
 class Learned:
-    """A learned folder, loaded: both models, the dataset and what was learnt."""
+    """A learned folder, loaded: both duration models, the wait model (None in a folder
+    learnt without one: `wait_missing` says why), the dataset and what was learnt."""
 
     folder: Path
     doc: dict[str, Any]
     history: Method
     config: Method
     dataset: Path
+    wait: Method | None = None
+    wait_missing: str = ""
 
     @property
     def repos(self) -> list[str]:
@@ -150,7 +159,37 @@ def load_learned(folder: Path) -> Learned:
                 where=str(folder / track),
                 fix=relearn_command(doc, folder),
             )
-    return Learned(folder, doc, models["history"], models["config"], folder / "dataset")
+    wait, missing = _wait_model(folder, doc)
+    return Learned(
+        folder, doc, models["history"], models["config"], folder / "dataset", wait, missing
+    )
+
+
+def _wait_model(folder: Path, doc: dict[str, Any]) -> tuple[Method | None, str]:
+    """The learned folder's multi-track model (learn.json's `models.multi`), or why there is
+    none; LearnedError for one named but not loadable."""
+    models = doc.get("models")
+    entry = models.get(WAIT_FOLDER) if isinstance(models, dict) else None
+    if not isinstance(entry, dict):
+        why = doc.get("wait") if isinstance(doc.get("wait"), str) else None
+        return None, why or "it was learnt before `learn` fitted a multi-track model for the wait"
+    where = folder / WAIT_FOLDER
+    try:
+        method, meta = load_model(where)
+    except MethodError as exc:
+        raise LearnedError(
+            str(exc).split("\n", 1)[0],
+            where=str(where),
+            fix=f"learn again with this version: {relearn_command(doc, folder)}",
+        ) from None
+    if WAIT_TARGET not in method.targets:
+        raise LearnedError(
+            f"holds a model of {', '.join(method.targets)} ({ascii(meta.get('track'))[:40]} "
+            f"track), not one of {WAIT_TARGET}",
+            where=str(where),
+            fix=relearn_command(doc, folder),
+        )
+    return method, ""
 
 
 def _visibility(doc: dict[str, Any], repo: str) -> tuple[bool, str] | None:
@@ -174,6 +213,11 @@ class PredictModels:
     fallback: Method | None
     history: RepoHistory | None
     visibility: tuple[bool, str] | None = None  # (public, where it was read), when known
+    wait: Method | None = None  # the model whose queue_s is each job's wait
+    wait_from: str = ""  # which model that is, in words
+    wait_missing: str = ""  # why there is no wait model
+    wait_fix: str = ""  # and how to get one
+    queue_from: RepoHistory | None = None  # the repository's jobs the queue at --at is counted in
 
 
 def _pick_repo(repo: str | None, held: list[str], where: str, fix: str) -> str:
@@ -220,9 +264,34 @@ def open_predict_models(
         }
         history = load_repo_history(dataset, name)
         return PredictModels(
-            learned.history, meta, learned.config, history, _visibility(learned.doc, history.repo)
+            learned.history,
+            meta,
+            learned.config,
+            history,
+            _visibility(learned.doc, history.repo),
+            wait=learned.wait,
+            wait_from=f"the multi-track model of the learned folder ({WAIT_FOLDER}/)",
+            wait_missing=f"this learned folder has no model of {WAIT_TARGET}: "
+            + learned.wait_missing,
+            wait_fix=f"learn again with this version: {relearn_command(learned.doc, model_dir)}",
+            queue_from=history,
         )
     method, meta = load_model(model_dir)
+    waits = WAIT_TARGET in method.targets
+
+    def plain(history: RepoHistory | None, queue_from: RepoHistory | None) -> PredictModels:
+        return PredictModels(
+            method,
+            meta,
+            None,
+            history,
+            wait=method if waits else None,
+            wait_from=f"the model's own {WAIT_TARGET}" if waits else "",
+            wait_missing="" if waits else _no_wait_words(method, meta),
+            wait_fix="" if waits else _train_multi(meta),
+            queue_from=queue_from,
+        )
+
     if history_from is None:
         if repo is not None:
             raise LearnedError(
@@ -231,13 +300,15 @@ def open_predict_models(
                 where=str(model_dir),
                 fix="drop --repo, or add --history-from DATASET",
             )
-        return PredictModels(method, meta, None, None)
-    if meta.get("track") != "history":
+        return plain(None, None)
+    if meta.get("track") != "history" and not (waits and method.reads_queue_load):
         raise LearnedError(
-            f"holds a {ascii(meta.get('track'))[:40]}-track model, which reads no history",
+            f"holds a {ascii(meta.get('track'))[:40]}-track model, which reads no history "
+            "(nor the queue a job meets)",
             where=str(model_dir),
             fix="give --history-from with a history-track model (`gharuntime learn`, or "
-            "`gharuntime baseline NAME --track history --model-out DIR`)",
+            "`gharuntime baseline NAME --track history --model-out DIR`), or a tree of "
+            f"{WAIT_TARGET} (--track multi) to count the queue at --at",
         )
     name = _pick_repo(
         repo,
@@ -245,4 +316,27 @@ def open_predict_models(
         str(history_from),
         "give --repo OWNER/NAME: the repository the workflow belongs to",
     )
-    return PredictModels(method, meta, None, load_repo_history(history_from, name))
+    found = load_repo_history(history_from, name)
+    # a multi-track tree reads no durations: the dataset counts the queue at --at only
+    return plain(found if meta.get("track") == "history" else None, found)
+
+
+def _no_wait_words(method: Method, meta: dict[str, Any]) -> str:
+    """Why a plain model folder gives no wait."""
+    return (
+        f"this model predicts {', '.join(method.targets)} only ({ascii(meta.get('track'))[:40]} "
+        f"track), no {WAIT_TARGET}"
+    )
+
+
+def _train_multi(meta: dict[str, Any]) -> str:
+    """The command that trains a model with a wait, on the same method."""
+    name = meta.get("method")
+    method = (
+        name if isinstance(name, str) and re.fullmatch(r"[a-z0-9-]{1,40}", name) else "lightgbm"
+    )
+    return (
+        f"train one on the multi track: gharuntime baseline {method} --dataset DATASET "
+        "--track multi --out runs/multi.jsonl --model-out models/multi (or give a folder "
+        "`gharuntime learn` wrote)"
+    )

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from gharuntime.baselines.method import Method
 from gharuntime.billing import (
     JobTime,
     PriceTable,
@@ -36,6 +37,7 @@ from gharuntime.predict.history_jobs import HistoryAlias, JobUnit
 from gharuntime.predict.learned import PredictModels, open_predict_models
 from gharuntime.predict.moves import move_aliases
 from gharuntime.predict.review import ChangeReview, WorkflowReview, review_workflows
+from gharuntime.predict.wait import QueueLoad, WallClock, queue_load, wall_clock
 from gharuntime.predict.workflow import (
     RepoMeta,
     WorkflowPrediction,
@@ -80,6 +82,7 @@ class PredictRequest:
     path: str | None = None  # the workflow's identity; None: its place in its repository
     callers: bool = True  # a reusable workflow reviewed through the workflows calling it
     threshold: float = 1.0  # a Δ is beyond the noise over threshold × its half-width
+    wait: bool | None = None  # each job's wait for a runner: True asks for it, None when there
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class PredictOutcome:
     identity: Identity | None = None
     visibility_from: str = "assumed"
     callers: tuple[str, ...] = ()  # a reusable workflow: the workflows its runs are recorded under
+    wait_from: str = ""  # the model each job's wait comes from ("": no wait shown)
+    queue: QueueLoad | None = None  # the queue at --at the models were given, when they read it
+    wall_clock: WallClock | None = None  # wait + critical path, when there is a wait
 
 
 def _read_workflow(path: Path) -> str:
@@ -197,6 +203,23 @@ def _empty(path: str, model_info: dict[str, Any]) -> WorkflowPrediction:
     return WorkflowPrediction(path, [], 0.0, 0.0, model_info)
 
 
+def _queue(
+    models: PredictModels, wait: Method | None, meta: RepoMeta, when: datetime | None
+) -> QueueLoad | None:
+    """The queue at `when` for the models that read it (a tree trained on queue_s: the wait
+    model, and a multi-track model's durations too), handed to them (gharuntime.predict.wait);
+    None when none reads it."""
+    readers = [m for m in (models.method, models.fallback, wait) if m is not None]
+    readers = [m for m in readers if m.reads_queue_load]
+    if not readers:
+        return None
+    source = models.queue_from
+    queue = queue_load(source.dataset if source else None, meta.repo, meta.repo_id, when)
+    for model in readers:
+        model.observe(queue.events)
+    return queue
+
+
 def run_predict(request: PredictRequest) -> PredictOutcome:
     """Predict and price `request.workflow` (and its base, reviewed). Raises PredictError, or
     the CheckoutError, PriceError, LearnedError, HistoryError or MethodError of a file it
@@ -214,10 +237,18 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
     models = open_predict_models(
         request.model_dir, history_from=request.history_from, repo=request.repo
     )
+    if request.wait and models.wait is None:
+        raise PredictError(
+            f"--wait asks for each job's wait for a runner, and {models.wait_missing}",
+            where=str(request.model_dir),
+            fix=f"{models.wait_fix}; or drop --wait",
+        )
+    wait_model = models.wait if request.wait is not False else None
     identity = identify(workflow, request.path, required=reviewing or models.history is not None)
-    if models.history is not None:  # the repository's own metadata, under what the user gave
+    known = models.history or models.queue_from
+    if known is not None:  # the repository's own metadata, under what the user gave
         meta = repo_meta_from_json(
-            models.history.meta,
+            known.meta,
             RepoMeta(event=request.event, default_branch=request.default_branch),
         )
         for values in given:
@@ -226,6 +257,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
         public, visibility_from = models.visibility
     model_info = _model_info(request, models)
     when = request.at.replace(tzinfo=timezone.utc) if request.at else None
+    queue = _queue(models, wait_model, meta, when)
 
     def run(
         source: str,
@@ -246,6 +278,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
                 history_path=path,
                 resolve_reusable=side.resolver(),
                 aliases=aliases,
+                wait=wait_model,
             )
         except WorkflowError as exc:
             line = f":{exc.line}" if exc.line else ""
@@ -259,6 +292,7 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
         "working tree", {identity.path: text}, {identity.path: str(workflow)}, root=identity.root
     )
     result, cost = run(text, identity.path, new_side)
+    wait_from = models.wait_from if wait_model is not None else ""
     if not reviewing:
         called = is_called(new_side.workflow(identity.path))
         return PredictOutcome(
@@ -268,6 +302,9 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
             identity=identity,
             visibility_from=visibility_from,
             callers=tuple(callers_of([new_side], identity.path)) if called else (),
+            wait_from=wait_from,
+            queue=queue,
+            wall_clock=wall_clock(result.jobs),
         )
     repo: GitRepo | None = None
     try:
@@ -309,6 +346,9 @@ def run_predict(request: PredictRequest) -> PredictOutcome:
         replace(review, billing=billing),
         identity=identity,
         visibility_from=visibility_from,
+        wait_from=wait_from,
+        queue=queue,
+        wall_clock=wall_clock(result.jobs),
     )
 
 

@@ -7,7 +7,10 @@ job whose matrix values change is one job removed and one added, as it is on Git
 page. A removed job and an added job that run the same steps are one job `moved` (renamed, or
 moved into a called workflow: gharuntime.predict.moves). A job is `changed` when its predicted
 time, its P10-P90, its runners or its cost moved; what predict cannot know is flagged on both
-sides.
+sides. Where the model predicts queue_s, each side of a job shows its wait and the run's wall
+clock (wait + critical path, gharuntime.predict.wait) is one more Δ; a wait that moved alone
+(the queue model reads the whole workflow's shape) does not make a job `changed`: the wall
+clock's Δ counts it.
 
 Every row says what its prediction rests on (`basis`, BASIS_MEANINGS), and every run-level Δ
 has its P10–P90 and the repository's own run-to-run noise beside it (gharuntime.predict.spread
@@ -27,11 +30,13 @@ from gharuntime.predict.history import RunSpread
 from gharuntime.predict.history_jobs import member_label, unit_of
 from gharuntime.predict.moves import move_pairs
 from gharuntime.predict.spread import DeltaSpread, Measure, judge
+from gharuntime.predict.wait import WALL_CLOCK, clock_estimate
 from gharuntime.predict.workflow import (
     FLAG_WORDS,
     JobPrediction,
     WorkflowPrediction,
     human_seconds,
+    wait_json,
 )
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "row_basis",
     "signed_seconds",
     "signed_usd",
+    "wait_words",
 ]
 
 Status = Literal["added", "removed", "moved", "changed", "unchanged"]
@@ -130,6 +136,7 @@ class JobChange:
                 "p10": _round(job.quantiles.get("p10")),
                 "p90": _round(job.quantiles.get("p90")),
                 "basis": row_basis(job),
+                "wait_s": wait_json(job.wait),
                 "runner_labels": list(job.runner_labels),
                 "flags": list(job.flags),
                 **(cost.to_json() if cost else {}),
@@ -171,6 +178,7 @@ class WorkflowReview:
     threshold: float = 1.0
     base_there: bool = True
     new_there: bool = True
+    clock: tuple[float, float] | None = None  # the wall clock (wait + critical path) before, after
 
     @property
     def delta_total_job_s(self) -> float:
@@ -190,12 +198,15 @@ class WorkflowReview:
 
     def measures(self) -> dict[str, Measure]:
         """Each run-level Δ judged against the noise (gharuntime.predict.spread.judge)."""
+        deltas = {
+            "total_job_s": self.delta_total_job_s,
+            "critical_path_s": self.delta_critical_path_s,
+            "cost_usd": self.delta_cost_usd,
+        }
+        if self.clock is not None:
+            deltas[WALL_CLOCK] = self.clock[1] - self.clock[0]
         return judge(
-            {
-                "total_job_s": self.delta_total_job_s,
-                "critical_path_s": self.delta_critical_path_s,
-                "cost_usd": self.delta_cost_usd,
-            },
+            deltas,
             self.spread,
             self.noise,
             self.base.total_job_s,
@@ -251,6 +262,13 @@ class WorkflowReview:
                     for k, v in measures["cost_usd"].to_json(4).items()
                 },
             },
+            WALL_CLOCK: {
+                "before": round(self.clock[0], 1),
+                "after": round(self.clock[1], 1),
+                **measures[WALL_CLOCK].to_json(1),
+            }
+            if self.clock is not None
+            else None,
             "noise": self.noise.to_json() if self.noise else None,
             "beyond_noise": self.beyond_noise,
             "flags_before": self.base.flagged,
@@ -309,6 +327,7 @@ def review_workflows(
     spread = delta_spread(
         [(c.before, c.after) for c in changes], base.jobs, base_cost, new.jobs, new_cost
     )
+    waited = any(j.wait for j in (*base.jobs, *new.jobs))
     return WorkflowReview(
         base,
         new,
@@ -320,6 +339,7 @@ def review_workflows(
         threshold=threshold,
         base_there=base_there,
         new_there=new_there,
+        clock=(clock_estimate(base.jobs), clock_estimate(new.jobs)) if waited else None,
     )
 
 
@@ -390,6 +410,19 @@ def _time(job: JobPrediction | None) -> str:
     return text
 
 
+def wait_words(job: JobPrediction | None) -> str:
+    """`2m 05s (P90 21m 40s)`: a job's median wait for a runner and its P90; `—` for no job,
+    `-` for a job without a wait."""
+    if job is None:
+        return "—"
+    if not job.wait:
+        return "-"
+    p90 = job.wait.get("p90")
+    return human_seconds(job.wait.get("p50", 0.0)) + (
+        f" (P90 {human_seconds(p90)})" if p90 is not None else ""
+    )
+
+
 def _money(cost: JobCost | None) -> str:
     if cost is None:
         return "—"
@@ -416,13 +449,22 @@ def deltas_line(review: WorkflowReview, bold: str = "**") -> str:
     ms = review.measures()
     b, n = review.base_cost.total, review.new_cost.total
     total, path, bill = ms["total_job_s"], ms["critical_path_s"], ms["cost_usd"]
+    clock = ""
+    if review.clock is not None and WALL_CLOCK in ms:
+        wall = ms[WALL_CLOCK]
+        clock = (
+            f", wall clock (each job's wait + the critical path) {bold}"
+            f"{human_seconds(review.clock[0])} → {human_seconds(review.clock[1])}{bold} "
+            f"({signed_seconds(wall.delta)}{_range(wall, False)}{noise_words(review, wall)})"
+        )
     return (
         f"Sum of job time {bold}{human_seconds(review.base.total_job_s)} → "
         f"{human_seconds(review.new.total_job_s)}{bold} ({signed_seconds(total.delta)}"
         f"{_range(total, False)}{noise_words(review, total)}), critical path "
         f"{bold}{human_seconds(review.base.critical_path_s)} → "
         f"{human_seconds(review.new.critical_path_s)}{bold} ({signed_seconds(path.delta)}"
-        f"{_range(path, False)}{noise_words(review, path)}), bill {bold}${b.cost_usd:.3f} → "
+        f"{_range(path, False)}{noise_words(review, path)}){clock}, bill {bold}"
+        f"${b.cost_usd:.3f} → "
         f"${n.cost_usd:.3f}{bold} ({signed_usd(bill.delta)}{_range(bill, True)}"
         f"{noise_words(review, bill, True)}; {b.billed_minutes} → {n.billed_minutes} billed "
         "min)."
@@ -433,6 +475,7 @@ _MEASURE_WORDS = {
     "total_job_s": "sum of job time",
     "critical_path_s": "critical path",
     "cost_usd": "bill",
+    WALL_CLOCK: "wall clock",
 }
 
 
@@ -480,11 +523,15 @@ def _review_section(review: WorkflowReview, heading: str | None) -> list[str]:
         "",
     ]
     listed = [j for j in review.jobs if j.status != "unchanged"]
+    waited = review.clock is not None
     if listed:
         lines += [
-            "| job | change | basis | before (P10–P90) | after (P10–P90) | Δ time | cost before | "
-            "cost after | cannot know |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+            "| job | change | basis | before (P10–P90) | after (P10–P90) | Δ time | "
+            + ("wait before (P90) | wait after (P90) | " if waited else "")
+            + "cost before | cost after | cannot know |",
+            "| --- | --- | --- | ---: | ---: | ---: | "
+            + ("---: | ---: | " if waited else "")
+            + "---: | ---: | --- |",
         ]
         for j in listed:
             flags = sorted(
@@ -492,8 +539,9 @@ def _review_section(review: WorkflowReview, heading: str | None) -> list[str]:
             )
             lines.append(
                 f"| {md(j.label)} | {j.status} | {md(j.basis)} | {_time(j.before)} | "
-                f"{_time(j.after)} | {signed_seconds(j.delta_s)} | {_money(j.cost_before)} | "
-                f"{_money(j.cost_after)} | "
+                f"{_time(j.after)} | {signed_seconds(j.delta_s)} | "
+                + (f"{wait_words(j.before)} | {wait_words(j.after)} | " if waited else "")
+                + f"{_money(j.cost_before)} | {_money(j.cost_after)} | "
                 f"{md(', '.join(FLAG_WORDS.get(f, f) for f in flags))} |"
             )
     else:

@@ -25,7 +25,6 @@ from the job time); with no history to measure it, when the Δ's own P10–P90 l
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,7 +32,9 @@ from typing import Any, Final
 import numpy as np
 
 from gharuntime.billing import JobCost, WorkflowCost
+from gharuntime.predict.draws import draw_levels, knots
 from gharuntime.predict.history import RunSpread
+from gharuntime.predict.wait import WALL_CLOCK, wait_draws
 from gharuntime.predict.workflow import JobPrediction, critical_path_draws
 
 __all__ = [
@@ -47,8 +48,9 @@ __all__ = [
 DRAWS: Final = 2_000
 """Draws per review (1,000 for a workflow of more than 1,000 jobs, to bound memory)."""
 SEED: Final = 51
-_Z: Final = {"p10": -1.2815515655446004, "p90": 1.2815515655446004, "p99": 2.3263478740408408}
 MEASURES: Final = ("total_job_s", "critical_path_s", "cost_usd")
+"""The run-level Δs of every review; WALL_CLOCK (wait + critical path) joins them where the
+model gives each job's wait."""
 
 
 @dataclass(frozen=True)
@@ -60,32 +62,13 @@ class DeltaSpread:
 
 
 def _knots(job: JobPrediction) -> tuple[np.ndarray, np.ndarray] | None:
-    """(normal scores, log seconds) of the job's levels; None without a P10 and a P90."""
-    q = job.quantiles
-    if "p10" not in q or "p90" not in q:
-        return None
-    point = q.get("p50", job.predicted.get("duration_s", 0.0))
-    pairs = sorted(
-        [(_Z["p10"], q["p10"]), (0.0, point), (_Z["p90"], q["p90"])]
-        + ([(_Z["p99"], q["p99"])] if "p99" in q else [])
-    )
-    z = np.array([p[0] for p in pairs])
-    values = np.array([max(float(p[1]), 1.0) if math.isfinite(p[1]) else 1.0 for p in pairs])
-    logs = np.maximum.accumulate(np.log(values))  # levels never decrease with the score
-    return z, logs
+    """(normal scores, log seconds) of the job's duration levels; None without a P10 and a P90."""
+    return knots(job.quantiles, job.predicted.get("duration_s", 0.0))
 
 
 def _durations(job: JobPrediction, z: np.ndarray) -> np.ndarray:
     """The job's drawn durations for the standard normal draws `z`."""
-    knots = _knots(job)
-    if knots is None:
-        return np.full(z.shape, job.predicted.get("duration_s", 0.0))
-    zs, logs = knots
-    out: np.ndarray = np.asarray(np.interp(z, zs, logs), dtype=float)
-    low, high = z < zs[0], z > zs[-1]
-    out[low] = logs[0] + (z[low] - zs[0]) * (logs[1] - logs[0]) / (zs[1] - zs[0])
-    out[high] = logs[-1] + (z[high] - zs[-1]) * (logs[-1] - logs[-2]) / (zs[-1] - zs[-2])
-    return np.asarray(np.exp(np.minimum(out, 30.0)))  # e^30 s: far past any job, never an overflow
+    return draw_levels(job.quantiles, job.predicted.get("duration_s", 0.0), z)
 
 
 def _rate(cost: JobCost, whole: WorkflowCost) -> float:
@@ -102,19 +85,26 @@ def _side(
     cost: WorkflowCost,
     rows: Sequence[int],
     z: np.ndarray,
+    z_wait: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Each measure in every draw, for one side (jobs[i] drawn with z[rows[i]])."""
+    """Each measure in every draw, for one side (jobs[i] drawn with z[rows[i]]; with `z_wait`,
+    the run's one score per draw, every job's wait: the wall clock too)."""
     draws = z.shape[1]
+    measures = (*MEASURES, WALL_CLOCK) if z_wait is not None else MEASURES
     if not jobs:
-        return {m: np.zeros(draws) for m in MEASURES}
+        return {m: np.zeros(draws) for m in measures}
     seconds = np.stack([_durations(j, z[r]) for j, r in zip(jobs, rows, strict=True)])
     rates = np.array([_rate(c, cost) for c in cost.jobs])
     minutes = np.where(seconds > 0, np.ceil(seconds / 60.0), 0.0)
-    return {
+    out = {
         "total_job_s": seconds.sum(axis=0),
         "critical_path_s": critical_path_draws(list(jobs), seconds),
         "cost_usd": (minutes * rates[:, None]).sum(axis=0),
     }
+    if z_wait is not None:
+        waits = wait_draws(jobs, z_wait)
+        out[WALL_CLOCK] = critical_path_draws(list(jobs), waits + seconds)
+    return out
 
 
 def delta_spread(
@@ -146,13 +136,17 @@ def delta_spread(
                 extra += 1
         rows_of.append(rows)
     draws = DRAWS if max(len(base), len(new)) <= 1_000 else DRAWS // 2
-    z = np.random.default_rng(SEED).standard_normal((max(extra, 1), draws))
-    drawn_before = _side(base, base_cost, rows_of[0], z)
-    drawn_after = _side(new, new_cost, rows_of[1], z)
+    rng = np.random.default_rng(SEED)
+    z = rng.standard_normal((max(extra, 1), draws))
+    # the waits' own draws, after the durations' (which stay as they were without waits)
+    waited = any(j.wait for j in (*base, *new))
+    z_wait = rng.standard_normal(draws) if waited else None
+    drawn_base = _side(base, base_cost, rows_of[0], z, z_wait)
+    drawn_new = _side(new, new_cost, rows_of[1], z, z_wait)
     p10: dict[str, float] = {}
     p90: dict[str, float] = {}
-    for m in MEASURES:
-        delta = drawn_after[m] - drawn_before[m]
+    for m in (*MEASURES, WALL_CLOCK) if waited else MEASURES:
+        delta = drawn_new[m] - drawn_base[m]
         low, high = np.percentile(delta, [10, 90])
         p10[m], p90[m] = float(low), float(high)
     return DeltaSpread(p10, p90)
@@ -193,17 +187,19 @@ def judge(
     """Each run-level Δ with its range, its noise band and whether it is beyond it (the
     module's rule). `deltas` are rounded as the output shows them (0.1 s, 0.0001 USD), so a
     Δ that prints as 0 is never beyond."""
-    bands: dict[str, float | None] = {m: None for m in MEASURES}
+    bands: dict[str, float | None] = {m: None for m in deltas}
     if noise is not None:
         bands["total_job_s"] = noise.band("total_job_s")
         bands["critical_path_s"] = noise.band("wall_s")
         if base_total_s > 0:
             bands["cost_usd"] = noise.band("total_job_s") * base_cost_usd / base_total_s
+        if noise.clock_s is not None:
+            bands[WALL_CLOCK] = noise.band("clock_s")
     out: dict[str, Measure] = {}
-    for m in MEASURES:
+    for m in deltas:
         delta = round(deltas[m], 4 if m == "cost_usd" else 1)
-        low = spread.p10[m] if spread else None
-        high = spread.p90[m] if spread else None
+        low = spread.p10.get(m) if spread else None
+        high = spread.p90.get(m) if spread else None
         band = bands[m]
         if noise is not None:
             beyond = band is not None and abs(delta) > threshold * band

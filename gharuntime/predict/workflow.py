@@ -52,6 +52,7 @@ __all__ = [
     "FLAGS",
     "FLAG_WORDS",
     "HISTORY_MATRIX",
+    "WAIT_TARGET",
     "JobPrediction",
     "RepoMeta",
     "WorkflowPrediction",
@@ -63,6 +64,7 @@ __all__ = [
     "predict_workflow",
     "repo_meta_from_json",
     "repo_workflow_path",
+    "wait_json",
     "workflow_rows",
 ]
 
@@ -437,6 +439,7 @@ class JobPrediction:
     steps: str = ""  # what its steps run (moves.step_fingerprint): a review pairs moves by it
     history_key: tuple[str, str] | None = None  # (workflow path, identity) its history is under
     from_history: tuple[str, str] | None = None  # a matrix member from history: history_jobs
+    wait: dict[str, float] = field(default_factory=dict)  # queue_s by level (p50: the median)
 
 
 BASIS_WORDS: dict[str, str] = {
@@ -487,6 +490,7 @@ class WorkflowPrediction:
                     **{k: round(v, 1) for k, v in j.predicted.items()},
                     **_range_json(j.quantiles, j.timeout),
                     **_basis_json(j),
+                    "wait_s": wait_json(j.wait),
                 }
                 for j in self.jobs
             ],
@@ -502,6 +506,19 @@ class WorkflowPrediction:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
+
+
+def wait_json(wait: Mapping[str, float]) -> dict[str, float | None] | None:
+    """A job's wait for a runner: `median` (its P50), `p10`, `p90`, `p99` (s); None when the
+    model gives no wait."""
+    if not wait:
+        return None
+    return {
+        "median": _round(wait.get("p50")),
+        "p10": _round(wait.get("p10")),
+        "p90": _round(wait.get("p90")),
+        "p99": _round(wait.get("p99")),
+    }
 
 
 def _basis_json(job: JobPrediction) -> dict[str, Any]:
@@ -623,6 +640,29 @@ def _run(
     return predicted, levels
 
 
+WAIT_TARGET: Final = "queue_s"
+"""The target whose prediction is a job's wait for a runner (started − created)."""
+
+
+def _wait_levels(method: Method | None, frame: pl.DataFrame) -> list[dict[str, float]]:
+    """Each row's queue_s by level (p10, p50, p90, p99 where the model gives them; p50 is the
+    point prediction when it gives no levels); [{}] * rows without a wait model."""
+    if method is None or WAIT_TARGET not in method.targets or frame.height == 0:
+        return [{} for _ in range(frame.height)]
+    point = np.asarray(method.predict_rows(frame)[WAIT_TARGET], dtype=np.float64)
+    levels = {
+        q: np.asarray(by_target[WAIT_TARGET], dtype=np.float64)
+        for q, by_target in method.quantiles().items()
+        if WAIT_TARGET in by_target
+    }
+    out = []
+    for i in range(frame.height):
+        row = {q: float(v[i]) for q, v in levels.items()}
+        row.setdefault("p50", float(point[i]))
+        out.append(row)
+    return out
+
+
 def _merge(
     n: int, parts: list[tuple[np.ndarray, dict[str, np.ndarray]]], keys: set[str]
 ) -> dict[str, np.ndarray]:
@@ -673,6 +713,7 @@ def predict_workflow(
     history_path: str | None = None,
     aliases: Mapping[JobUnit, HistoryAlias] | None = None,
     resolve_reusable: Callable[[str], Workflow | None] | None = None,
+    wait: Method | None = None,
 ) -> WorkflowPrediction:
     """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one.
 
@@ -685,7 +726,8 @@ def predict_workflow(
     matrix`); `aliases` (a review's moved jobs, gharuntime.predict.moves) name where a job
     with no run of its own finds its history. `resolve_reusable` reads the local reusable
     workflows it calls (default: beside `local_file`). An `if:` flags its job only when it may
-    skip it on `meta.event`."""
+    skip it on `meta.event`. `wait`, a model predicting queue_s, gives each job its wait for a
+    runner (JobPrediction.wait)."""
     when = at or datetime.now(timezone.utc)
     meta = meta or RepoMeta()
     frame, jobs = workflow_rows(
@@ -711,6 +753,7 @@ def predict_workflow(
         frame = history_rows(frame, picked)
         with_history = np.array([bool(x) for x in lists], dtype=bool)
     predictions, levels = _predict_frame(frame, method, fallback, with_history)
+    waits = _wait_levels(wait, frame)
     out = []
     for i, job in enumerate(jobs):
         labels = tuple(job.runner_labels)
@@ -743,6 +786,7 @@ def predict_workflow(
                 steps=step_fingerprint(job),
                 history_key=looked[i],
                 from_history=members[i],
+                wait=waits[i],
             )
         )
     cycle = needs_cycle(out)
