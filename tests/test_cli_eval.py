@@ -300,10 +300,3 @@ def test_multi_tables_say_which_target_is_left_out(no_logs_dataset: Path, tmp_pa
     assert "mean RMSLE" in text
     assert "log_bytes: left out, not scored: the dataset holds no value of it" in text
 
-
-def test_the_help_lists_every_metric_of_the_registry() -> None:
-    from gharuntime.eval.metrics import METRICS
-
-    out = CliRunner().invoke(cli, ["eval", "--help"], terminal_width=200).output
-    listed = " ".join(out.split("Metrics per target:")[1].split(";")[0].split())
-    assert listed == ", ".join(m.label for m in METRICS)
