@@ -299,4 +299,3 @@ def test_multi_tables_say_which_target_is_left_out(no_logs_dataset: Path, tmp_pa
     )
     assert "mean RMSLE" in text
     assert "log_bytes: left out, not scored: the dataset holds no value of it" in text
-
