@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gharuntime.baselines.gbdt import GBDT, TREE_SPECS, tree_threads
-from gharuntime.baselines.params import Spec
+from gharuntime.baselines.gbdt import GBDT, tree_params, tree_threads
+from gharuntime.baselines.params import ParamSpec, ParamTable
 
 __all__ = ["CatBoost"]
 
@@ -25,22 +25,11 @@ class CatBoost(GBDT):
     name = "catboost"
     version = "2.0"
     model_suffix = ".cbm"
-    defaults: ClassVar[dict[str, Any]] = {
-        "n_estimators": 2000,
-        "early_stopping_rounds": 100,
-        "learning_rate": 0.08,
-        "depth": 6,
-        "l2_leaf_reg": 3.0,
-        "identity": True,
-        "target_encoding": True,
-        "masking": True,
-        "intervals": "conformal",
-    }
-    specs: ClassVar[dict[str, Spec]] = {
-        **TREE_SPECS,
-        "depth": Spec("int", 1, 16),  # CatBoost's own limit
-        "l2_leaf_reg": Spec("float", 0, 1e6),
-    }
+    param_specs: ClassVar[ParamTable] = tree_params(
+        0.08,
+        ParamSpec("depth", "int", 6, low=1, high=16, help="depth of the oblivious trees"),
+        ParamSpec("l2_leaf_reg", "float", 3.0, low=0, high=1e6, help="L2 regularisation"),
+    )
 
     def _pool(self, x: np.ndarray, y: np.ndarray | None = None) -> Any:
         """Numeric columns as float32, categorical codes as text (`-` where unseen): CatBoost

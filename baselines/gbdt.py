@@ -23,7 +23,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -46,13 +46,13 @@ from gharuntime.baselines.identity import (
     unseen_shares,
 )
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
-from gharuntime.baselines.params import Spec, check_specs
+from gharuntime.baselines.params import ParamSpec, ParamTable
 from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
 
-__all__ = ["GBDT", "THREADS", "LightGBM", "XGBoost", "tree_threads"]
+__all__ = ["GBDT", "THREADS", "LightGBM", "XGBoost", "tree_params", "tree_threads"]
 
 THREADS = 2
 QUEUE_TARGET = "queue_s"
@@ -79,24 +79,65 @@ def _log_target(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.log1p(np.where(ok, y, 0.0)), ok
 
 
-TREE_SPECS: Final[dict[str, Spec]] = {
-    "n_estimators": Spec("int", 1, 100_000),
-    "early_stopping_rounds": Spec("int", 1, 100_000),
-    "learning_rate": Spec("float", 0, 1, low_open=True),
-    "identity": Spec("bool"),
-    "target_encoding": Spec("bool"),
-    "masking": Spec("bool"),
-    "intervals": Spec("choice", choices=INTERVALS),
-}
-"""The parameters every tree method shares (LightGBM, XGBoost, CatBoost)."""
+def tree_params(learning_rate: float, *own: ParamSpec) -> ParamTable:
+    """A tree method's parameters: those every tree method shares (LightGBM, XGBoost,
+    CatBoost), with its learning rate, and its library's own (`own`) after the learning rate,
+    in the order `config()` records them."""
+    return ParamTable(
+        ParamSpec(
+            "n_estimators",
+            "int",
+            2000,
+            low=1,
+            high=100_000,
+            help="boosting rounds at most (early stopping on the validation split may stop sooner)",
+        ),
+        ParamSpec(
+            "early_stopping_rounds",
+            "int",
+            100,
+            low=1,
+            high=100_000,
+            help="stop after this many rounds without a better validation score",
+        ),
+        ParamSpec(
+            "learning_rate", "float", learning_rate, low=0, high=1, low_open=True, help="shrinkage"
+        ),
+        *own,
+        ParamSpec(
+            "identity",
+            "bool",
+            True,
+            help="read the job's identity (repository, workflow, job, matrix values, runner "
+            "labels, name words); false: the configuration features alone",
+        ),
+        ParamSpec(
+            "target_encoding",
+            "bool",
+            True,
+            help="add out-of-fold (repo), (repo, workflow), (repo, workflow, job) target encodings",
+        ),
+        ParamSpec(
+            "masking",
+            "bool",
+            True,
+            help="hide the identity on the share of training rows the validation split says "
+            "the test will not know",
+        ),
+        ParamSpec(
+            "intervals",
+            "choice",
+            "conformal",
+            choices=INTERVALS,
+            help="P10-P90: conformal (validation residual quantiles) or objective (one "
+            "quantile-loss model per level)",
+        ),
+    )
 
 
 class GBDT(Method):
     """Gradient-boosted trees on the shared features; subclasses pick the library."""
 
-    defaults: ClassVar[dict[str, Any]] = {}
-    specs: ClassVar[dict[str, Spec]] = {}
-    """What each parameter of `defaults` takes (baselines.params), checked before any work."""
     model_suffix: ClassVar[str] = ""
 
     def __init__(
@@ -107,15 +148,7 @@ class GBDT(Method):
         targets: Sequence[str] | None = None,
         **params: Any,
     ) -> None:
-        unknown = sorted(set(params) - set(self.defaults))
-        if unknown:
-            raise MethodError(
-                f"{self.name}: unknown parameter(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(self.defaults))}"
-            )
-        self.params: dict[str, Any] = {**self.defaults, **params}
-        check_specs(self.name, self.specs, self.params)
-        super().__init__(track, seed=seed, targets=targets)
+        super().__init__(track, seed=seed, targets=targets, **params)
         self.spec: FeatureSpec | None = None
         self.events: JobEvents | None = None
         self.identity: IdentitySpec | None = None
@@ -160,9 +193,6 @@ class GBDT(Method):
         if enc is None:
             return x
         return np.hstack([x, enc.transform(frame.select(ENCODING_INPUTS))])
-
-    def config(self) -> dict[str, Any]:
-        return dict(self.params)
 
     def _features(self, frame: pl.DataFrame, progress: Progress | None = None) -> np.ndarray:
         assert self.spec is not None
@@ -388,28 +418,33 @@ class LightGBM(GBDT):
     name = "lightgbm"
     version = "2.0"
     model_suffix = ".lgb.txt"
-    defaults: ClassVar[dict[str, Any]] = {
-        "n_estimators": 2000,
-        "early_stopping_rounds": 100,
-        "learning_rate": 0.05,
-        "num_leaves": 63,
-        "min_data_in_leaf": 20,
-        "feature_fraction": 0.8,
-        "bagging_fraction": 0.8,
-        "lambda_l2": 1.0,
-        "identity": True,
-        "target_encoding": True,
-        "masking": True,
-        "intervals": "conformal",
-    }
-    specs: ClassVar[dict[str, Spec]] = {
-        **TREE_SPECS,
-        "num_leaves": Spec("int", 2, 131_072),  # LightGBM's own range
-        "min_data_in_leaf": Spec("int", 0, 1_000_000),
-        "feature_fraction": Spec("float", 0, 1, low_open=True),
-        "bagging_fraction": Spec("float", 0, 1, low_open=True),
-        "lambda_l2": Spec("float", 0, 1e6),
-    }
+    param_specs: ClassVar[ParamTable] = tree_params(
+        0.05,
+        # LightGBM's own range
+        ParamSpec("num_leaves", "int", 63, low=2, high=131_072, help="leaves per tree at most"),
+        ParamSpec(
+            "min_data_in_leaf", "int", 20, low=0, high=1_000_000, help="rows per leaf at least"
+        ),
+        ParamSpec(
+            "feature_fraction",
+            "float",
+            0.8,
+            low=0,
+            high=1,
+            low_open=True,
+            help="share of the columns each tree sees",
+        ),
+        ParamSpec(
+            "bagging_fraction",
+            "float",
+            0.8,
+            low=0,
+            high=1,
+            low_open=True,
+            help="share of the rows each tree sees",
+        ),
+        ParamSpec("lambda_l2", "float", 1.0, low=0, high=1e6, help="L2 regularisation"),
+    )
 
     def _train(
         self,
@@ -485,28 +520,38 @@ class XGBoost(GBDT):
     name = "xgboost"
     version = "2.0"
     model_suffix = ".xgb.json"
-    defaults: ClassVar[dict[str, Any]] = {
-        "n_estimators": 2000,
-        "early_stopping_rounds": 100,
-        "learning_rate": 0.05,
-        "max_depth": 8,
-        "min_child_weight": 5.0,
-        "subsample": 0.8,
-        "colsample_bytree": 0.8,
-        "reg_lambda": 1.0,
-        "identity": True,
-        "target_encoding": True,
-        "masking": True,
-        "intervals": "conformal",
-    }
-    specs: ClassVar[dict[str, Spec]] = {
-        **TREE_SPECS,
-        "max_depth": Spec("int", 1, 32),  # 2^32 leaves is past any machine here
-        "min_child_weight": Spec("float", 0, 1e6),
-        "subsample": Spec("float", 0, 1, low_open=True),
-        "colsample_bytree": Spec("float", 0, 1, low_open=True),
-        "reg_lambda": Spec("float", 0, 1e6),
-    }
+    param_specs: ClassVar[ParamTable] = tree_params(
+        0.05,
+        # 2^32 leaves is past any machine here
+        ParamSpec("max_depth", "int", 8, low=1, high=32, help="depth of a tree at most"),
+        ParamSpec(
+            "min_child_weight",
+            "float",
+            5.0,
+            low=0,
+            high=1e6,
+            help="hessian weight a leaf needs at least",
+        ),
+        ParamSpec(
+            "subsample",
+            "float",
+            0.8,
+            low=0,
+            high=1,
+            low_open=True,
+            help="share of the rows each tree sees",
+        ),
+        ParamSpec(
+            "colsample_bytree",
+            "float",
+            0.8,
+            low=0,
+            high=1,
+            low_open=True,
+            help="share of the columns each tree sees",
+        ),
+        ParamSpec("reg_lambda", "float", 1.0, low=0, high=1e6, help="L2 regularisation"),
+    )
 
     def _train(
         self,

@@ -10,13 +10,14 @@ column the track forbids never sees a row; it is refused with `ForbiddenInputErr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
 
+from gharuntime.baselines.params import ParamTable
 from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
 from gharuntime.errors import GharuntimeError
@@ -29,6 +30,7 @@ __all__ = [
     "MethodError",
     "Resumable",
     "inputs_for",
+    "resolve_params",
     "restrict",
     "targets_of",
 ]
@@ -92,6 +94,22 @@ def inputs_for(method_name: str, wanted: tuple[str, ...], track: str) -> tuple[s
     return wanted
 
 
+def resolve_params(method_name: str, table: ParamTable, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter of `table`, `given` over the defaults, in the table's order: MethodError
+    for a name the table does not declare (with the closest one it does) or a value its spec
+    refuses, before any data is read."""
+    if given and not table:
+        raise MethodError(f"method {method_name!r} takes no parameters (got {', '.join(given)})")
+    unknown = table.unknown(given)
+    if unknown:
+        raise MethodError(f"{method_name}: {unknown}")
+    values = {**table.defaults, **given}
+    problems = table.problems(values)
+    if problems:
+        raise MethodError(f"{method_name}: bad --param: {problems}")
+    return values
+
+
 def restrict(frame: pl.DataFrame, columns: tuple[str, ...]) -> pl.DataFrame:
     """Only `columns` of `frame`: what a method is allowed to see."""
     missing = [c for c in columns if c not in frame.columns]
@@ -112,8 +130,20 @@ class Method(ABC):
     the largest difference of any value or bound taken as the same result, absolute for values
     up to 1 and relative above (`leaderboard.reproduce.allowed_difference`). Seeded and
     deterministic methods: bit for bit on the same machine, 1e-9 across machines."""
+    param_specs: ClassVar[ParamTable] = ParamTable()
+    """The parameters it takes (`--param KEY=VALUE`), each typed and bounded with its default
+    and help (gharuntime.baselines.params), in the order `config()` records them: checked by
+    `__init__` before any data is read; none by default."""
 
-    def __init__(self, track: str, *, seed: int = 0, targets: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        track: str,
+        *,
+        seed: int = 0,
+        targets: Sequence[str] | None = None,
+        **params: Any,
+    ) -> None:
+        self.params: dict[str, Any] = resolve_params(self.name, self.param_specs, params)
         _track(track)
         self.track = track
         self.targets: tuple[str, ...] = targets_of(self.name, track, targets)
@@ -155,8 +185,9 @@ class Method(ABC):
         return self.predict(restrict(frame, self.inputs))
 
     def config(self) -> dict[str, Any]:
-        """Hyperparameters and options, recorded in the model folder and the submission."""
-        return {}
+        """Hyperparameters and options, recorded in the model folder and the submission: its
+        parameters' values (none for a method without any)."""
+        return dict(self.params)
 
     def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
         """{"p10": {target: values}, "p50": ..., "p90": ...} of the last predict, ascending in

@@ -1,7 +1,8 @@
-"""The reference methods by name, each declared once: its class, what `gharuntime baseline
---help` says of it, and how `gharuntime pipeline` runs it. The baseline command's choices and
-help, the pipeline's plan and its help are all made from `REGISTERED`, so a new method is one
-entry here."""
+"""The reference methods by name, each declared once: its class (with its parameters,
+`Method.param_specs`), what `gharuntime baseline --help` says of it, how `gharuntime pipeline`
+runs it and whether `gharuntime learn` offers it. The baseline command's choices, help and
+parameter list, the pipeline's plan and its help, and learn's `--method` choices are all made
+from `REGISTERED`, so a new method is its module and one entry here."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ __all__ = [
     "TUNED_PIPELINE_TRIALS",
     "PipelineRun",
     "Registered",
+    "learn_methods",
     "make_method",
     "methods_help",
+    "params_help",
 ]
 
 
@@ -42,11 +45,14 @@ class PipelineRun:
 
 @dataclass(frozen=True)
 class Registered:
-    """A reference method: its class, its help text, and its pipeline run (None: not run)."""
+    """A reference method: its class, its help text, its pipeline run (None: not run), and
+    whether `gharuntime learn` offers it (a method fitting both tracks learn fits, in a time a
+    team's machine affords)."""
 
     method: type[Method]
     summary: str
     pipeline: PipelineRun | None = field(default_factory=PipelineRun)
+    learn: bool = False
 
     @property
     def name(self) -> str:
@@ -87,10 +93,13 @@ REGISTERED: Final[tuple[Registered, ...]] = (
         "LightGBM on features of the job's YAML, runner, matrix and repository, its identity "
         "(repository, workflow, job, matrix values, name words) and out-of-fold group target "
         "encodings (--param identity=false target_encoding=false: the configuration alone)",
+        learn=True,
     ),
-    Registered(XGBoost, "XGBoost on the same features"),
+    Registered(XGBoost, "XGBoost on the same features", learn=True),
     Registered(
-        CatBoost, "CatBoost on the same features, the identity columns as its own categoricals"
+        CatBoost,
+        "CatBoost on the same features, the identity columns as its own categoricals",
+        learn=True,
     ),
     Registered(
         LightGBMTuned,
@@ -124,18 +133,35 @@ REGISTERED: Final[tuple[Registered, ...]] = (
 METHODS: Final[dict[str, type[Method]]] = {r.name: r.method for r in REGISTERED}
 
 
-def methods_help(indent: int = 2, width: int = 96) -> str:
-    """The methods as `gharuntime baseline --help` lists them: each name, then its summary
-    wrapped beside it (lines for a click `\\b` block, which keeps them as they are)."""
+def _beside(rows: list[tuple[str, str]], indent: int, width: int) -> str:
+    """Each name, then its text wrapped beside it (lines for a click `\\b` block, which keeps
+    them as they are)."""
     column = indent + max(len(r.name) for r in REGISTERED) + 2
     lines = []
-    for r in REGISTERED:
+    for name, text in rows:
         wrapped = textwrap.wrap(
-            r.summary, width - column, break_on_hyphens=False, break_long_words=False
+            text, width - column, break_on_hyphens=False, break_long_words=False
         )
-        lines.append(" " * indent + r.name.ljust(column - indent) + wrapped[0])
+        lines.append(" " * indent + name.ljust(column - indent) + wrapped[0])
         lines += [" " * column + line for line in wrapped[1:]]
     return "\n".join(lines)
+
+
+def methods_help(indent: int = 2, width: int = 96) -> str:
+    """The methods as `gharuntime baseline --help` lists them: each name, then its summary."""
+    return _beside([(r.name, r.summary) for r in REGISTERED], indent, width)
+
+
+def params_help(indent: int = 2, width: int = 96) -> str:
+    """The parameters of each method that takes any, as `gharuntime baseline --help` lists
+    them: `name=default` from its class's `param_specs`."""
+    rows = [(r.name, r.method.param_specs.listing()) for r in REGISTERED if r.method.param_specs]
+    return _beside(rows, indent, width)
+
+
+def learn_methods() -> list[str]:
+    """The methods `gharuntime learn --method` offers (`Registered.learn`), by name."""
+    return sorted(r.name for r in REGISTERED if r.learn)
 
 
 def make_method(
@@ -152,8 +178,4 @@ def make_method(
     cls = METHODS.get(name)
     if cls is None:
         raise MethodError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
-    if params:
-        if not hasattr(cls, "defaults"):
-            raise MethodError(f"method {name!r} takes no parameters (got {', '.join(params)})")
-        return cls(track, seed=seed, targets=targets, **params)
-    return cls(track, seed=seed, targets=targets)
+    return cls(track, seed=seed, targets=targets, **(params or {}))

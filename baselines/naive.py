@@ -209,8 +209,15 @@ class LastRun(Method):
     name = "last-run"
     version = "1.0"
 
-    def __init__(self, track: str, *, seed: int = 0, targets: Sequence[str] | None = None) -> None:
-        super().__init__(track, seed=seed, targets=targets)
+    def __init__(
+        self,
+        track: str,
+        *,
+        seed: int = 0,
+        targets: Sequence[str] | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(track, seed=seed, targets=targets, **params)
         self.fallback = GroupMedian(track, seed=seed, targets=targets)
 
     def reads(self, track: str) -> tuple[str, ...]:

@@ -27,11 +27,11 @@ import numpy as np
 from gharuntime.baselines.gbdt import GBDT, LightGBM, XGBoost
 from gharuntime.baselines.journal import TuningJournal
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.params import Spec
+from gharuntime.baselines.params import ParamSpec, ParamTable
 from gharuntime.errors import GharuntimeError
 from gharuntime.progress import Progress, say
 
-__all__ = ["SEARCH_SPACES", "LightGBMTuned", "XGBoostTuned"]
+__all__ = ["SEARCH_SPACES", "TRIALS", "LightGBMTuned", "XGBoostTuned"]
 
 Space = Callable[[Any], dict[str, Any]]
 
@@ -62,12 +62,21 @@ SEARCH_SPACES: dict[str, Space] = {"lightgbm": _lightgbm_space, "xgboost": _xgbo
 """Each library's search space (ranges in the functions above)."""
 
 
+TRIALS = ParamSpec(
+    "trials",
+    "int",
+    20,
+    low=1,
+    high=1000,  # each a fit
+    help="seeded Optuna trials per target, the first one the defaults",
+)
+"""The search budget, the one parameter a tuned tree adds to its library's."""
+
+
 class _Tuned(GBDT):
     """Optuna over the learner's hyperparameters, scored on the validation split."""
 
     base: ClassVar[str] = ""
-    tuning_defaults: ClassVar[dict[str, Any]] = {"trials": 20}
-    tuning_specs: ClassVar[dict[str, Spec]] = {"trials": Spec("int", 1, 1000)}  # each a fit
 
     def __init__(
         self,
@@ -78,9 +87,6 @@ class _Tuned(GBDT):
         **params: Any,
     ) -> None:
         super().__init__(track, seed=seed, targets=targets, **params)
-        trials = self.params["trials"]
-        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-            raise MethodError(f"{self.name}: trials must be an integer ≥ 1, not {trials!r}")
         self.tuning: dict[str, dict[str, Any]] = {}
         self._progress: Progress | None = None
         self._journal: TuningJournal | None = None
@@ -273,8 +279,7 @@ class LightGBMTuned(_Tuned, LightGBM):
     name = "lightgbm-tuned"
     version = "2.0"
     base = "lightgbm"
-    defaults: ClassVar[dict[str, Any]] = {**LightGBM.defaults, **_Tuned.tuning_defaults}
-    specs: ClassVar[dict[str, Spec]] = {**LightGBM.specs, **_Tuned.tuning_specs}
+    param_specs: ClassVar[ParamTable] = LightGBM.param_specs.extended(TRIALS)
 
 
 class XGBoostTuned(_Tuned, XGBoost):
@@ -283,5 +288,4 @@ class XGBoostTuned(_Tuned, XGBoost):
     name = "xgboost-tuned"
     version = "2.0"
     base = "xgboost"
-    defaults: ClassVar[dict[str, Any]] = {**XGBoost.defaults, **_Tuned.tuning_defaults}
-    specs: ClassVar[dict[str, Spec]] = {**XGBoost.specs, **_Tuned.tuning_specs}
+    param_specs: ClassVar[ParamTable] = XGBoost.param_specs.extended(TRIALS)

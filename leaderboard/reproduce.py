@@ -124,8 +124,8 @@ _RESULT_FIX: Final = (
 def _params(method: str, config: dict[str, Any]) -> dict[str, Any]:
     """The recorded configuration, restricted to what the method takes as parameters, less the
     machine-local ones."""
-    defaults = getattr(METHODS[method], "defaults", {})
-    return {k: v for k, v in config.items() if k in defaults and k not in MACHINE_LOCAL}
+    declared = METHODS[method].param_specs
+    return {k: v for k, v in config.items() if k in declared and k not in MACHINE_LOCAL}
 
 
 def _refused(where: str, problems: list[str]) -> ResultRefused:

@@ -41,3 +41,14 @@ def test_every_method_the_pipeline_runs_is_in_its_help_and_comes_from_the_regist
     assert named == [p.name for p in PIPELINE_METHODS]
     assert "last-run(historytrackonly)" in stages  # where the track forbids its inputs
     assert "laser(configtrackonly;" in stages  # where the registry says
+
+
+def test_learn_offers_the_methods_the_registry_marks() -> None:
+    """`gharuntime learn --method` takes its choices from REGISTERED (`learn=True`), not from a
+    list of its own."""
+    from gharuntime.baselines.methods import REGISTERED
+    from gharuntime.cli.learn import learn_command
+
+    choices = next(p for p in learn_command.params if p.name == "method").type.choices  # type: ignore[attr-defined]
+    assert list(choices) == sorted(r.name for r in REGISTERED if r.learn)
+    assert list(choices) == ["catboost", "lightgbm", "xgboost"]

@@ -71,3 +71,27 @@ def test_mkdocs_runs_the_hook_and_reads_its_tree() -> None:
     handlers = [p for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p]
     paths = handlers[0]["mkdocstrings"]["handlers"]["python"]["paths"]
     assert ROOT / paths[0] == _hook().TREE
+
+
+def test_the_parameter_tables_are_written_from_the_methods_declarations() -> None:
+    """docs/hooks/method_params.py: one row per parameter of every method that takes any (a
+    tuned tree names its library's table and adds its own), from `Method.param_specs`."""
+    from gharuntime.baselines.methods import REGISTERED
+
+    spec = importlib.util.spec_from_file_location(
+        "method_params", ROOT / "docs/hooks/method_params.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = (ROOT / "docs" / hook.PAGE).read_text(encoding="utf-8")
+    text = hook.render(page)
+    assert hook.MARKER not in text
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    assert "docs/hooks/method_params.py" in config["hooks"]
+    for entry in REGISTERED:
+        for name, param in entry.method.param_specs.items():
+            row = f"| `{name}` | `{param.shown_default()}` |"
+            assert row in text, (entry.name, name)
+    assert "**`lightgbm-tuned`**: the parameters of `lightgbm`, and" in text
+    assert "| `learning_rate` | `0.08` | a number > 0 and ≤ 1 |" in text  # catboost's own

@@ -183,3 +183,33 @@ def test_each_metric_reads_only_the_row_terms_it_names() -> None:
             assert not np.array_equal(
                 metrics_from_sums(moved)[m.name], base[m.name], equal_nan=True
             ), (m.name, name)
+
+
+def _required_lists(node: object) -> list[list[str]]:
+    """Every `required` list of the schema, wherever it is."""
+    if isinstance(node, dict):
+        found = [node["required"]] if isinstance(node.get("required"), list) else []
+        return found + [r for v in node.values() for r in _required_lists(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _required_lists(v)]
+    return []
+
+
+def test_the_result_schema_requires_exactly_the_headline_metrics() -> None:
+    """The headline flag lives in METRICS (`Metric.headline`, the column order); the schema's
+    two lists of what every result stores per target and per resample must name exactly those,
+    so a headline metric added to METRICS alone fails here."""
+    import json
+    from importlib import resources
+
+    from gharuntime.eval.metrics import HEADLINE_METRICS
+
+    schema = json.loads(
+        resources.files("gharuntime.leaderboard").joinpath("result.schema.json").read_text()
+    )
+    headline = [m.name for m in HEADLINE_METRICS]
+    assert headline == [m.name for m in sorted(METRICS, key=lambda m: m.headline) if m.headline]
+    metric_lists = [r for r in _required_lists(schema) if set(r) & {m.name for m in METRICS}]
+    listing_all = [r for r in metric_lists if len(r) > 1]
+    assert len(listing_all) == 2
+    assert all(r == headline for r in listing_all)

@@ -123,3 +123,43 @@ def test_rows_per_file_applies_to_a_crawled_source(tmp_path: Path) -> None:
     files = [f["path"] for f in split.manifest["files"]]
     assert len(files) > len(whole.manifest["files"])
     assert any("-00001-of-" in f for f in files)
+
+
+KIND = """
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gharuntime.source_kinds.base import SourceConfig
+from gharuntime.source_kinds.raw import RawConfig  # another module's kind: not this one's
+
+
+@dataclass(frozen=True)
+class {name}(SourceConfig):
+    kind: ClassVar[str] = "{kind}"
+    rank: ClassVar[int] = {rank}
+    options: ClassVar[tuple] = ()
+    summary: ClassVar[str] = "a kind of a test"
+"""
+
+
+def test_a_kind_is_found_in_its_package_without_a_registry_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`discover` reads the package's modules: each SourceConfig subclass a module defines
+    with a kind of its own, in rank order; one declared twice is refused."""
+    from gharuntime.source_kinds import discover
+
+    package = tmp_path / "extkinds"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "late.py").write_text(KIND.format(name="Late", kind="late", rank=90))
+    (package / "early.py").write_text(KIND.format(name="Early", kind="early", rank=5))
+    (package / "helpers.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = discover("extkinds")
+    assert list(found) == ["early", "late"]
+    assert found["late"].__module__ == "extkinds.late"
+    assert list(SOURCES) == list(discover())  # the registry is what its package holds
+    (package / "again.py").write_text(KIND.format(name="Again", kind="late", rank=1))
+    with pytest.raises(RuntimeError, match="'late' is declared twice"):
+        discover("extkinds")

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
-from gharuntime.baselines.laser.params import check_params
+from gharuntime.baselines.laser.params import CODEC_PARAMS, SPECS
 from gharuntime.baselines.laser.processes import Group
 from gharuntime.baselines.laser.prompts import (
     EstimateCounter,
@@ -37,6 +37,7 @@ from gharuntime.baselines.laser.prompts import (
 )
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
 from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.baselines.params import ParamTable
 from gharuntime.contract import PRIMARY_TARGET
 from gharuntime.progress import Progress, say
 
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["Laser"]
 
 
-CODEC_PARAMS = ("mantissa_digits", "exp_min", "exp_max", "exp_width", "int_digits", "frac_digits")
 CHECKPOINT_TOKENIZER = "tokenizer"
 
 
@@ -60,40 +60,7 @@ class Laser(Method):
     # an MAE in seconds) and still be the same result. On the same machine and threads it
     # reproduces exactly.
     reproduce_tolerance: ClassVar[float] = 0.02
-    defaults: ClassVar[dict[str, Any]] = {
-        "model": "tiny",  # tiny | tiny-256 | small | smollm2-135m | PATH | Hub id
-        "max_steps": 300,
-        "batch_size": 8,
-        "grad_accum": 1,
-        "lr": None,  # None: 1e-3 from scratch, 2e-4 with LoRA, 5e-5 full fine-tuning
-        "warmup_steps": 20,
-        "lr_schedule": "cosine",  # cosine (decays to 10% of lr at max_steps) | constant
-        "weight_decay": 0.0,
-        "budget": 512,  # prompt tokens
-        "encoding": "sci",  # sci | decimal
-        "attention": "full",  # full | sliding
-        "sliding_window": 128,
-        "lora_r": 0,
-        "lora_alpha": None,
-        "vocab_size": 2000,
-        "samples": 16,  # median of 16 draws; 1 = greedy (fast, biased low: see above)
-        "temperature": 1.0,
-        "decode_batch_size": 16,
-        "precision": "auto",  # auto (train.PRECISION_BY_DEVICE) | fp32 | bf16
-        # torch.compile the training forward: with right-padded batches no faster than eager
-        # bf16 on a 2-core CPU, and 10-50 s of compiling (benchmarks/laser_cpu_train.py)
-        "compile": False,
-        "threads": 0,  # torch CPU threads; 0 leaves torch's default
-        "train_fraction": 1.0,
-        "checkpoint_dir": None,
-        "checkpoint_every": 50,
-        "stop_after": None,  # stop after this many steps, as a kill would (tests)
-        # every K steps, RMSLE of greedy decodes on a seeded sample of the validation split;
-        # the model keeps the best step's weights (0: off, train max_steps and keep the last)
-        "validate_every": 0,
-        "validation_rows": 256,
-        **dict.fromkeys(CODEC_PARAMS),
-    }
+    param_specs: ClassVar[ParamTable] = SPECS  # every value typed and bounded before any work
 
     def __init__(
         self,
@@ -103,15 +70,7 @@ class Laser(Method):
         targets: Sequence[str] | None = None,
         **params: Any,
     ) -> None:
-        unknown = sorted(set(params) - set(self.defaults))
-        if unknown:
-            raise MethodError(
-                f"laser: unknown parameter(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(self.defaults))}"
-            )
-        self.params: dict[str, Any] = {**self.defaults, **params}
-        check_params(self.params)  # every value typed and bounded before any work
-        super().__init__(track, seed=seed, targets=targets)
+        super().__init__(track, seed=seed, targets=targets, **params)
         self.codec: Codec = self._codec()
         self.model: Any = None
         self.tokenizer: Any = None
@@ -525,7 +484,7 @@ class Laser(Method):
         from gharuntime.baselines.laser.models import load_fitted
 
         config = dict(meta["config"])
-        params = {k: v for k, v in config.items() if k in cls.defaults}
+        params = {k: v for k, v in config.items() if k in cls.param_specs}
         params["checkpoint_dir"] = None
         method = cls(
             str(meta["track"]),

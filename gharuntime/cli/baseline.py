@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,8 @@ import click
 
 from gharuntime.baselines.launch import finish, is_primary
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.methods import METHODS, methods_help
+from gharuntime.baselines.methods import METHODS, methods_help, params_help
+from gharuntime.baselines.params import parse_param
 from gharuntime.baselines.request import BaselineRequest, run_request
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
@@ -28,13 +28,11 @@ __all__ = ["baseline_command"]
 def _params(values: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in values:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--param")
         try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
+            key, value = parse_param(item)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--param") from None
+        out[key] = value
     return out
 
 
@@ -52,6 +50,11 @@ The tuned trees (lightgbm-tuned, xgboost-tuned) keep each finished trial in
 OUT without .jsonl plus .tuning.sqlite3: run the same command again after a kill and it
 keeps those trials (same dataset revision, method, parameters, seed, code), runs the rest
 and ends with the model and submission of an uninterrupted run. --fresh starts over.
+
+\b
+Parameters (--param KEY=VALUE, VALUE read as JSON, else as text; each shown with its default):
+{params_help()}
+An unknown parameter or a value out of its range is refused before the dataset is read.
 
 \b
 Exit codes: 0 written, 2 bad input or a method the track forbids.
@@ -113,7 +116,7 @@ Example:
     metavar="KEY=VALUE",
     type=Text(1000),
     help="A method hyperparameter, e.g. --param n_estimators=300 (lightgbm, xgboost), "
-    "--param model=tiny (laser).",
+    "--param model=tiny (laser); each method's are listed above.",
 )
 @click.option(
     "--fresh",

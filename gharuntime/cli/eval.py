@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.meta import MethodMeta
+from gharuntime.eval.metrics import METRICS
 from gharuntime.eval.report import render_tables, write_result
 from gharuntime.eval.request import EvalRequest, evaluate, gold_failures, parse_inputs
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
@@ -91,7 +93,50 @@ def _self_check(result: dict[str, Any]) -> None:
     err_console.print(styled(("self-check passed", "green"), ": the ground truth scores perfectly"))
 
 
-@click.command("eval")
+def _metrics_help(width: int = 92) -> str:
+    """The metrics eval reports, from the registry (gharuntime.eval.metrics.METRICS)."""
+    labels = ", ".join(m.label for m in METRICS)
+    text = f"Metrics per target: {labels}; overall and by runner OS, duration decile and " + (
+        "whether training saw the repository."
+    )
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False))
+
+
+_HELP = f"""Check a submission and score it, with 95% intervals from a repository bootstrap.
+
+A submission is JSON Lines, one object per record of the split:
+{{"id": "123", "duration_s": 84.0}} (the multi track adds queue_s and log_bytes).
+Its metadata (method, method_version, track, inputs, dataset_revision, config, split,
+seed) comes from SUBMISSION's sidecar, preds.meta.json beside preds.jsonl, and from the
+options, which win. Every problem is reported, with its line, before anything is scored.
+
+\b
+{_metrics_help()}
+
+\b
+Ranges: a quantile sidecar preds.quantiles.jsonl beside preds.jsonl, one line per record,
+  {{"id": "123", "duration_s_p10": 40.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}}
+(any levels pNN, the same on every line and for every target, at least p10, p50, p90;
+non-decreasing in the level), is checked like the submission and scored: coverage and mean
+log width of each central interval (p10-p90: nominal 80%), pinball loss and the observed
+share at or below each level, with the same intervals; with --vs, A − B of each.
+
+\b
+A sidecar preds.meta.json, for example:
+  {{"method": "lgbm", "method_version": "1.0", "track": "config",
+   "inputs": ["repo", "job_name", "matrix"], "seed": 0}}
+
+\b
+Exit codes: 0 scored, 1 the --gold self-check failed, 2 invalid submission or usage.
+Examples:
+  gharuntime eval preds.jsonl --dataset ./ds --track config --out result.json
+  gharuntime eval a.jsonl --vs b.jsonl --dataset ./ds --track config
+  gharuntime eval --gold --dataset ./ds --config temporal --split test
+  gharuntime eval preds.jsonl   # the official benchmark, downloaded from the Hub
+"""
+
+
+@click.command("eval", help=_HELP)
 @click.argument(
     "submission", required=False, type=click.Path(path_type=Path, dir_okay=False, exists=False)
 )
@@ -213,39 +258,8 @@ def eval_command(
     out: Path | None,
     as_json: bool,
 ) -> None:
-    """Check a submission and score it, with 95% intervals from a repository bootstrap.
-
-    A submission is JSON Lines, one object per record of the split:
-    {"id": "123", "duration_s": 84.0} (the multi track adds queue_s and log_bytes).
-    Its metadata (method, method_version, track, inputs, dataset_revision, config, split,
-    seed) comes from SUBMISSION's sidecar, preds.meta.json beside preds.jsonl, and from the
-    options, which win. Every problem is reported, with its line, before anything is scored.
-
-    \b
-    Metrics per target: MAE, median APE, RMSLE, Spearman ρ, R² (log1p), within 2×; overall and
-    by runner OS, duration decile and whether training saw the repository.
-
-    \b
-    Ranges: a quantile sidecar preds.quantiles.jsonl beside preds.jsonl, one line per record,
-      {"id": "123", "duration_s_p10": 40.0, "duration_s_p50": 80.0, "duration_s_p90": 190.0}
-    (any levels pNN, the same on every line and for every target, at least p10, p50, p90;
-    non-decreasing in the level), is checked like the submission and scored: coverage and mean
-    log width of each central interval (p10-p90: nominal 80%), pinball loss and the observed
-    share at or below each level, with the same intervals; with --vs, A − B of each.
-
-    \b
-    A sidecar preds.meta.json, for example:
-      {"method": "lgbm", "method_version": "1.0", "track": "config",
-       "inputs": ["repo", "job_name", "matrix"], "seed": 0}
-
-    \b
-    Exit codes: 0 scored, 1 the --gold self-check failed, 2 invalid submission or usage.
-    Examples:
-      gharuntime eval preds.jsonl --dataset ./ds --track config --out result.json
-      gharuntime eval a.jsonl --vs b.jsonl --dataset ./ds --track config
-      gharuntime eval --gold --dataset ./ds --config temporal --split test
-      gharuntime eval preds.jsonl   # the official benchmark, downloaded from the Hub
-    """
+    """Check a submission and score it (the help is _HELP: its metric list is made from the
+    metric registry)."""
     _check_usage(submission, gold=gold, vs=vs, quantiles=quantiles)
     pinned = dataset is None
     dataset = dataset or default_dataset()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from gharuntime.baselines.methods import METHODS
+from gharuntime.baselines.methods import learn_methods
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
@@ -27,11 +27,6 @@ from gharuntime.learn import (
 from gharuntime.paramtypes import Text
 
 __all__ = ["learn_command"]
-
-
-def _methods() -> list[str]:
-    """Methods that fit both tracks learn fits (the history track needs a method reading it)."""
-    return sorted(n for n in METHODS if n in ("lightgbm", "xgboost", "catboost"))
 
 
 @click.command("learn")
@@ -63,7 +58,7 @@ def _methods() -> list[str]:
 @click.option("--until", type=Text(40), help="Runs created up to this date [default: now].")
 @click.option(
     "--method",
-    type=click.Choice(_methods()),
+    type=click.Choice(learn_methods()),
     default="lightgbm",
     show_default=True,
     help="The tree fitted on both tracks.",

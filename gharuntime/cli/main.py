@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -24,7 +24,7 @@ from gharuntime.cli.validate import validate_command
 from gharuntime.errors import GharuntimeError
 from gharuntime.version import __version__
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
 
 
 def _make_safe(exc: click.ClickException) -> None:
@@ -77,20 +77,26 @@ def cli() -> None:
     safe_streams()
 
 
-cli.add_command(validate_command)
-cli.add_command(baseline_command)
-cli.add_command(predict_command)
-cli.add_command(learn_command)
-cli.add_command(eval_command)
-cli.add_command(leaderboard_command)
-cli.add_command(pipeline_command)
-cli.add_command(build_command)
-cli.add_command(crawl_command)
-cli.add_command(simulate_command)
-cli.add_command(publish_command)
-cli.add_command(download_command)
-cli.add_command(diff_command)
-cli.add_command(laser_group)
+COMMANDS: Final[tuple[click.Command, ...]] = (
+    validate_command,
+    baseline_command,
+    predict_command,
+    learn_command,
+    eval_command,
+    leaderboard_command,
+    pipeline_command,
+    build_command,
+    crawl_command,
+    simulate_command,
+    publish_command,
+    download_command,
+    diff_command,
+    laser_group,
+)
+"""Every command of `gharuntime` (its --help lists them by name); a new one is an entry here."""
+
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -74,7 +74,9 @@ class Metric:
     terms: tuple[str, ...] = ()  # the ROW_TERMS `from_sums` reads, by name
     kind: str = "number"
     undefined_when_constant: bool = False  # null (not `perfect`) when the truth is constant
-    headline: bool = False  # a leaderboard column, stored per resample in every result
+    headline: int = 0
+    """Its place among the leaderboard's columns (1 the first); a headline metric is also stored
+    per resample in every result, so two results compare pairwise. 0: not a headline metric."""
     per: str = "record"  # interval metrics: one value per "interval", per "level" or per "set"
     bounds: tuple[float, float] = (-math.inf, math.inf)
     """The values the metric can take at all (a value, a bound or a resample outside them is
@@ -160,7 +162,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         from_sums=lambda s: s["abs_err"] / s["n"],
         terms=("n", "abs_err"),
         kind="target",
-        headline=True,
+        headline=2,
     ),
     Metric(
         "median_ape",
@@ -172,7 +174,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         bounds=(0.0, math.inf),
         resampled="median",
         kind="fraction",
-        headline=True,
+        headline=3,
     ),
     Metric(
         "rmsle",
@@ -184,7 +186,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         bounds=(0.0, math.inf),
         from_sums=lambda s: np.sqrt(s["sq_log_err"] / s["n"]),
         terms=("n", "sq_log_err"),
-        headline=True,
+        headline=1,
     ),
     Metric(
         "spearman",
@@ -199,7 +201,7 @@ METRICS: Final[tuple[Metric, ...]] = (
         from_sums=_spearman,
         terms=("n", "rank_p", "rank_y", "rank_p2", "rank_y2", "rank_py"),
         undefined_when_constant=True,
-        headline=True,
+        headline=5,
     ),
     Metric(
         "r2_log",
@@ -225,16 +227,16 @@ METRICS: Final[tuple[Metric, ...]] = (
         from_sums=lambda s: s["within"] / s["n"],
         terms=("n", "within"),
         kind="fraction",
-        headline=True,
+        headline=4,
     ),
 )
 METRIC_BY_NAME: Final = {m.name: m for m in METRICS}
 HEADLINE_METRICS: Final[tuple[Metric, ...]] = tuple(
-    METRIC_BY_NAME[n] for n in ("rmsle", "mae", "median_ape", "within_2x", "spearman")
+    sorted((m for m in METRICS if m.headline), key=lambda m: m.headline)
 )
-"""The leaderboard's columns in their order, and the metrics every result stores per resample
-(so two results on the same resamples compare pairwise)."""
-assert {m.name for m in HEADLINE_METRICS} == {m.name for m in METRICS if m.headline}
+"""The leaderboard's columns in their order (`Metric.headline`), and the metrics every result
+stores per resample (so two results on the same resamples compare pairwise)."""
+assert [m.headline for m in HEADLINE_METRICS] == list(range(1, len(HEADLINE_METRICS) + 1))
 MEDIAN_METRIC: Final = next(m for m in METRICS if m.resampled == "median")
 """The one metric resampled as a weighted median (of the per-row APE)."""
 for _m in METRICS:  # every sum-based metric names the terms it reads, and they exist

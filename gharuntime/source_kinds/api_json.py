@@ -94,6 +94,7 @@ class ApiJsonConfig(SourceConfig):
     """API JSON paths, the YAML histories, fixed cross_repo splits and YAML workers."""
 
     kind: ClassVar[str] = "api-json"
+    rank: ClassVar[int] = 30
     options: ClassVar[tuple[SourceOption, ...]] = (PATHS, YAML_GIT, CROSS_REPO, WORKERS)
     summary: ClassVar[str] = "files, folders or git repositories of jobs/runs API JSON"
 

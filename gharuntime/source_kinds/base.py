@@ -108,11 +108,12 @@ def crawl_dir_of(out: Path, values: Mapping[str, Any]) -> Path:
 class SourceConfig:
     """A source kind's typed config. `kind` is its `--source` name, `options` the options of
     `gharuntime build` it takes (any other one given is refused), `summary` one line for
-    --help."""
+    --help, `rank` where the kinds list it (ascending; the five built-in kinds 10-50)."""
 
     kind: ClassVar[str]
     options: ClassVar[tuple[SourceOption, ...]]
     summary: ClassVar[str]
+    rank: ClassVar[int] = 100
 
     @classmethod
     def from_options(cls, out: Path, values: Mapping[str, Any]) -> SourceConfig:

@@ -37,6 +37,7 @@ class GhalogsConfig(SourceConfig):
     """The dump folder and, optionally, the log archives' folder."""
 
     kind: ClassVar[str] = "ghalogs"
+    rank: ClassVar[int] = 20
     options: ClassVar[tuple[SourceOption, ...]] = (PATHS, LOGS)
     summary: ClassVar[str] = "the published GHALogs dump"
 

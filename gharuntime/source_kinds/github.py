@@ -53,6 +53,7 @@ class GitHubConfig(SourceConfig):
     store, and the YAML workers. A Token's repr never shows its secret."""
 
     kind: ClassVar[str] = "github"
+    rank: ClassVar[int] = 50
     options: ClassVar[tuple[SourceOption, ...]] = (CRAWL_DIR, CRAWL_LOGS, *SELECTION, WORKERS)
     summary: ClassVar[str] = "a crawl of GitHub (--repos FILE or --search QUERY)"
 

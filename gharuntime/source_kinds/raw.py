@@ -63,6 +63,7 @@ class RawConfig(SourceConfig):
     """Raw store folders; `workers` processes parse the workflow YAML."""
 
     kind: ClassVar[str] = "raw"
+    rank: ClassVar[int] = 10
     options: ClassVar[tuple[SourceOption, ...]] = (PATHS, RAW, WORKERS)
     summary: ClassVar[str] = "raw stores (crawl shards, `simulate dump`), read together"
 

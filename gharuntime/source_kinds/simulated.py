@@ -142,6 +142,7 @@ class SimulatedConfig(SourceConfig):
     """The world (seed, scale), whether logs are crawled, the crawl's raw store, YAML workers."""
 
     kind: ClassVar[str] = "simulated"
+    rank: ClassVar[int] = 40
     options: ClassVar[tuple[SourceOption, ...]] = (CRAWL_DIR, SEED, SCALE, CRAWL_LOGS, WORKERS)
     summary: ClassVar[str] = "a crawl of the seeded simulated GitHub on 127.0.0.1 (synthetic)"
 
