@@ -217,12 +217,10 @@ def test_replays_the_workflow_changes_against_their_runs(
     assert summary["commits_in_periods"] == 3 and summary["commits_reviewed"] == 2
     assert summary["jobs"]["matched_share"] == 1.0
     assert sum(f["rows"] for f in summary["by_basis"].values()) == 21
-    assert summary["sign"] == {
-        "with_3_and_3": 2,
-        "beyond_noise": 2,
-        "right": summary["sign"]["right"],
-    }
-    assert summary["sign"]["right"] == sum(c["sign_right"] is True for c in (c17, c19))
+    sign = summary["sign"]
+    assert (sign["with_3_and_3"], sign["beyond_noise"]) == (2, 2)
+    right = sum(c["sign_right"] is True for c in (c17, c19))
+    assert sign["right"] == sign["agrees_with_3_and_3"] == right
     assert [g["pass"] for g in repo["goals"]][1] is True  # names matched 100%
     assert result["goals_pass"] == all(g["pass"] for g in repo["goals"])
     # one model per period, fitted on the rows before it began: its first run's creation
@@ -338,3 +336,18 @@ def test_no_dataset_or_another_repository_is_refused(
     args = ["--dataset", str(case["dataset"]), "--work", str(tmp_path / "w")]
     assert _main([*args, "--repo", f"other/name={case['mirror']}"]) == 2
     assert "holds no rows of other/name (it holds octo/demo)" in capsys.readouterr().err
+
+
+def test_noise_is_half_the_p10_p90_width_of_the_no_change_windows() -> None:
+    """10 runs of 0 s then 10 of 100 s: of the 15 windows of 3 runs against the next 3, the
+    3 around the step say +100 s and the 12 others 0 s: P10 0, P90 100, noise 50 s. A workflow
+    change at the step leaves out the 5 windows that straddle it: 10 windows of 0 s."""
+    script = load_script("predict_review_real")
+    runs = [
+        script.Run(i, START + timedelta(hours=i), i, "ci.yml", {"j": 0.0 if i < 10 else 100.0})
+        for i in range(20)
+    ]
+    assert script.noise_of(runs, lambda lo, hi: False) == (50.0, 15)
+    assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi) == (0.0, 10)
+    # a second change, at 4, leaves out 4 windows more: too few to measure the noise
+    assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
