@@ -317,7 +317,7 @@ def repo_runs(rows: pl.DataFrame, pos: dict[str, int]) -> list[Run]:
         first = part.row(0, named=True)
         runs.append(
             Run(
-                int(run_id),  # type: ignore[arg-type]
+                int(run_id),
                 part["created_at"].min(),  # type: ignore[arg-type]
                 pos[first["head_sha"]],
                 first["workflow_path"],
