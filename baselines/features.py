@@ -10,6 +10,12 @@ Dense features (one column each, NaN when unknown) plus hashed bags (stable crc3
 matrix `key=value` pairs. Categorical inputs with few values (event, repository language) are
 one-hot over the training set's most frequent values. History statistics appear only when the
 frame handed over holds `history_duration_s`, which only a history track allows.
+
+Queue-time features (`FeatureSpec.queue`, on where a model predicts `queue_s`: the multi
+track) say what a job meets when it is queued, all known at its creation: the hour of the week,
+the runner kind its labels ask for (self-hosted, a larger hosted runner, a standard hosted one,
+another label), and the jobs of its repository and organisation queued or running at that
+moment, counted from earlier-created jobs only (gharuntime.baselines.queue_load).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
+from gharuntime.baselines.queue_load import LOAD_FEATURES, LOAD_INPUTS, JobEvents, load_counts
 from gharuntime.contract import HISTORY_COLUMN
 from gharuntime.parquet import read_parquet
 from gharuntime.progress import Progress, say
@@ -45,6 +52,8 @@ __all__ = [
     "CONFIG_FEATURE_INPUTS",
     "ENCODING_INPUTS",
     "ENCODING_LEVELS",
+    "QUEUE_DENSE",
+    "RUNNER_KINDS",
     "FeatureSpec",
     "Features",
     "TargetEncoder",
@@ -52,6 +61,7 @@ __all__ = [
     "feature_inputs",
     "fit_spec",
     "job_spec_of",
+    "runner_kind",
 ]
 
 CONFIG_FEATURE_INPUTS: tuple[str, ...] = (
@@ -111,9 +121,36 @@ _HISTORY_DENSE = (
 )
 
 
-def feature_inputs(uses_history: bool) -> tuple[str, ...]:
-    """The columns the extractor reads, with history only when the track allows it."""
-    return (*CONFIG_FEATURE_INPUTS, HISTORY_COLUMN) if uses_history else CONFIG_FEATURE_INPUTS
+RUNNER_KINDS = ("self-hosted", "larger", "hosted", "other")
+"""What a job's runs-on labels ask for, one-hot (all 0 without labels): a self-hosted runner, a
+larger GitHub-hosted one (cores, GPU, large/xlarge), a standard hosted image, another label."""
+QUEUE_DENSE = ("hour_of_week", *(f"runner={k}" for k in RUNNER_KINDS), *LOAD_FEATURES)
+
+_LARGER = re.compile(r"\d+-?cores?\b|\bgpu\b|\d+vcpu|\bx?large\b")
+_HOSTED = re.compile(r"^(?:ubuntu|windows|macos)-(?:latest|\d[\d.]*)(?:-arm)?$")
+
+
+def runner_kind(labels: list[str] | None) -> str | None:
+    """The kind of runner `labels` ask for (RUNNER_KINDS), None without labels."""
+    low = [label.lower() for label in labels or [] if isinstance(label, str)]
+    if not low:
+        return None
+    if "self-hosted" in low:
+        return "self-hosted"
+    if any(_LARGER.search(label) for label in low):
+        return "larger"
+    if any(_HOSTED.match(label) for label in low):
+        return "hosted"
+    return "other"
+
+
+def feature_inputs(uses_history: bool, queue: bool = False) -> tuple[str, ...]:
+    """The columns the extractor reads, with history only when the track allows it, and the
+    columns the queue counts are looked up by with `queue`."""
+    base = (*CONFIG_FEATURE_INPUTS, HISTORY_COLUMN) if uses_history else CONFIG_FEATURE_INPUTS
+    if queue:
+        base = (*base, *(c for c in LOAD_INPUTS if c not in base))
+    return base
 
 
 @dataclass(frozen=True)
@@ -128,6 +165,7 @@ class FeatureSpec:
     label_buckets: int = 16
     matrix_buckets: int = 32
     bucket_tokens: dict[str, str] = field(default_factory=dict)  # "sh#12" → most common token
+    queue: bool = False  # the queue-time features (QUEUE_DENSE); False in specs saved before
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -161,6 +199,8 @@ class FeatureSpec:
         ]
         if self.uses_history:
             names.extend(_HISTORY_DENSE)
+        if self.queue:
+            names.extend(QUEUE_DENSE)
         return names
 
     def bag_names(self) -> list[str]:
@@ -362,15 +402,33 @@ def _top(values: pl.Series, k: int) -> tuple[str, ...]:
     return tuple(str(v) for v in ordered[values.name].head(k).to_list())
 
 
-def fit_spec(train: pl.DataFrame, uses_history: bool) -> FeatureSpec:
+def fit_spec(train: pl.DataFrame, uses_history: bool, queue: bool = False) -> FeatureSpec:
     """The vocabularies (and bucket names) the extractor needs, learned from training rows."""
     spec = FeatureSpec(
         uses_history=uses_history,
         events=_top(train["event"], 8),
         languages=_top(train["repo_language"], 24),
+        queue=queue,
     )
     extract(train, spec, bucket_tokens=spec.bucket_tokens)
     return spec
+
+
+def _queue_dense(frame: pl.DataFrame, events: JobEvents | None) -> np.ndarray:
+    """QUEUE_DENSE of every row: hour of the week, runner kind, the queue at creation."""
+    created = pl.col("created_at")
+    hour = frame.select(((created.dt.weekday() - 1) * 24 + created.dt.hour()).cast(pl.Float64))
+    l_idx, l_first = _distinct(frame, [pl.col("runner_labels").list.join("\x1f")])
+    kinds = [runner_kind(x) for x in frame["runner_labels"].gather(l_first).to_list()]
+    one_hot = np.array([[float(k == kind) for kind in RUNNER_KINDS] for k in kinds])
+    one_hot = one_hot.reshape(len(kinds), len(RUNNER_KINDS))
+    return np.hstack(
+        [
+            hour.fill_null(math.nan).to_numpy().astype(np.float64).reshape(-1, 1),
+            one_hot[l_idx] if frame.height else np.zeros((0, len(RUNNER_KINDS))),
+            load_counts(frame.select(LOAD_INPUTS), events),
+        ]
+    )
 
 
 def _history(frame: pl.DataFrame) -> np.ndarray:
@@ -460,8 +518,10 @@ def extract(
     spec: FeatureSpec,
     bucket_tokens: dict[str, str] | None = None,
     progress: Progress | None = None,
+    events: JobEvents | None = None,
 ) -> Features:
-    """The feature matrix of `frame` (which holds only the columns `feature_inputs` names)."""
+    """The feature matrix of `frame` (which holds only the columns `feature_inputs` names);
+    with `spec.queue`, the queue counts come from `events` (NaN without)."""
     if spec.uses_history and HISTORY_COLUMN not in frame.columns:
         raise ValueError(f"this feature spec needs {HISTORY_COLUMN}, which the frame lacks")
     n = frame.height
@@ -499,6 +559,8 @@ def extract(
     parts = [dense, jd[j_idx]] if n else [dense, np.zeros((0, len(_JOB_DENSE)))]
     if spec.uses_history:
         parts.append(_history(frame))
+    if spec.queue:
+        parts.append(_queue_dense(frame, events))
     dense_all = np.hstack(parts)
     uses_m, uses_seen = _bag_matrix(job_uses, "uses", spec.uses_buckets)
     sh_m, sh_seen = _bag_matrix(job_sh, "sh", spec.shell_buckets)

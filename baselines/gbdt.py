@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -47,6 +47,7 @@ from gharuntime.baselines.identity import (
 )
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.baselines.params import Spec, check_specs
+from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
@@ -54,6 +55,7 @@ from gharuntime.progress import Progress, say
 __all__ = ["GBDT", "THREADS", "LightGBM", "XGBoost", "tree_threads"]
 
 THREADS = 2
+QUEUE_TARGET = "queue_s"
 INTERVALS = ("conformal", "objective")
 
 
@@ -97,7 +99,14 @@ class GBDT(Method):
     """What each parameter of `defaults` takes (baselines.params), checked before any work."""
     model_suffix: ClassVar[str] = ""
 
-    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
+    def __init__(
+        self,
+        track: str,
+        *,
+        seed: int = 0,
+        targets: Sequence[str] | None = None,
+        **params: Any,
+    ) -> None:
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
             raise MethodError(
@@ -106,8 +115,9 @@ class GBDT(Method):
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
         check_specs(self.name, self.specs, self.params)
-        super().__init__(track, seed=seed)
+        super().__init__(track, seed=seed, targets=targets)
         self.spec: FeatureSpec | None = None
+        self.events: JobEvents | None = None
         self.identity: IdentitySpec | None = None
         self.categorical: list[int] = []
         self.shares: dict[str, float] = {}
@@ -118,8 +128,16 @@ class GBDT(Method):
         self.encoders: dict[str, TargetEncoder] = {}
         self.best_iterations: dict[str, int] = {}
 
+    @property
+    def queue_features(self) -> bool:
+        """Whether the model reads the queue-time features: where it predicts queue_s."""
+        return QUEUE_TARGET in self.targets
+
+    def observe(self, events: JobEvents | None) -> None:
+        self.events = events
+
     def reads(self, track: str) -> tuple[str, ...]:
-        base = feature_inputs(TRACKS[track].uses_history)
+        base = feature_inputs(TRACKS[track].uses_history, self.queue_features)
         extra = [*(IDENTITY_INPUTS if self.params["identity"] else ())]
         if self.params["target_encoding"]:
             extra.extend(ENCODING_INPUTS)
@@ -144,8 +162,8 @@ class GBDT(Method):
 
     def _features(self, frame: pl.DataFrame, progress: Progress | None = None) -> np.ndarray:
         assert self.spec is not None
-        columns = feature_inputs(self.spec.uses_history)
-        feats = extract(frame.select(columns), self.spec, progress=progress)
+        columns = feature_inputs(self.spec.uses_history, self.spec.queue)
+        feats = extract(frame.select(columns), self.spec, progress=progress, events=self.events)
         x = np.asarray(feats.matrix.toarray(), dtype=np.float32)
         if self.identity is None:
             return x
@@ -175,7 +193,8 @@ class GBDT(Method):
     ) -> None:
         train, validation = self._fit_frames(train, validation)
         uses_history = TRACKS[self.track].uses_history
-        self.spec = fit_spec(train.select(feature_inputs(uses_history)), uses_history)
+        queue = self.queue_features
+        self.spec = fit_spec(train.select(feature_inputs(uses_history, queue)), uses_history, queue)
         if self.params["identity"]:
             self.identity = fit_identity(train.select(IDENTITY_INPUTS))
             n_base = len(self.spec.names())
@@ -301,7 +320,7 @@ class GBDT(Method):
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> GBDT:
         # a model saved before identity features (1.0) names neither option
         config = {"identity": False, "masking": False, **meta.get("config", {})}
-        m = cls(meta["track"], seed=meta.get("seed", 0), **config)
+        m = cls(meta["track"], seed=meta.get("seed", 0), targets=meta.get("targets"), **config)
         state = meta["state"]
         m.spec = FeatureSpec.from_json(state["features"])
         ident = state.get("identity")

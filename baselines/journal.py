@@ -15,15 +15,16 @@ an uninterrupted one.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Final
 
 from gharuntime.baselines.method import MethodError
+from gharuntime.folderlock import exclusive_lock
 from gharuntime.progress import Progress, say
 from gharuntime.resume import changed_inputs, fingerprint
 
-__all__ = ["JOURNAL_SUFFIX", "TuningJournal", "journal_path"]
+__all__ = ["JOURNAL_SUFFIX", "TuningJournal", "journal_lock", "journal_path"]
 
 JOURNAL_SUFFIX: Final = ".tuning.sqlite3"
 _SQLITE_SIDE_FILES: Final = ("-journal", "-wal", "-shm")
@@ -33,6 +34,19 @@ def journal_path(out: Path) -> Path:
     """The journal of the run writing submission `out`: runs/lgb.jsonl → runs/lgb.tuning.sqlite3
     (the model folder's rule: OUT without its suffix)."""
     return out.with_name((out.stem if out.suffix else out.name) + JOURNAL_SUFFIX)
+
+
+def journal_lock(path: Path) -> AbstractContextManager[None]:
+    """Hold the journal `path` for one run (its lock file, `path` + `.lock`): a second run of
+    the same fit would mark the first's running trials cut short and write the same studies.
+    Raises gharuntime.folderlock.FolderInUse while another run holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return exclusive_lock(
+        path.with_name(path.name + ".lock"),
+        command="gharuntime baseline (tuning journal)",
+        what=f"the tuning journal {path.name}",
+        fix="or give another --out (the journal sits beside the submission)",
+    )
 
 
 class TuningJournal:

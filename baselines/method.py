@@ -10,12 +10,14 @@ column the track forbids never sees a row; it is refused with `ForbiddenInputErr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
 
+from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import COLUMN_BY_NAME, TRACKS, input_columns
 from gharuntime.errors import GharuntimeError
 from gharuntime.progress import Progress
@@ -28,6 +30,7 @@ __all__ = [
     "Resumable",
     "inputs_for",
     "restrict",
+    "targets_of",
 ]
 
 
@@ -47,6 +50,24 @@ class ForbiddenInputError(MethodError):
 def _track(track: str) -> None:
     if track not in TRACKS:
         raise MethodError(f"unknown track {track!r}; choose one of {', '.join(TRACKS)}")
+
+
+def targets_of(method_name: str, track: str, targets: Sequence[str] | None) -> tuple[str, ...]:
+    """The targets a method predicts: the track's, or the `targets` of them a dataset holds
+    (gharuntime.targets), in the track's order; refused when one is not the track's."""
+    _track(track)
+    own = TRACKS[track].targets
+    if targets is None:
+        return own
+    wanted = list(targets)
+    unknown = [t for t in wanted if t not in own]
+    if unknown or not wanted:
+        raise MethodError(
+            f"method {method_name!r}: {', '.join(map(repr, unknown)) or 'no target'} "
+            f"{'is not a target' if unknown else 'given'} of track {track!r}, which predicts "
+            f"{', '.join(own)}; give one or more of those"
+        )
+    return tuple(t for t in own if t in wanted)
 
 
 def inputs_for(method_name: str, wanted: tuple[str, ...], track: str) -> tuple[str, ...]:
@@ -92,10 +113,10 @@ class Method(ABC):
     up to 1 and relative above (`leaderboard.reproduce.allowed_difference`). Seeded and
     deterministic methods: bit for bit on the same machine, 1e-9 across machines."""
 
-    def __init__(self, track: str, *, seed: int = 0) -> None:
+    def __init__(self, track: str, *, seed: int = 0, targets: Sequence[str] | None = None) -> None:
         _track(track)
         self.track = track
-        self.targets: tuple[str, ...] = TRACKS[track].targets
+        self.targets: tuple[str, ...] = targets_of(self.name, track, targets)
         self.seed = seed
         self.inputs = inputs_for(self.name, self.reads(track), track)
 
@@ -116,6 +137,12 @@ class Method(ABC):
     @abstractmethod
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
         """One float array per target (seconds, bytes), in the row order of `inputs`."""
+
+    def observe(self, events: JobEvents | None) -> None:
+        """The job events of the rows a run reads (gharuntime.baselines.queue_load), before
+        `fit`: a method that counts the queue a job met at its creation keeps them (and reads
+        of them only what `load_counts` lets through); the others ignore them."""
+        return None
 
     def predict_rows(self, frame: pl.DataFrame) -> dict[str, np.ndarray]:
         """Predict for job-table rows, handing the method only the columns it declared."""

@@ -6,7 +6,7 @@ entry here."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -139,15 +139,21 @@ def methods_help(indent: int = 2, width: int = 96) -> str:
 
 
 def make_method(
-    name: str, track: str, *, seed: int = 0, params: dict[str, Any] | None = None
+    name: str,
+    track: str,
+    *,
+    seed: int = 0,
+    params: dict[str, Any] | None = None,
+    targets: Sequence[str] | None = None,
 ) -> Method:
-    """A fresh method; raises MethodError for an unknown name or parameter, and
-    ForbiddenInputError when the method reads a column `track` forbids."""
+    """A fresh method predicting `targets` (of the track's; default all of them); raises
+    MethodError for an unknown name or parameter, and ForbiddenInputError when the method reads
+    a column `track` forbids."""
     cls = METHODS.get(name)
     if cls is None:
         raise MethodError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
     if params:
         if not hasattr(cls, "defaults"):
             raise MethodError(f"method {name!r} takes no parameters (got {', '.join(params)})")
-        return cls(track, seed=seed, **params)
-    return cls(track, seed=seed)
+        return cls(track, seed=seed, targets=targets, **params)
+    return cls(track, seed=seed, targets=targets)

@@ -14,6 +14,7 @@ last duration to the group's median.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ class Median(Method):
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> Median:
-        m = cls(meta["track"], seed=meta.get("seed", 0))
+        m = cls(meta["track"], seed=meta.get("seed", 0), targets=meta.get("targets"))
         m.medians = {k: float(v) for k, v in meta["state"]["medians"].items()}
         saved = meta["state"].get("quantiles") or {}  # absent in models saved before 1.1
         m.levels = {t: {q: float(x) for q, x in v.items()} for t, v in saved.items()}
@@ -185,7 +186,7 @@ class GroupMedian(Method):
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> GroupMedian:
-        m = cls(meta["track"], seed=meta.get("seed", 0))
+        m = cls(meta["track"], seed=meta.get("seed", 0), targets=meta.get("targets"))
         state = meta["state"]
         if [tuple(x) for x in state["levels"]] != list(GROUP_LEVELS):
             raise MethodError(f"{folder}: saved with other group levels {state['levels']}")
@@ -208,9 +209,9 @@ class LastRun(Method):
     name = "last-run"
     version = "1.0"
 
-    def __init__(self, track: str, *, seed: int = 0) -> None:
-        super().__init__(track, seed=seed)
-        self.fallback = GroupMedian(track, seed=seed)
+    def __init__(self, track: str, *, seed: int = 0, targets: Sequence[str] | None = None) -> None:
+        super().__init__(track, seed=seed, targets=targets)
+        self.fallback = GroupMedian(track, seed=seed, targets=targets)
 
     def reads(self, track: str) -> tuple[str, ...]:
         return (HISTORY_COLUMN, *_GROUP_COLUMNS)
@@ -246,6 +247,6 @@ class LastRun(Method):
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> LastRun:
-        m = cls(meta["track"], seed=meta.get("seed", 0))
+        m = cls(meta["track"], seed=meta.get("seed", 0), targets=meta.get("targets"))
         m.fallback = GroupMedian.load_state(folder, {**meta, "state": meta["state"]["fallback"]})
         return m

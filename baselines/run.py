@@ -15,15 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
+from gharuntime.baselines.journal import journal_lock
 from gharuntime.baselines.launch import is_primary, launched
 from gharuntime.baselines.method import Method, MethodError, Resumable
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.model_io import save_model
+from gharuntime.baselines.queue_load import JobEvents
+from gharuntime.contract import TRACKS
 from gharuntime.dataset import dataset_revision, load, read_manifest
 from gharuntime.eval.submission_files import SubmissionFiles, write_submission_files
 from gharuntime.progress import Progress, say
 from gharuntime.resume import fit_inputs
+from gharuntime.targets import TargetsHeld, count_values, targets_held
 from gharuntime.version import __version__
 
 __all__ = [
@@ -91,6 +96,17 @@ def write_submission(
     return write_submission_files(path, ids, predictions, meta, quantiles)
 
 
+def held_by(train: pl.DataFrame, config: str, track: str) -> TargetsHeld:
+    """The track's targets the dataset holds on `config` (gharuntime.targets: those with a
+    value in its train split `train`), and why the others are left out."""
+    return targets_held(
+        track,
+        count_values(train, TRACKS[track].targets),
+        config=config,
+        rows=train.height,
+    )
+
+
 def _per_1000(seconds: float, rows: int) -> float | None:
     return round(1000 * seconds / rows, 4) if rows else None
 
@@ -118,8 +134,35 @@ def run_baseline(
     A resumable method (the tuned trees) keeps its finished work in `journal` when given
     (gharuntime.baselines.journal), keyed by the fit's inputs: run again after a kill, it does
     only what is left, to the same result; `fresh` starts the journal over."""
-    method: Method = make_method(name, track, seed=seed, params=params)
+    make_method(name, track, seed=seed, params=params)  # every parameter checked first
     identity = dataset_identity(dataset)
+    say(progress, "loading train and validation splits")
+    train = load(dataset, config, "train")
+    validation = load(dataset, config, "validation")
+    target = train if split == "train" else load(dataset, config, split)
+    held = held_by(train, config, track)
+    # without any (an empty train split) the method's fit says what is wrong
+    targets = held.held or None
+    method = make_method(name, track, seed=seed, params=params, targets=targets)
+    for left, why in held.left_out.items():
+        say(progress, f"track {track}: {left} left out: {why}")
+    method.observe(JobEvents.from_frames([train, validation, target]))
+
+    def fit() -> BaselineRun:
+        return _fit_and_write(
+            name,
+            method,
+            identity,
+            Splits(train, validation, target, held.left_out),
+            config=config,
+            track=track,
+            out=out,
+            model_dir=model_dir,
+            split=split,
+            seed=seed,
+            progress=progress,
+        )
+
     if journal is not None and isinstance(method, Resumable) and is_primary():
         inputs = fit_inputs(
             method=name,
@@ -130,11 +173,38 @@ def run_baseline(
             track=track,
             dataset_revision=str(identity["revision"]),
         )
-        method.resume_in(journal, inputs, fresh=fresh)
-    say(progress, "loading train and validation splits")
-    train = load(dataset, config, "train")
-    validation = load(dataset, config, "validation")
-    target = train if split == "train" else load(dataset, config, split)
+        with journal_lock(journal):  # one run at a time writes a journal
+            method.resume_in(journal, inputs, fresh=fresh)
+            return fit()
+    return fit()
+
+
+@dataclass(frozen=True)
+class Splits:
+    """What one baseline run reads: its train, validation and predicted splits, and the targets
+    the dataset holds no value of (left out, with why)."""
+
+    train: pl.DataFrame
+    validation: pl.DataFrame
+    target: pl.DataFrame
+    left_out: dict[str, str]
+
+
+def _fit_and_write(
+    name: str,
+    method: Method,
+    identity: dict[str, Any],
+    splits: Splits,
+    *,
+    config: str,
+    track: str,
+    out: Path,
+    model_dir: Path | None,
+    split: str,
+    seed: int,
+    progress: Progress | None,
+) -> BaselineRun:
+    train, validation, target = splits.train, splits.validation, splits.target
     say(progress, f"fitting {name} on {train.height} rows")
     t0 = time.perf_counter()
     method.fit(train, validation, progress=progress)
@@ -147,6 +217,8 @@ def run_baseline(
         "method": name,
         "method_version": method.version,
         "track": track,
+        "targets": list(method.targets),
+        **({"targets_left_out": splits.left_out} if splits.left_out else {}),
         "inputs": list(method.inputs),
         "dataset": identity["id"],
         "dataset_revision": identity["revision"],

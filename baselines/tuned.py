@@ -18,7 +18,7 @@ parameters and seed, giving the same trees.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -69,8 +69,15 @@ class _Tuned(GBDT):
     tuning_defaults: ClassVar[dict[str, Any]] = {"trials": 20}
     tuning_specs: ClassVar[dict[str, Spec]] = {"trials": Spec("int", 1, 1000)}  # each a fit
 
-    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
-        super().__init__(track, seed=seed, **params)
+    def __init__(
+        self,
+        track: str,
+        *,
+        seed: int = 0,
+        targets: Sequence[str] | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(track, seed=seed, targets=targets, **params)
         trials = self.params["trials"]
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise MethodError(f"{self.name}: trials must be an integer ≥ 1, not {trials!r}")

@@ -1,7 +1,10 @@
 """Training time and accuracy of every reference method on every track, scored by the eval
 library (RMSLE and within-2x with 95% repository-bootstrap intervals), and how much LightGBM
 and XGBoost gain over the reference each must beat: group-median on the config track, last-run
-on the history track (paired differences on the same resamples).
+on the history track (paired differences on the same resamples). On the multi track (--tracks
+multi) each method predicts every target the dataset holds (those left out are named), the
+figures are per target plus the multi summary (the mean RMSLE over the targets), and the
+paired difference is the summary's.
 
 Default: the fixture dataset (tiny, synthetic), so the script runs anywhere in a minute.
 Full figure: --dataset DIR (a `gharuntime build` output). --results-dir keeps each result JSON
@@ -9,6 +12,7 @@ Full figure: --dataset DIR (a `gharuntime build` output). --results-dir keeps ea
 
     python benchmarks/baselines.py
     python benchmarks/baselines.py --dataset out/dataset --results-dir leaderboard/results
+    python benchmarks/baselines.py --dataset DIR --tracks multi --methods median,group-median
 """
 
 from __future__ import annotations
@@ -23,20 +27,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import interval, shown
+
 from gharuntime.baselines.method import ForbiddenInputError, MethodError
 from gharuntime.baselines.methods import METHODS
 from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import write_dataset
 from gharuntime.eval.api import evaluate_file
 from gharuntime.fixture import fixture_jobs
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.paths import write_atomic
 
 REFERENCE = {"config": "group-median", "history": "last-run", "multi": "group-median"}
 GBDT = ("lightgbm", "xgboost")
-
-
-def _figure(metric: dict[str, Any]) -> dict[str, float | None]:
-    return {k: metric.get(k) for k in ("value", "ci_low", "ci_high")}
 
 
 def _slug(text: str) -> str:
@@ -111,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.results_dir is not None:
                 label = _slug(args.label or dataset.resolve().name)
                 target = args.results_dir / label / f"{args.config}-{track}-{name}.json"
-                write_atomic(target, json.dumps(result, indent=2) + "\n")  # temp name + rename
+                write_atomic(target, json.dumps(result, indent=2) + "\n", mode=0o644)
             m = result["metrics"]["duration_s"]
+            summary = (result.get("summary") or {}).get("metrics")
             row = {
                 "track": track,
                 "method": name,
@@ -120,10 +123,17 @@ def main(argv: list[str] | None = None) -> int:
                 "predict_s": round(run.predict_seconds, 3),
                 "wall_s": round(wall, 3),
                 "test_rows": run.rows,
-                "rmsle": _figure(m["rmsle"]),
-                "within_2x": _figure(m["within_2x"]),
-                "mae_s": _figure(m["mae"]),
+                "rmsle": interval(m["rmsle"]),
+                "within_2x": interval(m["within_2x"]),
+                "mae_s": interval(m["mae"]),
             }
+            if summary:  # multi: every target's figures, and the summary over them
+                row["targets"] = {
+                    t: {"rmsle": interval(v["rmsle"]), "within_2x": interval(v["within_2x"])}
+                    for t, v in result["metrics"].items()
+                }
+                row["left_out"] = result["targets"]["left_out"]
+                row["summary_rmsle"] = interval(summary["rmsle"])
             rows.append(row)
             r, w = row["rmsle"], row["within_2x"]
             print(
@@ -132,18 +142,31 @@ def main(argv: list[str] | None = None) -> int:
                 f"within-2x {w['value']:.1%} [{w['ci_low']:.1%}, {w['ci_high']:.1%}]",
                 file=sys.stderr,
             )
+            if summary:
+                per = ", ".join(
+                    f"{t} {v['rmsle']['value']:.3f}" for t, v in result["metrics"].items()
+                )
+                s = row["summary_rmsle"]
+                print(
+                    f"{'':8} {'':13} multi: mean RMSLE {s['value']:.3f} "
+                    f"[{s['ci_low']:.3f}, {s['ci_high']:.3f}] over {per}"
+                    + "".join(f"; {t} left out" for t in row["left_out"]),
+                    file=sys.stderr,
+                )
         ref = REFERENCE.get(track)
         for name in GBDT:
             if name not in subs or ref not in subs:
                 continue
             result = evaluate_file(subs[name], dataset, vs=subs[ref], resamples=args.resamples)
-            diff = result["comparison"]["difference"]["duration_s"]
+            comparison = result["comparison"]
+            # multi: the summary's difference (mean over the targets), else duration_s's
+            diff = comparison.get("summary_difference") or comparison["difference"]["duration_s"]
             comp = {
                 "track": track,
                 "method": name,
                 "reference": ref,
-                "rmsle_diff": _figure(diff["rmsle"]),
-                "within_2x_diff": _figure(diff["within_2x"]),
+                "rmsle_diff": interval(diff["rmsle"]),
+                "within_2x_diff": interval(diff["within_2x"]),
             }
             comparisons.append(comp)
             d = comp["rmsle_diff"]
@@ -163,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "benchmark": "baselines",
-                "dataset": str(dataset if args.dataset else "fixture"),
+                "dataset": shown(dataset) if args.dataset else "fixture",
                 "config": args.config,
                 "resamples": args.resamples,
                 "results": rows,

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from _common import shown
 
 from gharuntime.baselines.model_io import load_model
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.contract import SPLITS, RawKind
 from gharuntime.dataset import LocalDataset, load
 from gharuntime.eval.evaluate import Predictions, score
@@ -39,6 +40,7 @@ from gharuntime.eval.report import result_json
 from gharuntime.eval.truth import Truth
 from gharuntime.rawstore import RawStoreWriter
 from gharuntime.source_kinds import GhalogsConfig
+from gharuntime.source_kinds.raw import RawSource
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 predictions={t: np.asarray(v, dtype=np.float64) for t, v in pred.items()},
                 present=np.ones(real.height, dtype=bool),
-                source={"model": str(folder)},
+                source={"model": shown(folder)},
             )
             result = add_provenance(
                 result_json(score(truth, method.track, [m], resamples=args.resamples)),

@@ -41,12 +41,13 @@ from typing import Any
 import polars as pl
 from graphql import GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, parse, validate
 
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.contract import DATASET_LAYOUT, RawKind
 from gharuntime.crawler import endpoints as ep
 from gharuntime.rawstore import RawStoreWriter, connect_state, iter_records
 from gharuntime.sim import Scale, World
 from gharuntime.sim.dump import dump_world
+from gharuntime.source_kinds.raw import RawSource
 
 # The REST job fields the raw source reads (gharuntime/sources/raw.py, _Reader.job), and the
 # GraphQL (type, field) that gives each, or None where no type on the route's path has one.

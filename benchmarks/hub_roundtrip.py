@@ -10,8 +10,8 @@ Figures, all measured in this run (`gharuntime` runs as its own process, as a us
 4. references: copying the folder on local disk (shutil.copytree), and the wall time of
    `gharuntime --version` (interpreter and CLI start-up, part of every figure above).
 
-    .venv/bin/gharuntime build --source simulated --seed 1 --scale medium --out /tmp/hub/medium
-    python benchmarks/hub_roundtrip.py --dataset /tmp/hub/medium
+    .venv/bin/gharuntime build --source simulated --seed 1 --scale medium --out work/hub/medium
+    python benchmarks/hub_roundtrip.py --dataset work/hub/medium
 
 The last line printed is one JSON object with every figure.
 """
@@ -30,9 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gharuntime.sim.hub import serve_hub
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from hub_servers import git_dataset_repo, hub_env, serve_olah, tag
+from gharuntime.sim.hub.mirror import git_dataset_repo, hub_env, serve_olah, tag
 
 TOKEN = "hf_" + "benchmark" + "0" * 20
 REPO = "bench/gharuntime"

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import shown
+
 from gharuntime.baselines.run import run_baseline
 from gharuntime.eval.api import evaluate_file
 
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         cov = lgb["coverage_p10_p90"][0]
         goal |= {"lightgbm_temporal_coverage": cov, "met": GOAL[0] <= cov <= GOAL[1]}
         print(f"\ngoal: LightGBM temporal P10–P90 coverage {cov:.3f} in {GOAL}: {goal['met']}")
-    print(json.dumps({"dataset": str(args.dataset), "goal": goal, "figures": figures}))
+    print(json.dumps({"dataset": shown(args.dataset), "goal": goal, "figures": figures}))
     return 0
 
 

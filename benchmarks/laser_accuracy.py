@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import shown
+
 from gharuntime.baselines.run import run_baseline
 from gharuntime.eval import evaluate_file
 
@@ -275,13 +277,13 @@ def main() -> None:
         length_png = _plot_length(bench.results, args.out, long, args.config)
     summary = {
         "benchmark": "laser_accuracy",
-        "dataset": str(args.dataset),
+        "dataset": shown(args.dataset),
         "config": args.config,
         "track": "config",
         "steps": args.steps,
         "runs": bench.results,
-        "scaling_png": str(png) if png else None,
-        "length_png": str(length_png) if length_png else None,
+        "scaling_png": shown(png) if png else None,
+        "length_png": shown(length_png) if length_png else None,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     (args.out / "laser_accuracy.json").write_text(json.dumps(summary, indent=2))

@@ -23,9 +23,10 @@ Sides run interleaved round by round, each going first in turn; the median of --
 counts. Tokens are non-padding tokens of all processes. The load average is printed; the last
 line is one JSON object.
 
-    python benchmarks/laser_cpu_train.py --dataset /work/data/gharuntime-real-apache
+    python benchmarks/laser_cpu_train.py --dataset work/gharuntime-real-apache
     python benchmarks/laser_cpu_train.py --sizes tiny --rounds 1 --steps 10   # a quick look
 
+Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither it exits 2.
 (`worker` is the child process of a side; not for use by hand.)
 """
 
@@ -43,6 +44,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _common import MissingDataset, positive, real_dataset, refuse, shown
 
 from gharuntime.errors import GharuntimeError
 
@@ -204,7 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{size}: {json.dumps(figures[size]['tokens_per_s'])}", flush=True)
     result = {
         "benchmark": "laser_cpu_train",
-        "dataset": str(args.dataset),
+        "dataset": shown(args.dataset),
         "examples": data,
         "jobs_per_step": JOBS_PER_STEP,
         "steps": args.steps,
@@ -220,29 +223,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="every side, interleaved (the default)")
     worker = sub.add_parser("worker", help="one side (the child process)")
     for p in (ap, run):
-        p.add_argument("--dataset", type=Path, default=Path("/work/data/gharuntime-real-apache"))
+        p.add_argument(
+            "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
+        )
         p.add_argument("--tokenizer", type=Path, help="a saved tokenizer folder (else trained)")
-        p.add_argument("--rows", type=_positive, default=2000, help="training jobs sampled")
+        p.add_argument("--rows", type=positive, default=2000, help="training jobs sampled")
         p.add_argument("--sizes", default="tiny,tiny-256")
         p.add_argument("--only", help="comma-separated side names")
-        p.add_argument("--rounds", type=_positive, default=3)
+        p.add_argument("--rounds", type=positive, default=3)
         p.add_argument("--work", type=Path, default=Path("work/laser_cpu_train"))
     for p in (ap, run, worker):
-        p.add_argument("--steps", type=_positive, default=24, help="timed optimizer steps")
-        p.add_argument("--warmup", type=_positive, default=4, help="untimed steps first")
+        p.add_argument("--steps", type=positive, default=24, help="timed optimizer steps")
+        p.add_argument("--warmup", type=positive, default=4, help="untimed steps first")
     worker.add_argument("--work", type=Path, required=True)
     worker.add_argument("--size", required=True)
     worker.add_argument("--precision", required=True)
@@ -255,9 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "worker":
         return cmd_worker(args)
-    if not args.dataset.is_dir():
-        print(f"error: no dataset folder at {args.dataset}", file=sys.stderr)
-        return 2
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
     sizes, names = args.sizes.split(","), [s.name for s in SIDES]
     bad = [x for x in sizes if x not in ("tiny", "tiny-256", "small")]
     bad += [x for x in (args.only.split(",") if args.only else []) if x not in names]

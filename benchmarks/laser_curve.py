@@ -20,7 +20,8 @@ Four stages, each a subcommand:
         --results leaderboard/results/gharuntime-real-apache \\
         --json benchmarks/results/laser_curve-real-apache.json
 
-(`one` is the child process of `run`: a single point.) The plan is fixed in PLAN below; `--only`
+Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither a stage
+exits 2. (`one` is the child process of `run`: a single point.) The plan is fixed in PLAN below; `--only`
 keeps the points whose name contains one of its comma-separated words.
 """
 
@@ -38,10 +39,11 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from _common import MissingDataset, interval, real_dataset, refuse, shown, steps_for_epochs
+
+from gharuntime.paths import write_atomic
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def _params(args: argparse.Namespace, point: Point, steps: int, ckpt: Path) -> d
         "validation_rows": 256,
         "decode_batch_size": args.decode_batch,
         "samples": args.samples,
-        "checkpoint_dir": str(ckpt),
+        "checkpoint_dir": shown(ckpt),
         "checkpoint_every": steps,  # the tokenizer is read from here; one checkpoint, at the end
     }
 
@@ -137,8 +139,6 @@ def cmd_tokenizers(args: argparse.Namespace) -> int:
 
 
 def cmd_one(args: argparse.Namespace) -> int:
-    from laser_real import steps_for_epochs
-
     from gharuntime.baselines.laser.method import CHECKPOINT_TOKENIZER
     from gharuntime.baselines.run import run_baseline
 
@@ -187,14 +187,16 @@ def cmd_one(args: argparse.Namespace) -> int:
 
 def _pack(runs: Path, to: Path, group: str, names: list[str]) -> None:
     """TO/curve-GROUP.tar.gz: every run folder of the group (no checkpoints), atomically."""
-    tmp = to / f".curve-{group}.tmp"
-    with tarfile.open(tmp, "w:gz") as tar:
-        for name in names:
-            folder = runs / name
-            for path in sorted(folder.glob("*")) if folder.is_dir() else []:
-                if path.is_file():
-                    tar.add(path, arcname=f"{name}/{path.name}")
-    os.replace(tmp, to / f"curve-{group}.tar.gz")
+
+    def pack(f: IO[bytes]) -> None:
+        with tarfile.open(fileobj=f, mode="w:gz") as tar:
+            for name in names:
+                folder = runs / name
+                for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+                    if path.is_file():
+                        tar.add(path, arcname=f"{name}/{path.name}")
+
+    write_atomic(to / f"curve-{group}.tar.gz", pack, binary=True)
 
 
 def _environment() -> dict[str, Any]:
@@ -324,8 +326,6 @@ def _committed(results: Path | None, group: str) -> dict[str, float]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from laser_real import _figure
-
     from gharuntime.dataset import open_dataset
     from gharuntime.eval.api import evaluate_file
     from gharuntime.eval.submission_files import SubmissionFiles
@@ -371,8 +371,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             "tokens_per_s": training.get("tokens_per_s"),
             "device": training.get("device"),
             "precision": training.get("precision"),
-            "rmsle": _figure(result["metrics"]["duration_s"]["rmsle"]),
-            "within_2x": _figure(result["metrics"]["duration_s"]["within_2x"]),
+            "rmsle": interval(result["metrics"]["duration_s"]["rmsle"]),
+            "within_2x": interval(result["metrics"]["duration_s"]["within_2x"]),
             "vs": {},
         }
         for tree in TREES:
@@ -382,7 +382,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             if other is not None and other.is_file():
                 paired = evaluate_file(sub, args.dataset, vs=other, resamples=args.resamples)
                 diff = paired["comparison"]["difference"]["duration_s"]["rmsle"]
-                row["vs"][tree] = _figure(diff)
+                row["vs"][tree] = interval(diff)
         figures["points"][point.name] = row
         print(
             f"{point.name}: RMSLE {row['rmsle']['value']:.3f} "
@@ -465,7 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     one = sub.add_parser("one", help="one point (run's child process)")
     score = sub.add_parser("score", help="score, pair with the trees, plot")
     for p in (tok, run, one, score):
-        p.add_argument("--dataset", type=Path, required=True, help="a gharuntime dataset folder")
+        p.add_argument(
+            "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
+        )
         p.add_argument("--only", help="keep the points whose name holds one of these words")
     for p in (run, one):
         p.add_argument("--batch", type=int, default=64, help="jobs a training step [64]")
@@ -489,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--json", type=Path, help="write the figures here, the plot beside it")
     score.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
     handler = {"tokenizers": cmd_tokenizers, "run": cmd_run, "one": cmd_one, "score": cmd_score}
     from gharuntime.errors import GharuntimeError
 

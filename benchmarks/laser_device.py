@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+from _common import shown
+
+from gharuntime.paths import write_atomic
 
 HERE = Path(__file__).resolve().parent
 SIZES = {"small": (8, 512), "tiny-256": (4, 256), "tiny": (2, 128)}  # layers, width
@@ -62,15 +65,13 @@ class Report:
         self.path = out / "laser_device.json"
         self.doc: dict[str, Any] = {
             "benchmark": "laser_device",
-            "args": {k: str(v) for k, v in vars(args).items()},
+            "args": {k: shown(v) if isinstance(v, Path) else str(v) for k, v in vars(args).items()},
             "stages": {},
         }
 
     def stage(self, name: str, value: Any) -> None:
         self.doc["stages"][name] = value
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.doc, indent=2) + "\n")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(self.doc, indent=2) + "\n")
         print(f"{name}: {json.dumps(value)[:400]}", flush=True)
 
 

@@ -14,8 +14,10 @@ ratio = (tokens the fit trained / fit wall seconds) / bare tokens per second. Ru
 machine: the whole split is one epoch of ~31M tokens, about 25 minutes of `tiny` on 2 cores.
 The last line is one JSON object (also written to --json).
 
-    python benchmarks/laser_fit_split.py --dataset /work/data/gharuntime-real-apache \\
+    python benchmarks/laser_fit_split.py --dataset work/gharuntime-real-apache \\
         --json benchmarks/results/laser_fit_split-real-apache.json
+
+Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither it exits 2.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _common import MissingDataset, positive, real_dataset, refuse, shown
 
 from gharuntime.errors import GharuntimeError
 
@@ -61,13 +65,6 @@ def _bare_tokens_per_s(method: Any, examples: list[Any], steps: int, precision: 
     return tokens / (time.perf_counter() - t0)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _epochs(text: str) -> float:
     value = float(text)
     if not 0 < value <= 1000:
@@ -77,20 +74,23 @@ def _epochs(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", type=Path, default=Path("/work/data/gharuntime-real-apache"))
+    ap.add_argument(
+        "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
+    )
     ap.add_argument("--model", default="tiny", choices=["tiny", "tiny-256"])
     ap.add_argument("--epochs", type=_epochs, default=1.0)
-    ap.add_argument("--threads", type=_positive, default=2)
-    ap.add_argument("--validations", type=_positive, default=8)
-    ap.add_argument("--checkpoint-every", type=_positive, default=1000)
-    ap.add_argument("--bare-steps", type=_positive, default=400)
-    ap.add_argument("--bare-rounds", type=_positive, default=2)
+    ap.add_argument("--threads", type=positive, default=2)
+    ap.add_argument("--validations", type=positive, default=8)
+    ap.add_argument("--checkpoint-every", type=positive, default=1000)
+    ap.add_argument("--bare-steps", type=positive, default=400)
+    ap.add_argument("--bare-rounds", type=positive, default=2)
     ap.add_argument("--work", type=Path, default=Path("work/laser_fit_split"))
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    if not args.dataset.is_dir():
-        print(f"error: no dataset folder at {args.dataset}", file=sys.stderr)
-        return 2
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
 
     try:
         return _run(args)
@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
     bare_tps = statistics.median(bare)
     result = {
         "benchmark": "laser_fit_split",
-        "dataset": str(args.dataset),
+        "dataset": shown(args.dataset),
         "model": args.model,
         "threads": torch.get_num_threads(),
         "jobs": jobs,

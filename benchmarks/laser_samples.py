@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import shown
 
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.model_io import load_model
@@ -66,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"the training median: RMSLE {baseline:.3f}")
     figures = {
         "benchmark": "laser_samples",
-        "model": str(args.model),
-        "dataset": str(args.dataset),
+        "model": shown(args.model),
+        "dataset": shown(args.dataset),
         "config": args.config,
         "split": args.split,
         "rows": rows.height,

@@ -1,15 +1,15 @@
 """How fast LASER writes its training prompts: serialize_job row by row (the old path) against
 serialize_batch (prompts.py), on the same rows, in the same run, with the same tokenizer.
 
-Reads the train split of a built dataset (the real one at /work/data/gharuntime-real-apache when
-it is there, else pass --dataset), trains the tiny model's BPE tokenizer on it the way `fit`
+Reads the train split of a built dataset (--dataset, else the real one `$GHARUNTIME_REAL_DATASET`
+names; with neither it exits 2), trains the tiny model's BPE tokenizer on it the way `fit`
 does, then times, for SAMPLE rows: the old path (serialize_job with prompt_token_counter, then
 prompt_token_ids per prompt, every YAML cache cleared first) and the new one (serialize_batch
 with TokenCounter, then prompt_token_ids_many), checks the prompts and ids are identical, and
 times the new path alone on the whole split. Also the tokenizer-free pass fit makes to train
 that tokenizer (estimate_tokens). Goal (issue #31): >= 20x faster, <= 0.5 ms per job.
 
-    python benchmarks/laser_serialize.py                     # real data if present
+    python benchmarks/laser_serialize.py                     # $GHARUNTIME_REAL_DATASET
     python benchmarks/laser_serialize.py --dataset DIR --config temporal --sample 2000
 
 The last line printed is one JSON object with the figures.
@@ -24,9 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
-
-REAL = Path("/work/data/gharuntime-real-apache")
+from _common import MissingDataset, real_dataset, refuse, shown
 
 
 def _clear_caches() -> None:
@@ -36,9 +34,9 @@ def _clear_caches() -> None:
         fn.cache_clear()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", type=Path, default=REAL if REAL.is_dir() else None)
+    parser.add_argument("--dataset", type=Path, help="a dataset folder [$GHARUNTIME_REAL_DATASET]")
     parser.add_argument("--config", default="temporal")
     parser.add_argument("--track", default="config")
     parser.add_argument("--budget", type=int, default=512)
@@ -52,9 +50,11 @@ def main() -> None:
         "a few minutes on the real one. Fewer keeps the benchmark short, but the old path's "
         "cost depends on the tokenizer: 2.2 ms/job with 5,000 rows, 11.5 with all 67,856)",
     )
-    args = parser.parse_args()
-    if args.dataset is None:
-        raise SystemExit("no dataset: pass --dataset DIR (a built dataset folder)")
+    args = parser.parse_args(argv)
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
 
     from gharuntime.baselines.laser.decoding import (
         prompt_token_counter,
@@ -69,15 +69,16 @@ def main() -> None:
         serialize_batch,
     )
     from gharuntime.baselines.laser.serialize import serialize_job
+    from gharuntime.dataset import load
 
-    path = args.dataset / "data" / args.config / "train-00000-of-00001.parquet"
-    frame = pl.read_parquet(path)
+    frame = load(args.dataset, args.config, "train")
     rows = list(frame.iter_rows(named=True))
     sample = rows[: args.sample]
     head = frame.head(args.sample)
     kw = {"track": args.track, "budget": args.budget}
     print(
-        f"{len(rows):,} training rows in {path}; {len(sample):,} timed on both paths",
+        f"{len(rows):,} {args.config} training rows of {shown(args.dataset)}; "
+        f"{len(sample):,} timed on both paths",
         file=sys.stderr,
     )
 
@@ -166,7 +167,7 @@ def main() -> None:
     print(
         json.dumps(
             {
-                "dataset": str(args.dataset),
+                "dataset": shown(args.dataset),
                 "config": args.config,
                 "train_rows": len(rows),
                 "sample": n,
@@ -185,7 +186,8 @@ def main() -> None:
             }
         )
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

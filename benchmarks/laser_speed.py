@@ -17,7 +17,9 @@ a change in the machine's load hits both alike; medians of the rounds count:
 
 Non-padding tokens throughout. The load average is printed; the last line is one JSON object.
 
-    python benchmarks/laser_speed.py --dataset /work/data/gharuntime-real-apache
+    python benchmarks/laser_speed.py --dataset work/gharuntime-real-apache
+
+Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither it exits 2.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _common import MissingDataset, real_dataset, refuse, shown
 
 from gharuntime.baselines.laser import kept_rows
 from gharuntime.baselines.laser.decoding import (
@@ -104,7 +107,9 @@ def _rounded(d: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", type=Path, default=Path("/work/data/gharuntime-real-apache"))
+    ap.add_argument(
+        "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--train-fraction", type=float, default=0.01)
     ap.add_argument("--fit-steps", type=int, default=30)
@@ -114,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3, help="rounds per part (after a warm-up)")
     args = ap.parse_args(argv)
+    try:
+        args.dataset = real_dataset(args.dataset)
+    except MissingDataset as exc:
+        return refuse(str(exc))
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     train_split = load(args.dataset, "temporal", "train")
@@ -194,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     mean_prompt = np.mean([len(x) for x in prompt_token_ids_many(method.tokenizer, prompts)])
     result = {
         "benchmark": "laser_speed",
-        "dataset": str(args.dataset),
+        "dataset": shown(args.dataset),
         "threads": torch.get_num_threads(),
         "device": method.train_summary.get("device"),
         "auto_precision": method.train_summary.get("precision"),

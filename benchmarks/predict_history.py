@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.contract import SPLITS
 from gharuntime.crawler.assembly import make_client
 from gharuntime.crawler.client import Token
@@ -55,6 +55,7 @@ from gharuntime.predict.learned import load_learned
 from gharuntime.predict.workflow import RepoMeta, predict_workflow, repo_meta_from_json
 from gharuntime.sim import END, ServerConfig, World, serve
 from gharuntime.sim.world import DAY, iso
+from gharuntime.source_kinds.raw import RawSource
 
 WAYS = ("history_as_learnt", "history_refreshed", "config_only", "last_run")
 

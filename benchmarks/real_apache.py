@@ -34,7 +34,6 @@ The last line printed is one JSON object with every figure.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing
 import resource
@@ -44,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import run_script, shown
 
-ROOT = Path(__file__).resolve().parents[1]
 LABEL = "gharuntime-real-apache"
 METHODS = ("median", "group-median", "last-run", "lightgbm", "xgboost", "catboost")
 TUNED = ("lightgbm-tuned", "xgboost-tuned")
@@ -70,20 +69,10 @@ DESCRIPTION = (
 )
 
 
-def _load_baselines_bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_baselines", ROOT / "benchmarks" / "baselines.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _build(args: dict[str, Any], queue: Any) -> None:
     """The build alone, in a child process (so its peak RSS is its own)."""
-    from gharuntime.builder.api_build import ApiJsonSource
     from gharuntime.builder.build import build as build_dataset
+    from gharuntime.source_kinds.api_json import ApiJsonSource
     from gharuntime.sources.api_json import ApiSource
 
     t0 = time.perf_counter()
@@ -232,7 +221,7 @@ def transfer(
     from gharuntime.eval.report import result_json
     from gharuntime.eval.submission_files import SubmissionFiles
     from gharuntime.eval.truth import Truth
-    from gharuntime.leaderboard.registry import write_atomic
+    from gharuntime.paths import write_atomic
     from gharuntime.revision import dataset_revision, sha256_file
 
     test = load(real, "temporal", "test")
@@ -291,8 +280,8 @@ def transfer(
                 predictions={t: np.asarray(v, dtype=np.float64) for t, v in pred.items()},
                 present=np.ones(test.height, dtype=bool),
                 source={
-                    "model": str(model_dir),
-                    "trained_on": f"{sim_label} ({sim}), temporal train split",
+                    "model": shown(model_dir),
+                    "trained_on": f"{sim_label} ({shown(sim)}), temporal train split",
                     "missing": 0,
                     "allow_partial": False,
                 },
@@ -316,7 +305,7 @@ def transfer(
             rows.append(row)
             if results is not None:
                 target = results / LABEL / f"transfer-{sim_label}-temporal-{track}-{name}.json"
-                write_atomic(target, json.dumps(result, indent=2) + "\n")  # temp name + rename
+                write_atomic(target, json.dumps(result, indent=2) + "\n", mode=0o644)
             print(
                 f"transfer {track:8} {name:13} RMSLE {row['rmsle']:.3f} "
                 f"within-2x {row['within_2x']:.1%} on {test.height} real test jobs",
@@ -353,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     dataset = args.out / LABEL
     started = time.perf_counter()
-    figures: dict[str, Any] = {"benchmark": "real_apache", "dataset": str(dataset)}
+    figures: dict[str, Any] = {"benchmark": "real_apache", "dataset": shown(dataset)}
     if not args.skip_build:
         figures["build"] = build(args, dataset)
         b = figures["build"]
@@ -363,11 +352,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     if not args.skip_baselines:
-        bench = _load_baselines_bench()
         figures["baselines"] = {}
         for config in ("temporal", "cross_repo"):
-            line = _capture_last_json(
-                bench.main,
+            line = run_script(
+                "baselines.py",
                 [
                     "--dataset",
                     str(dataset),
@@ -387,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                 ],
             )
             figures["baselines"][config] = line
-        tuned = _capture_last_json(
-            bench.main,
+        tuned = run_script(
+            "baselines.py",
             [
                 *("--dataset", str(dataset), "--config", "temporal", "--tracks", "config"),
                 *("--methods", ",".join(TUNED), "--tuned-trials", str(TUNED_TRIALS)),
@@ -421,18 +409,6 @@ def main(argv: list[str] | None = None) -> int:
     figures["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(figures, default=str))
     return 0
-
-
-def _capture_last_json(fn: Any, argv: list[str]) -> Any:
-    """Run a benchmark's main(argv), keeping the one JSON object it prints last."""
-    import contextlib
-    import io
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        fn(argv)
-    lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
-    return json.loads(lines[-1]) if lines else None
 
 
 if __name__ == "__main__":

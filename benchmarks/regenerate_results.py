@@ -13,6 +13,12 @@ gharuntime version, the git commit and the command that made it.
     python benchmarks/regenerate_results.py --only gharuntime-sim-small   # the CI one (minutes)
     python benchmarks/regenerate_results.py --real-dataset work/gharuntime-real-apache
 
+Every step runs in the work folder (--work, else a temporary one) and names its files relative
+to it, so a result names no folder of the machine that made it (gharuntime.eval.provenance).
+Results made before that rule are rewritten in place, no score changed, by
+
+    python benchmarks/regenerate_results.py relativize     # leaderboard/ and benchmarks/ results
+
 Committed results must be reproducible from a commit: the script refuses a tree with uncommitted
 changes to tracked files (--allow-dirty for a trial run, whose results say git_dirty), and
 stages every folder's results outside the tree, installing them only once all are made, so no
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +60,12 @@ COMMITTED = ("gharuntime-sim-small", REAL)
 gharuntime-sim-medium is made on request (`--only gharuntime-sim-medium`: an hour or more on 2
 cores); gharuntime-real-apache needs clones of its sources (benchmarks/real_apache.py)."""
 RESAMPLES = 1000
+RELATIVIZED = (RESULTS, REFERENCE, ROOT / "benchmarks" / "results")
+"""The committed result folders `relativize` rewrites by default."""
+
+_MACHINE_FOLDER = re.compile(r"(?<![\w-])/(?:(?:tmp|work|home|Users)/[^/\"\s]+|root)/")
+"""A machine's folder at the start of an absolute path, where a run kept its files: a folder in
+its scratch or work area (tmp, work), or a home folder (home/USER, Users/USER, root)."""
 
 
 def gharuntime_cmd() -> list[str]:
@@ -60,14 +73,20 @@ def gharuntime_cmd() -> list[str]:
 
 
 def build_dataset(label: str, work: Path) -> Path:
-    out = work / label
-    run([*gharuntime_cmd(), *DATASETS[label], "--out", str(out)])
-    return out
+    run([*gharuntime_cmd(), *DATASETS[label], "--out", label], work)
+    return work / label
 
 
-def run(cmd: list[str]) -> None:
+def script(name: str) -> str:
+    """benchmarks/NAME.py, run from the work folder."""
+    return str(ROOT / "benchmarks" / name)
+
+
+def run(cmd: list[str], work: Path) -> None:
+    """`cmd` in the work folder, every path it names relative to it: the results it writes name
+    their files relative to where they were scored, never a folder of this machine."""
     print("+", " ".join(cmd[3:] if cmd[1] == "-c" else cmd), file=sys.stderr, flush=True)
-    subprocess.run(cmd, check=True, cwd=ROOT)
+    subprocess.run(cmd, check=True, cwd=work)
 
 
 def _summary(folder: Path, title: str) -> str:
@@ -105,12 +124,13 @@ def regenerate(
     for config in configs:
         run(
             [
-                *(sys.executable, "benchmarks/baselines.py", "--dataset", str(dataset)),
-                *("--config", config, "--work", str(work / f"{label}-bench")),
-                *("--results-dir", str(work / "results"), "--label", label),
+                *(sys.executable, script("baselines.py"), "--dataset", dataset.name),
+                *("--config", config, "--work", f"{label}-bench"),
+                *("--results-dir", "results", "--label", label),
                 *("--resamples", str(RESAMPLES)),
                 *(("--tuned-tracks", tuned_tracks) if tuned_tracks else ()),
-            ]
+            ],
+            work,
         )
     (staged / "summary.md").write_text(_summary(staged, label), encoding="utf-8")
     return {
@@ -130,10 +150,12 @@ def regenerate_real(work: Path) -> dict[str, Any]:
     shutil.rmtree(staged, ignore_errors=True)
     run(
         [
-            *(sys.executable, "benchmarks/baselines_real.py", "--models", str(models)),
-            *("--dataset", str(source), "--results-dir", str(staged)),
+            *(sys.executable, script("baselines_real.py")),
+            *("--models", models.relative_to(work).as_posix()),
+            *("--dataset", source.name, "--results-dir", f"results/{REAL}"),
             *("--resamples", str(RESAMPLES)),
-        ]
+        ],
+        work,
     )
     (staged / "summary.md").write_text(_summary(staged, REAL), encoding="utf-8")
     return {
@@ -162,10 +184,11 @@ def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
         build_dataset(REAL_MODELS_FROM, work)
     run(
         [
-            *(sys.executable, "benchmarks/real_apache.py", "--out", str(out), "--skip-build"),
-            *("--sim-dataset", str(work / REAL_MODELS_FROM), "--sim-label", REAL_MODELS_FROM),
-            *("--results-dir", str(work / "results"), "--resamples", str(RESAMPLES)),
-        ]
+            *(sys.executable, script("real_apache.py"), "--out", out.name, "--skip-build"),
+            *("--sim-dataset", REAL_MODELS_FROM, "--sim-label", REAL_MODELS_FROM),
+            *("--results-dir", "results", "--resamples", str(RESAMPLES)),
+        ],
+        work,
     )
     (staged / "summary.md").write_text(_summary(staged, REAL_APACHE), encoding="utf-8")
     return {
@@ -202,8 +225,95 @@ def _install(staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS) -> 
         (target / "summary.md").write_text(_summary(target, target.name), encoding="utf-8")
 
 
+def relativize_text(text: str) -> str:
+    """`text` with each absolute path of a machine's scratch, work or home folder named
+    relative to that folder (the folder the run worked in, as `run` now has it), and each
+    absolute local dataset `id` (a result's `dataset` or `trained_on`) by its folder's name,
+    as gharuntime.dataset_ref.LocalDataset.id names it now."""
+    text = re.sub(r'("id": ")/(?:[^"/]+/)+([^"/]+")', r"\1\2", text)
+    return _MACHINE_FOLDER.sub("", text)
+
+
+def _same_but_paths(old: Any, new: Any) -> bool:
+    """Every key, number, flag and other string the same; a string differs only by the machine
+    folder dropped from its paths, or is an absolute path's last part (a dataset id)."""
+    if isinstance(old, dict):
+        return (
+            isinstance(new, dict)
+            and list(old) == list(new)
+            and all(_same_but_paths(old[k], new[k]) for k in old)
+        )
+    if isinstance(old, list):
+        return (
+            isinstance(new, list)
+            and len(old) == len(new)
+            and all(_same_but_paths(a, b) for a, b in zip(old, new, strict=True))
+        )
+    if isinstance(old, str) and isinstance(new, str) and old != new:
+        return new == _MACHINE_FOLDER.sub("", old) or (
+            old.startswith("/") and new == old.rsplit("/", 1)[-1]
+        )
+    return type(old) is type(new) and (old == new or (old != old and new != new))  # NaN
+
+
+def relativize(targets: list[Path]) -> list[Path]:
+    """Rewrite every result file (*.json, *.md) under `targets` by `relativize_text`, in place
+    (a temporary name, then a rename), and return those that changed. A JSON file is checked
+    first: still the same JSON but for its paths, or nothing is written."""
+    files = sorted(
+        p
+        for t in targets
+        for p in ([t] if t.is_file() else t.rglob("*"))
+        if p.suffix in (".json", ".md") and p.is_file()
+    )
+    rewritten = []
+    for path in files:  # every file checked before any is written
+        old = path.read_text(encoding="utf-8")
+        new = relativize_text(old)
+        if new == old:
+            continue
+        if path.suffix == ".json" and not _same_but_paths(json.loads(old), json.loads(new)):
+            raise SystemExit(
+                f"{path}: the rewrite would change more than its paths; nothing written"
+            )
+        rewritten.append((path, new))
+    for path, new in rewritten:
+        tmp = path.with_name(f".{path.name}.relativize")
+        tmp.write_text(new, encoding="utf-8")
+        os.replace(tmp, path)
+    return [path for path, _ in rewritten]
+
+
+def main_relativize(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="regenerate_results.py relativize",
+        description="Name the files and folders in committed results relative to the folder "
+        "each run worked in, and a local dataset by its folder's name; no score changes.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="result files or folders [leaderboard/results, leaderboard/reference, "
+        "benchmarks/results]",
+    )
+    args = parser.parse_args(argv)
+    changed = relativize(args.paths or list(RELATIVIZED))
+    for path in changed:
+        print(f"rewrote {path}", file=sys.stderr)
+    print(json.dumps({"benchmark": "regenerate_results relativize", "rewritten": len(changed)}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["relativize"]:
+        return main_relativize(argv[1:])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="python benchmarks/regenerate_results.py relativize [PATH ...]: name the paths "
+        "in committed results relative to where they were made (no score changes)",
+    )
     parser.add_argument("--only", action="append", choices=[*DATASETS, REAL, REAL_APACHE])
     parser.add_argument("--work", type=Path, help="keep datasets, models and logs here [tmp]")
     parser.add_argument(
@@ -236,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{REAL_APACHE} needs --real-dataset (built by benchmarks/real_apache.py)")
     if REAL in wanted and REAL_MODELS_FROM not in wanted:  # scores that folder's models
         wanted.insert(0, REAL_MODELS_FROM)
-    work = args.work or Path(tempfile.mkdtemp(prefix="gharuntime-regen-"))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="gharuntime-regen-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
     done = []
     t0 = time.perf_counter()
     try:

@@ -25,11 +25,12 @@ from typing import Any
 import polars as pl
 
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.dataset import load, read_manifest, write_dataset
 from gharuntime.eval.api import evaluate_file
 from gharuntime.sim import World
 from gharuntime.sim.dump import dump_world
+from gharuntime.source_kinds.raw import RawSource
 
 METHODS = ("median", "group-median", "lightgbm")
 

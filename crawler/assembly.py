@@ -1,21 +1,34 @@
-"""Everything a crawl needs before it starts, assembled from what a person gives: tokens (a file
-or GITHUB_TOKEN), a list of repositories, a time window and a ready client; `plan_crawl` turns
-a whole `gharuntime crawl` request into a checked CrawlPlan. `gharuntime crawl`
-and `gharuntime build --source github` both start a crawl, so both take these from here and read
-their options the same way. A bad value raises CrawlSetupError naming the option to fix."""
+"""Everything a crawl needs before it starts, assembled from what a person gives: the options
+that select what to crawl (`selection_options`, one declaration for both commands), tokens (a
+file or GITHUB_TOKEN), a list of repositories, a time window, the CrawlOptions
+(`crawl_options`) and a ready client; `plan_crawl` turns a whole `gharuntime crawl` request into
+a checked CrawlPlan. `gharuntime crawl` and `gharuntime build --source github` both start a
+crawl, so both take these from here and read their options the same way. A bad value raises
+CrawlSetupError naming the option to fix."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from gharuntime.crawler.client import EtagCache, GitHubClient, RetryPolicy, Token, token_problem
+import click
+
+from gharuntime.crawler.client import (
+    EtagCache,
+    GitHubClient,
+    RetryPolicy,
+    Token,
+    api_url_problem,
+    token_problem,
+)
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult, crawl, format_time, parse_time
 from gharuntime.crawler.progress import CrawlStats, EventSink
 from gharuntime.errors import OptionError
+from gharuntime.paramtypes import Text
 from gharuntime.readfile import InputFileError, read_text
 
 __all__ = [
@@ -23,20 +36,133 @@ __all__ = [
     "CrawlRequest",
     "CrawlSetupError",
     "check_out_folder",
+    "crawl_options",
+    "crawl_selection_options",
     "crawl_window",
     "load_tokens",
     "make_client",
     "parse_shard",
     "plan_crawl",
     "read_repos",
+    "selection_options",
 ]
 
 TOKEN_FILE_MAX_BYTES = 2**20
 REPOS_FILE_MAX_BYTES = 16 * 2**20
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 class CrawlSetupError(OptionError):
     """A crawl input that cannot be used; `option` names the option that gave it."""
+
+
+def _api_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    problem = api_url_problem(value)
+    if problem:
+        raise click.BadParameter(problem, ctx, param)
+    return value
+
+
+def _selection(scope: str) -> list[tuple[list[str], dict[str, Any]]]:
+    """(declarations, attributes) of each selection option, as click.option takes them."""
+    pre = f"{scope}: " if scope else ""
+    return [
+        (
+            ["--repos", "repos_file"],
+            dict(
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help=pre + "File of repositories, owner/name one a line (# comments allowed).",
+            ),
+        ),
+        (
+            ["--search", "search"],
+            dict(
+                type=Text(1000),
+                help=pre + "GitHub repository search, e.g. 'stars:>100 pushed:>2025-06-01'.",
+            ),
+        ),
+        (
+            ["--max-repos"],
+            dict(
+                type=click.IntRange(1, 10_000_000),
+                help=pre + "Crawl at most this many repositories.",
+            ),
+        ),
+        (
+            ["--since"],
+            dict(
+                type=Text(40),
+                help=pre
+                + "Runs created from this date (default: 90 days before the crawl's first run).",
+            ),
+        ),
+        (
+            ["--until"],
+            dict(
+                type=Text(40),
+                help=pre
+                + "Runs created up to this date (default: now, fixed when the crawl starts).",
+            ),
+        ),
+        (
+            ["--max-runs-per-workflow"],
+            dict(
+                type=click.IntRange(1, 1000),
+                help=pre
+                + "Only the N most recent completed runs of each workflow (GHALogs used 5).",
+            ),
+        ),
+        (
+            ["--token-file"],
+            dict(
+                type=click.Path(path_type=Path, dir_okay=False),
+                help=pre
+                + "File of tokens, one a line (default: $GITHUB_TOKEN). Tokens of one account "
+                "share a quota.",
+            ),
+        ),
+        (
+            ["--api-url"],
+            dict(
+                default="https://api.github.com",
+                show_default=True,
+                envvar="GITHUB_API_URL",
+                type=Text(2000),
+                callback=_api_url,
+                help=pre
+                + "API root: GitHub Enterprise Server (https://HOST/api/v3) or a simulated GitHub.",
+            ),
+        ),
+        (
+            ["--max-retries"],
+            dict(
+                type=click.IntRange(0, 50),
+                default=6,
+                show_default=True,
+                help=pre + "Retries of one request on 5xx, resets, truncated or malformed bodies.",
+            ),
+        ),
+    ]
+
+
+def selection_options(scope: str = "") -> list[click.Option]:
+    """Which repositories and runs to crawl, and how to reach the API, as click options (named
+    as CrawlRequest's fields). `scope` prefixes each help text (e.g. "github" in `build`, where
+    they apply to one source only)."""
+    return [click.Option(decls, **attrs) for decls, attrs in _selection(scope)]
+
+
+def crawl_selection_options(scope: str = "") -> Callable[[F], F]:
+    """The same options as a decorator, for a command that declares its options by decorators
+    (`gharuntime crawl`)."""
+
+    def decorate(command: F) -> F:
+        for decls, attrs in reversed(_selection(scope)):
+            command = click.option(*decls, **attrs)(command)
+        return command
+
+    return decorate
 
 
 def _read(path: Path, option: str, max_bytes: int) -> str:
@@ -235,19 +361,16 @@ class CrawlPlan:
         return crawl(self.out, self.options, self.client, on_event=on_event)
 
 
-def plan_crawl(request: CrawlRequest) -> CrawlPlan:
-    """Every check a crawl makes before its first request (the folder, the selection, the
-    window, the shard, the tokens, the retry policy), then the client; CrawlSetupError names
-    the option to fix."""
-    check_out_folder(request.out)
+def crawl_options(request: CrawlRequest) -> CrawlOptions:
+    """What to crawl, from a request: exactly one of its repositories file or search, the
+    window, the shard and how to fetch (the one way both commands make CrawlOptions)."""
     if (request.repos_file is None) == (request.search is None):
         raise CrawlSetupError(
             "give exactly one of --repos FILE or --search QUERY", option="--repos"
         )
-    base, cap = request.backoff  # a base above its cap is refused by make_client
     repos = read_repos(request.repos_file) if request.repos_file is not None else None
     since, until = crawl_window(request.since, request.until)
-    options = CrawlOptions(
+    return CrawlOptions(
         repos=repos,
         search=request.search,
         max_repos=request.max_repos,
@@ -262,6 +385,15 @@ def plan_crawl(request: CrawlRequest) -> CrawlPlan:
         log_route=request.log_route,
         flush_records=request.flush_records,
     )
+
+
+def plan_crawl(request: CrawlRequest) -> CrawlPlan:
+    """Every check a crawl makes before its first request (the folder, the selection, the
+    window, the shard, the tokens, the retry policy), then the client; CrawlSetupError names
+    the option to fix."""
+    check_out_folder(request.out)
+    base, cap = request.backoff  # a base above its cap is refused by make_client
+    options = crawl_options(request)
     tokens = load_tokens(request.token_file)
     client = make_client(
         request.api_url,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ __all__ = [
     "Token",
     "TokenPool",
     "api_url_problem",
+    "token_format_problem",
     "token_problem",
 ]
 
@@ -111,6 +113,30 @@ def token_problem(secret: str) -> str | None:
         return (
             "holds a space, a control character or a non-ASCII character, which an HTTP header "
             "cannot carry; give one token a line"
+        )
+    return None
+
+
+_GITHUB_TOKEN = re.compile(
+    r"(?:(?:ghp|gho|ghu|ghs|ghr)_|github_pat_)[A-Za-z0-9._-]{20,}|[0-9a-fA-F]{40}"
+)
+"""GitHub's token formats: a type prefix (ghp_ personal access token, gho_ OAuth, ghu_ and ghs_
+GitHub App user-to-server and server-to-server (GITHUB_TOKEN in Actions), ghr_ refresh,
+github_pat_ fine-grained) then letters, digits and `_` (GitHub App tokens may also hold `.` and
+`-` and grow longer), or a classic token of 40 hex digits."""
+
+
+def token_format_problem(secret: str) -> str | None:
+    """Why `secret` is not a GitHub token by its form (None when it looks like one), never
+    quoting it: for a value taken from a place that may hold anything (an environment variable
+    named on the command line), so a PATH or a password is never sent to the API."""
+    problem = token_problem(secret)
+    if problem:
+        return problem
+    if not _GITHUB_TOKEN.fullmatch(secret):
+        return (
+            "does not look like a GitHub token (one starts ghp_, github_pat_, gho_, ghu_, ghs_ "
+            "or ghr_, or is 40 hex digits)"
         )
     return None
 

@@ -6,7 +6,7 @@ the CLI renders both.
 A crawl reports events, not the library's one `gharuntime.progress.Progress(what, done, total)`:
 its display shows more than a count (the request in flight, rate-limit waits, retries, each
 repository's outcome), and the stats need those facts too. Where a count is all a caller wants,
-`gharuntime.builder.crawled` adapts the events (repositories done of planned) into Progress.
+`gharuntime.source_kinds.crawled` adapts the events (repositories done of planned) into Progress.
 """
 
 from __future__ import annotations

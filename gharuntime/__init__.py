@@ -37,20 +37,25 @@ from gharuntime.version import __version__
 
 # The error tree: every exception a library caller may catch, by the module that defines it. Each
 # is imported on first use (PEP 562), so `import gharuntime` stays as light as it was; the
-# command line's and the simulator's own signals are not part of it. tests/test_public_api.py
-# checks that every public exception of the package is here, documented.
+# command line's and the simulator's own signals are not part of it. This is the one list: the
+# TYPE_CHECKING block below spells it for type checkers (tests/test_public_api.py fails when
+# they differ, or when a public exception of the package is missing here), and the table of
+# docs/api/public.md is written from it by docs/hooks/error_tree.py.
 ERRORS: dict[str, str] = {
     "ArchiveError": "gharuntime.logarchive",
     "BadCredentials": "gharuntime.crawler.client",
     "BenchError": "gharuntime.baselines.laser.bench",
     "BuildError": "gharuntime.builder.build",
     "Cancelled": "gharuntime.crawler.client",
+    "CheckoutError": "gharuntime.predict.checkout",
     "CrawlDirError": "gharuntime.builder.crawl_dir",
     "CrawlError": "gharuntime.crawler.client",
     "CrawlSetupError": "gharuntime.crawler.assembly",
     "DecodingError": "gharuntime.baselines.laser.decoding",
     "EmptySplit": "gharuntime.eval.provenance",
     "EncodingError": "gharuntime.baselines.laser.encoding",
+    "FolderInUse": "gharuntime.folderlock",
+    "FolderLockError": "gharuntime.folderlock",
     "ForbiddenInputError": "gharuntime.baselines.method",
     "GitError": "gharuntime.sources.gitstore",
     "HistoryError": "gharuntime.predict.history",
@@ -68,6 +73,7 @@ ERRORS: dict[str, str] = {
     "PromptTooLong": "gharuntime.baselines.laser.serialize",
     "RawStoreError": "gharuntime.rawstore",
     "ReproduceError": "gharuntime.leaderboard.reproduce",
+    "ResultRefused": "gharuntime.leaderboard.reproduce",
     "RequestFailed": "gharuntime.crawler.client",
     "SourceError": "gharuntime.sources._columns",
     "SourceOptionError": "gharuntime.source_kinds.base",
@@ -94,11 +100,15 @@ if TYPE_CHECKING:  # for type checkers; at run time __getattr__ below imports th
     from gharuntime.eval.evaluate import InvalidSubmission as InvalidSubmission
     from gharuntime.eval.provenance import EmptySplit as EmptySplit
     from gharuntime.expressions import UnknownExpression as UnknownExpression
+    from gharuntime.folderlock import FolderInUse as FolderInUse
+    from gharuntime.folderlock import FolderLockError as FolderLockError
     from gharuntime.hub.spec import HubError as HubError
     from gharuntime.leaderboard.registry import LeaderboardError as LeaderboardError
     from gharuntime.leaderboard.reproduce import ReproduceError as ReproduceError
+    from gharuntime.leaderboard.reproduce import ResultRefused as ResultRefused
     from gharuntime.learn import LearnError as LearnError
     from gharuntime.logarchive import ArchiveError as ArchiveError
+    from gharuntime.predict.checkout import CheckoutError as CheckoutError
     from gharuntime.predict.history import HistoryError as HistoryError
     from gharuntime.predict.learned import LearnedError as LearnedError
     from gharuntime.predict.request import PredictError as PredictError

@@ -36,7 +36,7 @@ from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.revision import REVISION_RULE, dataset_revision, sha256_file
 from gharuntime.splits import assign_splits, composition
-from gharuntime.validation import Problem, validate_folder
+from gharuntime.validation import Problem, schema_version_problem, validate_folder
 from gharuntime.version import __version__
 
 __all__ = [
@@ -304,12 +304,21 @@ def manifest_files(manifest: Mapping[str, Any], root: Path) -> list[dict[str, An
 
 
 def split_paths(root: Path, config: str, split: str) -> list[Path]:
-    """Files of one split of one config, per the manifest."""
+    """Files of one split of one config, per the manifest; DatasetError for a dataset of
+    another data contract (its schema_version's major), which every reader of the data
+    (baseline, eval, predict --history-from, learn) refuses here."""
     if config not in CONFIGS:
         raise DatasetError(f"unknown config {config!r}; choose one of {', '.join(CONFIGS)}")
     if split not in SPLITS:
         raise DatasetError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     manifest = read_manifest(root)
+    problem = schema_version_problem(manifest)
+    if problem:  # its columns and splits may mean something else: never read as this contract's
+        raise DatasetError(
+            f"{root / DATASET_LAYOUT.manifest}: {problem}; rebuild the dataset with this "
+            f"gharuntime, or read it with one of its contract (`gharuntime validate {root}` "
+            "lists every problem)"
+        )
     paths = [
         root / f["path"]
         for f in manifest_files(manifest, root)

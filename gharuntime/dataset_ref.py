@@ -45,7 +45,11 @@ class LocalDataset:
 
     @property
     def id(self) -> str:
-        """How results name it: the Hub id as asked for, else the folder's path (`spec`)."""
+        """How results name it: the Hub id as asked for, else the folder's name (the name the
+        leaderboard files it under; never a path of the machine that scored it, and nothing
+        opens it: a re-run takes its dataset from the user)."""
+        if self.repo_id is None:
+            return self.root.name or str(self.root)
         return self.spec
 
     @property

@@ -13,7 +13,7 @@ from typing import Any
 
 from gharuntime.errors import GharuntimeError
 
-__all__ = ["MAX_EXPRESSION_DEPTH", "UnknownExpression", "evaluate", "value_text"]
+__all__ = ["MAX_EXPRESSION_DEPTH", "Partial", "UnknownExpression", "evaluate", "value_text"]
 
 
 def value_text(value: Any) -> str:
@@ -29,6 +29,11 @@ class UnknownExpression(GharuntimeError):
     """The expression needs a context we do not have (github.*, secrets.*, ...)."""
 
 
+class Partial(dict[str, Any]):
+    """A context known only in part (`github` with its `event_name` alone): a key it does not
+    hold is unknown (UnknownExpression), not null as in a context known whole."""
+
+
 _TOKEN = re.compile(
     r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<op>\|\||&&|==|!=|<=|>=|[<>!(),.\[\]])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))"
 )
@@ -40,7 +45,9 @@ MAX_NUMBER_DIGITS = 100
 
 
 class _Evaluator:
-    def __init__(self, text: str, context: Mapping[str, Any]) -> None:
+    def __init__(
+        self, text: str, context: Mapping[str, Any], functions: Mapping[str, Any] | None = None
+    ) -> None:
         self.tokens: list[tuple[str, str]] = []
         pos = 0
         text = text.strip()
@@ -54,6 +61,15 @@ class _Evaluator:
         self.i = 0
         self.depth = 0
         self.context = context
+        self.functions = {k.lower(): v for k, v in (functions or {}).items()}
+        # > 0 while reading an operand whose value cannot change the result (`true || x`,
+        # `false && x`): GitHub does not evaluate it, so what it needs may be unknown
+        self.lazy = 0
+
+    def _unknown(self, what: str) -> Any:
+        if self.lazy:
+            return None
+        raise UnknownExpression(what)
 
     def evaluate(self) -> Any:
         value = self._or()
@@ -79,7 +95,9 @@ class _Evaluator:
         left = self._and()
         while self._peek() == "||":
             self._take()
+            self.lazy += bool(left)
             right = self._and()
+            self.lazy -= bool(left)
             left = left if left else right
         self.depth -= 1
         return left
@@ -88,7 +106,9 @@ class _Evaluator:
         left = self._cmp()
         while self._peek() == "&&":
             self._take()
+            self.lazy += not left
             right = self._cmp()
+            self.lazy -= not left
             left = right if left else left
         return left
 
@@ -134,7 +154,7 @@ class _Evaluator:
         if self._peek() == "(":
             return self._call(text)
         if text not in self.context:
-            raise UnknownExpression(text)
+            return self._unknown(text)
         value: Any = self.context[text]
         while self._peek() in (".", "["):
             name: Any
@@ -144,8 +164,11 @@ class _Evaluator:
                 name = self._or()
                 self._expect("]")
             if not isinstance(value, dict):
-                return None
-            value = value.get(name) if isinstance(name, str) else None
+                value = None  # read the rest of the chain: `a.b.c` of a null `a` is null
+            elif isinstance(value, Partial) and name not in value:
+                value = self._unknown(str(name))
+            else:
+                value = value.get(name) if isinstance(name, str) else None
         return value
 
     def _expect(self, op: str) -> None:
@@ -161,6 +184,8 @@ class _Evaluator:
                 self._take()
         self._expect(")")
         low = fn.lower()
+        if low in self.functions and not args:
+            return self.functions[low]
         if low == "format" and args:
             return re.sub(
                 r"\{(\d+)\}",
@@ -189,10 +214,16 @@ class _Evaluator:
             try:
                 return json.loads(str(args[0]))
             except (ValueError, RecursionError) as exc:
+                if self.lazy:
+                    return None
                 raise UnknownExpression("bad json") from exc
-        raise UnknownExpression(fn)
+        return self._unknown(fn)
 
 
-def evaluate(text: str, context: Mapping[str, Any]) -> Any:
-    """The value of one expression (the text between `${{` and `}}`)."""
-    return _Evaluator(text, context).evaluate()
+def evaluate(
+    text: str, context: Mapping[str, Any], functions: Mapping[str, Any] | None = None
+) -> Any:
+    """The value of one expression (the text between `${{` and `}}`). `functions`: calls
+    without arguments known to have a value (`success()`: True). An operand that cannot change
+    the result (`true || x`) is read but not evaluated, as GitHub does."""
+    return _Evaluator(text, context, functions).evaluate()

@@ -1,8 +1,11 @@
 """`gharuntime learn` as a library call: a team's own repositories → a learned folder
 (gharuntime.predict.learned) that `predict` uses with each job's own recent durations.
 
-Steps, each recorded when it finishes (gharuntime.resume), so a rerun over the same folder after
-a kill keeps what is done and continues:
+Steps, each recorded when it finishes (gharuntime.resume: every file it wrote, by its path in the
+folder and its hash), so a rerun over the same folder after a kill keeps what is done, still
+intact, and continues. The folder is learn's own: marked first (LEARN_MARKER, with its format;
+a non-empty folder without the mark is never written into) and locked for the run
+(gharuntime.folderlock: a second learn on it is refused, naming the first):
 
 1. check: the token is accepted and can read every repository (nothing is written before);
 2. crawl: the repositories' runs, jobs and workflow YAML into `raw/` (the crawler continues an
@@ -12,6 +15,12 @@ a kill keeps what is done and continues:
    jobs the most accurate track) and the config-track model (`config/`, the fallback for a job
    that never ran), each scored on the repositories' latest runs (the temporal test split);
 5. learn.json, last: the folder is finished.
+
+`--from-dataset DIR` (LearnRequest.from_dataset) starts from a dataset folder a team already
+built (`gharuntime build`, e.g. from an archive of its runs) instead of a crawl: the folder is
+validated against the contract first (nothing is written for one that fails), copied into
+`dataset/` (step `dataset`), and fitted and finished as above; the learned folder is the same,
+without `raw/`.
 """
 
 from __future__ import annotations
@@ -20,17 +29,21 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
+import polars as pl
+
 from gharuntime.baselines.method import MethodError
 from gharuntime.baselines.methods import make_method
 from gharuntime.baselines.run import run_baseline
-from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
+from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
+from gharuntime.contract import SPLITS, RawStoreLayout
 from gharuntime.crawler import endpoints as ep
 from gharuntime.crawler.assembly import make_client
 from gharuntime.crawler.client import (
@@ -39,18 +52,21 @@ from gharuntime.crawler.client import (
     GitHubClient,
     Token,
     api_url_problem,
-    token_problem,
+    token_format_problem,
 )
 from gharuntime.crawler.crawl import CrawlOptions, crawl
 from gharuntime.crawler.progress import CrawlEvent
-from gharuntime.dataset import DatasetError, read_manifest
+from gharuntime.dataset import DatasetError, load, read_manifest
 from gharuntime.errors import GharuntimeError
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.evaluate import InvalidSubmission
 from gharuntime.eval.provenance import library_versions
-from gharuntime.leaderboard.registry import write_atomic
+from gharuntime.folderlock import LOCK_FILE, folder_lock
+from gharuntime.paths import make_temp_dir, output_folder_problem, replace_folder, write_atomic
 from gharuntime.predict.history import dataset_repos
 from gharuntime.predict.learned import (
+    LEARN_FOLDER_FORMAT,
+    LEARN_MARKER,
     LEARNED_FILE,
     LEARNED_FORMAT,
     STEPS_DIR,
@@ -58,8 +74,19 @@ from gharuntime.predict.learned import (
     relearn_command,
 )
 from gharuntime.progress import Progress, say
-from gharuntime.resume import RECORD_SUFFIX, code_fingerprint, kept_record, write_record
+from gharuntime.readfile import InputFileError, read_json
+from gharuntime.resume import (
+    RECORD_SUFFIX,
+    Rerun,
+    StepRecord,
+    check_step,
+    code_fingerprint,
+    files_under,
+    write_record,
+)
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.sources.raw import count_records
+from gharuntime.validation import validate_folder
 from gharuntime.version import __version__
 
 __all__ = [
@@ -69,6 +96,7 @@ __all__ = [
     "LearnRequest",
     "LearnResult",
     "StepDone",
+    "check_dataset",
     "check_repo_name",
     "run_learn",
     "token_from_env",
@@ -78,6 +106,8 @@ LEARN_CONFIG: Final = "temporal"
 """Fit on each repository's earlier runs, stop early on the next ones, score on the latest."""
 LEARN_TRACKS: Final = ("history", "config")
 SCORE_RESAMPLES: Final = 200
+MAX_STEP_FILE_BYTES: Final = 2**20
+_RAW: Final = RawStoreLayout()
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 
 StepDone = Callable[[str, str], None]
@@ -90,7 +120,8 @@ class LearnError(GharuntimeError):
 
 def token_from_env(env: str) -> Token:
     """The token in environment variable `env`, labelled by the variable's name (the only
-    thing a message may show); refused when absent, empty or not sendable."""
+    thing a message may show); refused when absent, empty, or not a GitHub token by its form
+    (a variable named by mistake, such as PATH, is never sent)."""
     secret = os.environ.get(env, "").strip()
     if not secret:
         raise LearnError(
@@ -100,9 +131,15 @@ def token_from_env(env: str) -> Token:
             fix=f"export {env}=<a GitHub token> (fine-grained: Actions read, Metadata read), "
             "or name another variable with --token-env",
         )
-    problem = token_problem(secret)
+    problem = token_format_problem(secret)
     if problem:
-        raise LearnError(f"the token in {env} {problem}", where="--token-env")
+        raise LearnError(
+            f"the environment variable {env} does not hold a GitHub token: its value {problem}; "
+            "it was not sent",
+            where="--token-env",
+            fix="name the variable that holds your token, e.g. --token-env GITHUB_TOKEN with "
+            "GITHUB_TOKEN=<a GitHub token> (fine-grained: Actions read, Metadata read)",
+        )
     return Token(secret, f"${env}")
 
 
@@ -127,6 +164,7 @@ class LearnRequest:
     params: dict[str, Any] = field(default_factory=dict)
     max_retries: int = 6
     fresh: bool = False
+    from_dataset: Path | None = None  # learn from this built dataset, not a crawl (no repos)
 
 
 @dataclass(frozen=True)
@@ -151,25 +189,56 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _entries(out: Path) -> list[str]:
+    """The names in `out`, its lock file aside (a run that stopped leaves it; it holds nothing)."""
+    return [p.name for p in out.iterdir() if p.name != LOCK_FILE]
+
+
 def check_out(out: Path) -> None:
-    """Refuse an --out that is neither new, empty, nor a learned folder: never write into
-    someone's data. Raises LearnError."""
+    """Refuse an --out that is neither new, empty, nor a folder `gharuntime learn` began (its
+    marker, LEARN_MARKER, says so): never write into someone's data. Raises LearnError."""
     if out.exists() and not out.is_dir():
         raise LearnError("is a file", where=str(out), fix="give a new folder for the learned model")
-    if out.is_dir() and any(out.iterdir()) and not is_learned_folder(out):
+    if not out.is_dir() or not _entries(out):
+        return
+    marker = out / LEARN_MARKER
+    fresh_folder = (
+        "give a new or empty folder: the learned folder holds a crawl, a dataset and two models"
+    )
+    if not os.path.lexists(marker):
+        hint = (
+            f"; it holds {LEARNED_FILE} or {STEPS_DIR}/, so an older gharuntime may have written "
+            "it, or it was copied without its hidden files"
+            if is_learned_folder(out)
+            else ""
+        )
         raise LearnError(
-            "is not empty and is not a folder `gharuntime learn` wrote (no learn.json, no steps/)",
+            f"is not empty and is not a folder `gharuntime learn` began (no {LEARN_MARKER}, "
+            f"the mark it leaves first in a folder it writes){hint}",
             where=str(out),
-            fix="give a new or empty folder: the learned folder holds a crawl, a dataset and "
-            "two models",
+            fix=fresh_folder,
+        )
+    try:
+        doc = read_json(marker, MAX_STEP_FILE_BYTES)
+    except InputFileError as exc:
+        raise LearnError(
+            f"its mark {LEARN_MARKER} cannot be read ({exc})", where=str(out), fix=fresh_folder
+        ) from None
+    got = doc.get("format") if isinstance(doc, dict) else None
+    if got != LEARN_FOLDER_FORMAT:
+        raise LearnError(
+            f"was begun by a `gharuntime learn` of another format ({ascii(got)[:60]}, this one "
+            f"writes {LEARN_FOLDER_FORMAT}); its crawl and models cannot be continued",
+            where=str(out),
+            fix="give another --out, or delete that folder to learn afresh",
         )
     doc_path = out / LEARNED_FILE
-    if doc_path.is_file():
+    if os.path.lexists(doc_path):
         try:
-            doc = json.loads(doc_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc = None
-        if not isinstance(doc, dict) or doc.get("format") != LEARNED_FORMAT:
+            learned = read_json(doc_path, MAX_STEP_FILE_BYTES)
+        except InputFileError:
+            learned = None
+        if not isinstance(learned, dict) or learned.get("format") != LEARNED_FORMAT:
             raise LearnError(
                 f"was learnt by another gharuntime (not format {LEARNED_FORMAT}); its crawl "
                 "and models cannot be continued",
@@ -178,12 +247,26 @@ def check_out(out: Path) -> None:
             )
 
 
-def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> list[str]:
-    """Each repository's full name as GitHub gives it (a renamed one: its new name). Raises
-    LearnError for a token GitHub refuses or a repository it cannot read."""
+def claim_folder(out: Path) -> None:
+    """Mark `out` (checked by check_out: new, empty or already marked) as learn's own, first of
+    anything written there; call it holding the folder's lock."""
+    if not os.path.lexists(out / LEARN_MARKER):
+        mark = {
+            "format": LEARN_FOLDER_FORMAT,
+            "gharuntime_version": __version__,
+            "note": "written by `gharuntime learn`: a rerun continues this folder",
+        }
+        write_atomic(out / LEARN_MARKER, json.dumps(mark, indent=2) + "\n", mode=0o644)
+
+
+def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """Each repository's full name as GitHub gives it (a renamed one: its new name), and its
+    visibility where GitHub says it (`public`, `private`, `internal`: what predict bills by).
+    Raises LearnError for a token GitHub refuses or a repository it cannot read."""
     try:
         client.identify()
         names = []
+        visibility: dict[str, str] = {}
         for repo in repos:
             r = client.get(ep.repository(repo), ok_statuses=(403, 404))
             if r.status != 200 or not isinstance(r.body, dict) or "full_name" not in r.body:
@@ -195,7 +278,14 @@ def _check_access(client: GitHubClient, repos: tuple[str, ...]) -> list[str]:
                     "Actions (a fine-grained token: Actions read and Metadata read)",
                 )
             names.append(str(r.body["full_name"]))
-        return names
+            seen = r.body.get("visibility")
+            if seen not in ("public", "private", "internal") and isinstance(
+                r.body.get("private"), bool
+            ):
+                seen = "private" if r.body["private"] else "public"
+            if seen in ("public", "private", "internal"):
+                visibility[names[-1]] = str(seen)
+        return names, visibility
     except BadCredentials as exc:
         raise LearnError(
             client.scrub(str(exc)),
@@ -232,29 +322,71 @@ class _Steps:
     """Runs the steps of one learn in order, keeping those an earlier run finished."""
 
     def __init__(self, out: Path, fresh: bool, step_done: StepDone | None) -> None:
+        self.out = out
         self.dir = out / STEPS_DIR
         self.fresh = fresh
         self.step_done = step_done
         self.kept: list[str] = []
         self.ran: list[str] = []
 
-    def run(self, name: str, inputs: dict[str, Any], work: Callable[[], tuple[Path, str]]) -> Path:
-        """`work()` does the step and returns (its result file, a summary); skipped when a
-        record of the same inputs is there and its result unchanged."""
+    def run(
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        work: Callable[[], list[Path]],
+        describe: Callable[[Path], str],
+    ) -> Path:
+        """`work()` does the step and returns the files it wrote (its result first);
+        `describe(result)` says how it went, read from the result. Skipped when a record of the
+        same inputs is there and every file it names is unchanged; run again, saying why,
+        when one is missing or changed (gharuntime.resume)."""
         record_path = self.dir / f"{name}{RECORD_SUFFIX}"
-        record = None if self.fresh else kept_record(record_path, inputs)
-        if record is not None:
-            self.kept.append(name)
-            if self.step_done:
-                self.step_done(name, f"kept (finished earlier) {record.summary}")
-            return record.result
+        checked = None if self.fresh else check_step(record_path, inputs, self.out)
+        if isinstance(checked, StepRecord):
+            try:
+                summary = describe(checked.result)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                checked = Rerun(f"its result cannot be read ({str(exc)[:200]})")
+            else:
+                self.kept.append(name)
+                if self.step_done:
+                    self.step_done(name, f"kept (finished earlier) {summary}")
+                return checked.result
         record_path.unlink(missing_ok=True)
-        result, summary = work()
-        write_record(record_path, inputs, result, summary)  # last: a step killed before reruns
+        outputs = work()
+        write_record(record_path, inputs, self.out, outputs)  # last: a step killed before reruns
         self.ran.append(name)
         if self.step_done:
-            self.step_done(name, summary)
-        return result
+            again = f"; ran again: {checked.reason}" if isinstance(checked, Rerun) else ""
+            self.step_done(name, describe(outputs[0]) + again)
+        return outputs[0]
+
+
+def _read_doc(path: Path) -> dict[str, Any]:
+    """A JSON object a step wrote (ValueError for anything else)."""
+    doc = read_json(path, MAX_STEP_FILE_BYTES)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return doc
+
+
+def _describe_crawl(path: Path) -> str:
+    doc = _read_doc(path)
+    failures = int(doc["failures"])
+    lost = f", {failures} thing(s) not fetched" if failures else ""
+    return f"runs created {doc['since']} .. {doc['until']}, {int(doc['records'])} records{lost}"
+
+
+def _describe_build(manifest: Path) -> str:
+    return f"{int(_read_doc(manifest)['rows'])} jobs"
+
+
+def _describe_fit(path: Path) -> str:
+    doc = _read_doc(path)
+    return (
+        f"{doc['method']}, {doc['track']} track, fitted on {int(doc['fit_rows'])} jobs; latest "
+        f"runs: RMSLE {_num(doc['rmsle'])}, P10–P90 coverage {_num(doc['coverage_p10_p90'])}"
+    )
 
 
 def _score(submission: Path, dataset: Path) -> dict[str, float | None]:
@@ -283,9 +415,12 @@ def run_learn(
 ) -> LearnResult:
     """Crawl, build and fit `request.repos` into `request.out` (see the module's steps).
 
-    Raises LearnError (or a BuildError, MethodError) with what, where and the fix. Before the
-    repositories are known to be readable nothing is written; after, a refusal leaves the
-    finished steps for a rerun and never a learn.json."""
+    Raises LearnError (or a BuildError, MethodError; FolderInUse while another run writes the
+    folder) with what, where and the fix. Before the repositories are known to be readable
+    nothing is written; after, a refusal leaves the finished steps for a rerun and never a
+    learn.json."""
+    if request.from_dataset is not None:
+        return _learn_from_dataset(request, request.from_dataset, progress, step_done)
     out, repos = request.out, request.repos
     for repo in repos:
         problem = check_repo_name(repo)
@@ -304,9 +439,28 @@ def run_learn(
     check_out(out)
     client = make_client(request.api_url, list(request.tokens), max_retries=request.max_retries)
     say(progress, "checking the token and the repositories")
-    names = _check_access(client, repos)
-    # Readable: from here on the folder is written, step by step.
-    out.mkdir(parents=True, exist_ok=True)
+    names, visibility = _check_access(client, repos)
+    # Readable: from here on the folder is written, step by step, by one run at a time.
+    with folder_lock(
+        out,
+        command="gharuntime learn",
+        fix="or give another --out (a rerun over this one keeps its finished steps)",
+    ):
+        check_out(out)  # again, now that no other run can be writing it
+        claim_folder(out)
+        return _learn_steps(request, names, visibility, client, progress, step_done)
+
+
+def _learn_steps(
+    request: LearnRequest,
+    names: list[str],
+    visibility: dict[str, str],
+    client: GitHubClient,
+    progress: Progress | None,
+    step_done: StepDone | None,
+) -> LearnResult:
+    """The steps after the check, in the claimed and locked folder `request.out`."""
+    out = request.out
     (out / STEPS_DIR).mkdir(exist_ok=True)
     raw, dataset = out / "raw", out / "dataset"
     try:
@@ -322,7 +476,7 @@ def run_learn(
     steps = _Steps(out, request.fresh, step_done)
     window = {"since": request.since, "until": request.until}
 
-    def do_crawl() -> tuple[Path, str]:
+    def do_crawl() -> list[Path]:
         opts = CrawlOptions(repos=list(names), since=request.since, until=request.until)
         try:
             result = crawl(raw, opts, client, on_event=_crawl_events(progress))
@@ -340,21 +494,18 @@ def run_learn(
             "failures": len(result.failures),
         }
         path = out / STEPS_DIR / "crawl.json"
-        write_atomic(path, json.dumps(summary, indent=2) + "\n")
-        lost = f", {len(result.failures)} thing(s) not fetched" if result.failures else ""
-        return (
-            path,
-            f"runs created {result.since} .. {result.until}, {summary['records']} records{lost}",
-        )
+        write_atomic(path, json.dumps(summary, indent=2) + "\n", mode=0o644)
+        return [path, *files_under(raw / _RAW.shards)]
 
     crawled = steps.run(
         "crawl",
         _inputs("crawl", repos=names, api_url=request.api_url, **window),
         do_crawl,
+        _describe_crawl,
     )
-    crawl_doc = json.loads(crawled.read_text(encoding="utf-8"))
+    crawl_doc = _read_doc(crawled)
 
-    def do_build() -> tuple[Path, str]:
+    def do_build() -> list[Path]:
         provenance = {
             "kind": "github",
             "synthetic": False,
@@ -363,9 +514,7 @@ def run_learn(
             "crawl_failures": crawl_doc["failures"],
         }
         try:
-            built = build(
-                RawSource([raw], provenance=provenance), dataset, BuildOptions(progress=progress)
-            )
+            build(RawSource([raw], provenance=provenance), dataset, BuildOptions(progress=progress))
         except BuildError as exc:
             raise LearnError(
                 str(exc),
@@ -373,9 +522,12 @@ def run_learn(
                 fix="widen the window (--since) so the repositories have completed jobs, or "
                 "check that they run GitHub Actions",
             ) from None
-        return dataset / "manifest.json", f"{built.rows} jobs"
+        manifest = dataset / "manifest.json"
+        return [manifest, *(p for p in files_under(dataset) if p != manifest)]
 
-    manifest_path = steps.run("build", _inputs("build", crawl_sha256=_sha256(crawled)), do_build)
+    manifest_path = steps.run(
+        "build", _inputs("build", crawl_sha256=_sha256(crawled)), do_build, _describe_build
+    )
     manifest = read_manifest(dataset)
     held = {r.lower() for r in dataset_repos(dataset)}
     missing = [n for n in names if n.lower() not in held]
@@ -386,10 +538,40 @@ def run_learn(
             where=str(dataset),
             fix="give an earlier --since, or leave that repository out",
         )
+    models = _fit_tracks(request, steps, dataset, manifest_path, progress)
+    doc = {
+        "format": LEARNED_FORMAT,
+        "gharuntime_version": __version__,
+        "repos": names,
+        "visibility": visibility,
+        "api_url": request.api_url,
+        "window": {"since": crawl_doc["since"], "until": crawl_doc["until"]},
+        "method": request.method,
+        "params": request.params,
+        "dataset": {"folder": "dataset", "revision": manifest.get("revision")},
+        "config": LEARN_CONFIG,
+        "models": models,
+        "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "relearn": relearn_command({"repos": names}, out),
+    }
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n", mode=0o644)
+    return LearnResult(out, doc, steps.kept, steps.ran)
+
+
+def _fit_tracks(
+    request: LearnRequest,
+    steps: _Steps,
+    dataset: Path,
+    manifest_path: Path,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """Fit and score both tracks on `dataset` (steps fit-history, fit-config): learn.json's
+    `models`."""
+    out = request.out
     models: dict[str, Any] = {}
     for track in LEARN_TRACKS:
 
-        def do_fit(track: str = track) -> tuple[Path, str]:
+        def do_fit(track: str = track) -> list[Path]:
             submission = out / STEPS_DIR / f"{track}.jsonl"
             run = run_baseline(
                 request.method,
@@ -404,18 +586,15 @@ def run_learn(
             say(progress, f"scoring the {track}-track model on the latest runs")
             scores = _score(submission, dataset)
             path = out / STEPS_DIR / f"{track}.score.json"
-            write_atomic(
-                path,
-                json.dumps(
-                    {"model_sha256": _sha256(out / track / "model.json"), **scores}, indent=2
-                )
-                + "\n",
-            )
-            return path, (
-                f"{request.method}, {track} track, fitted on {run.meta['timing']['fit_rows']} jobs; "
-                f"latest runs: RMSLE {_num(scores['rmsle'])}, P10–P90 coverage "
-                f"{_num(scores['coverage_p10_p90'])}"
-            )
+            doc = {
+                "method": request.method,
+                "track": track,
+                "fit_rows": run.meta["timing"]["fit_rows"],
+                "model_sha256": _sha256(out / track / "model.json"),
+                **scores,
+            }
+            write_atomic(path, json.dumps(doc, indent=2) + "\n", mode=0o644)
+            return [path, *files_under(out / track)]  # the model too: kept only while intact
 
         scored = steps.run(
             f"fit-{track}",
@@ -426,26 +605,189 @@ def run_learn(
                 dataset_sha256=_sha256(manifest_path),
             ),
             do_fit,
+            _describe_fit,
         )
-        score = json.loads(scored.read_text(encoding="utf-8"))
+        score = _read_doc(scored)
         models[track] = {
             "folder": track,
             "rmsle_latest_runs": score.get("rmsle"),
             "coverage_p10_p90_latest_runs": score.get("coverage_p10_p90"),
         }
+    return models
+
+
+MAX_PROBLEMS_SHOWN: Final = 5
+
+
+def check_dataset(
+    source: Path, progress: Progress | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The manifest and repositories of a dataset folder to learn from, once it is found valid
+    against the contract (gharuntime.validation) with jobs to fit on. Raises LearnError with
+    what, where and the fix; reads only."""
+    fix = (
+        "give a dataset folder written by `gharuntime build` (manifest.json and data/); "
+        f"`gharuntime validate {source}` lists what is wrong"
+    )
+    if not source.is_dir():
+        raise LearnError("not a folder", where=str(source), fix=fix)
+    say(progress, f"validating the dataset {source}")
+    problems = validate_folder(source, progress)
+    if problems:
+        shown = "; ".join(str(p) for p in problems[:MAX_PROBLEMS_SHOWN])
+        more = (
+            f"; and {len(problems) - MAX_PROBLEMS_SHOWN} more"
+            if len(problems) > MAX_PROBLEMS_SHOWN
+            else ""
+        )
+        raise LearnError(
+            f"not a valid dataset ({len(problems)} problem(s)): {shown}{more}",
+            where=str(source),
+            fix=fix + "; rebuild it with `gharuntime build`",
+        )
+    try:
+        manifest = read_manifest(source)
+    except DatasetError as exc:
+        raise LearnError(str(exc), where=str(source), fix=fix) from None
+    train = sum(
+        int(f.get("rows") or 0)
+        for f in manifest.get("files", [])
+        if f.get("config") == LEARN_CONFIG and f.get("split") == "train"
+    )
+    if train == 0:
+        raise LearnError(
+            f"no job in its {LEARN_CONFIG} train split: nothing to fit on",
+            where=str(source),
+            fix="build it from more runs (a repository needs enough runs for the temporal "
+            "split to keep some for training)",
+        )
+    return manifest, dataset_repos(source)
+
+
+def _data_window(dataset: Path) -> dict[str, str | None]:
+    """When the dataset's first and last jobs were created (UTC)."""
+    times = pl.concat(
+        [load(dataset, LEARN_CONFIG, split, columns=["created_at"]) for split in SPLITS]
+    )["created_at"]
+    if times.len() == 0:
+        return {"since": None, "until": None}
+    return {
+        "since": times.min().strftime("%Y-%m-%dT%H:%M:%SZ"),  # type: ignore[union-attr]
+        "until": times.max().strftime("%Y-%m-%dT%H:%M:%SZ"),  # type: ignore[union-attr]
+    }
+
+
+def _learn_from_dataset(
+    request: LearnRequest,
+    source: Path,
+    progress: Progress | None,
+    step_done: StepDone | None,
+) -> LearnResult:
+    """`learn --from-dataset`: validate, copy into OUT/dataset, fit both tracks, finish."""
+    out = request.out
+    if request.repos:
+        raise LearnError(
+            "repositories named with --from-dataset: the dataset's own repositories are learnt",
+            fix="drop the repository names, or learn them from a crawl without --from-dataset",
+        )
+    try:
+        for track in LEARN_TRACKS:
+            make_method(request.method, track, params=request.params or None)
+    except MethodError as exc:
+        raise LearnError(str(exc), fix="choose a method and parameters both tracks take") from None
+    check_out(out)
+    target = out / "dataset"
+    in_place = source.resolve() == target.resolve()
+    problem = None if in_place else output_folder_problem(out, [source])
+    if problem is None and not in_place and out.resolve().is_relative_to(source.resolve()):
+        problem = f"{out} is inside the dataset folder {source}, which must stay as it was built"
+    if problem is not None:
+        raise LearnError(problem, where="--out", fix="give a new folder outside the dataset")
+    if (out / "raw").exists():
+        raise LearnError(
+            "holds a learned folder crawled from GitHub (raw/): learning it from a dataset "
+            "would mix the two",
+            where=str(out),
+            fix="give another --out for the dataset's model",
+        )
+    manifest, repos = check_dataset(source, progress)
+    # Valid: from here on the folder is written, step by step, by one run at a time.
+    with folder_lock(
+        out,
+        command="gharuntime learn --from-dataset",
+        fix="or give another --out (a rerun over this one keeps its finished steps)",
+    ):
+        check_out(out)  # again, now that no other run can be writing it
+        claim_folder(out)
+        return _dataset_steps(request, source, manifest, repos, progress, step_done)
+
+
+def _dataset_steps(
+    request: LearnRequest,
+    source: Path,
+    manifest: dict[str, Any],
+    repos: list[str],
+    progress: Progress | None,
+    step_done: StepDone | None,
+) -> LearnResult:
+    """The steps of `learn --from-dataset` after the checks, in the claimed and locked folder."""
+    out = request.out
+    target = out / "dataset"
+    in_place = source.resolve() == target.resolve()
+    (out / STEPS_DIR).mkdir(exist_ok=True)
+    steps = _Steps(out, request.fresh, step_done)
+    rows = int(manifest.get("rows") or 0)
+    summary = f"{rows} jobs of {len(repos)} repositories ({', '.join(repos[:5])})"
+
+    def do_copy() -> list[Path]:
+        if not in_place:
+            say(progress, f"copying the dataset into {target}")
+            tmp = make_temp_dir(target)
+            try:
+                shutil.copytree(source, tmp, dirs_exist_ok=True)
+                changed = validate_folder(tmp)
+                if changed:  # the copy is what predict reads: it must be what was checked
+                    raise LearnError(
+                        f"changed while it was copied: {changed[0]}",
+                        where=str(source),
+                        fix="run the same command again once nothing writes to the dataset",
+                    )
+                replace_folder(tmp, target)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        manifest_file = target / "manifest.json"
+        return [manifest_file, *(f for f in files_under(target) if f != manifest_file)]
+
+    def describe_copy(_manifest: Path) -> str:
+        return f"{summary}, in place" if in_place else f"{summary} from {source}"
+
+    manifest_path = steps.run(
+        "dataset",
+        _inputs("dataset", manifest_sha256=_sha256(source / "manifest.json")),
+        do_copy,
+        describe_copy,
+    )
+    models = _fit_tracks(request, steps, target, manifest_path, progress)
+    origin = {
+        "path": str(source),
+        "revision": manifest.get("revision"),
+        "kind": (manifest.get("source") or {}).get("kind"),
+        "synthetic": (manifest.get("source") or {}).get("synthetic"),
+    }
     doc = {
         "format": LEARNED_FORMAT,
         "gharuntime_version": __version__,
-        "repos": names,
-        "api_url": request.api_url,
-        "window": {"since": crawl_doc["since"], "until": crawl_doc["until"]},
+        "repos": repos,
+        "from_dataset": origin,
+        "api_url": None,
+        "window": _data_window(target),
         "method": request.method,
         "params": request.params,
-        "dataset": {"folder": "dataset", "revision": manifest.get("revision")},
+        "dataset": {"folder": "dataset", "revision": read_manifest(target).get("revision")},
         "config": LEARN_CONFIG,
         "models": models,
         "learnt_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "relearn": relearn_command({"repos": names}, out),
+        "relearn": relearn_command({"from_dataset": origin}, out),
     }
-    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(out / LEARNED_FILE, json.dumps(doc, indent=2) + "\n", mode=0o644)
     return LearnResult(out, doc, steps.kept, steps.ran)

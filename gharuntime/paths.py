@@ -1,7 +1,8 @@
 """Paths from outside, handled in one place: containment (a relative path named in a file must
 stay inside its folder), output files that must not overwrite an input, a dataset or a device,
-and the temporary siblings every atomic write uses (created with the permissions the umask gives,
-and cleaned up when the process that made them is gone)."""
+the one atomic file write (`write_atomic`) and folder swap (`replace_folder`), and the temporary
+siblings they use (created with the permissions the umask gives, and cleaned up when the process
+that made them is gone)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import IO, Any
 
 __all__ = [
     "clean_stale_siblings",
@@ -23,6 +25,7 @@ __all__ = [
     "output_folder_problem",
     "replace_folder",
     "umask",
+    "write_atomic",
 ]
 
 
@@ -132,6 +135,58 @@ def make_temp_file(out: Path) -> tuple[int, Path]:
     fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent)
     os.fchmod(fd, 0o666 & ~umask())
     return fd, Path(name)
+
+
+def _fill(f: IO[Any], data: str | bytes | Callable[[IO[Any]], object], fsync: bool) -> None:
+    if callable(data):
+        data(f)
+    else:
+        f.write(data)
+    if fsync:
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_atomic(
+    path: Path,
+    data: str | bytes | Callable[[IO[Any]], object],
+    *,
+    binary: bool = False,
+    mode: int | None = None,
+    fsync: bool = False,
+    temp_dir: Path | None = None,
+) -> None:
+    """Write `path` whole or not at all: into a new temporary file, renamed over `path` once
+    complete, so a reader (or a writer killed at any moment) sees the old file or the new one,
+    never half of one; on any error the temporary file is removed and `path` is as it was.
+
+    `data` is text (UTF-8, `\\n` line ends), bytes, or a function that writes into the open
+    file (text, or bytes with `binary`), e.g. to stream lines or to check what it wrote and
+    raise. `mode` sets the file's permissions (default: what the umask gives a new file);
+    `fsync` puts the bytes on disk before the rename (a store whose index lists the file
+    next); `temp_dir` makes the temporary file there instead of beside `path` (a folder of
+    the same file system whose listing must show only complete files). The parent folder is
+    created when missing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if temp_dir is None:
+        fd, tmp = make_temp_file(path)
+    else:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-{os.getpid()}-", dir=temp_dir)
+        os.fchmod(fd, 0o666 & ~umask())
+        tmp = Path(name)
+    try:
+        if isinstance(data, bytes) or (binary and callable(data)):
+            with os.fdopen(fd, "wb") as out:
+                _fill(out, data, fsync)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as text:
+                _fill(text, data, fsync)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _dataset_root(path: Path) -> Path | None:

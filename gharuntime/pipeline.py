@@ -22,10 +22,19 @@ from gharuntime.baselines.run import run_baseline
 from gharuntime.dataset import DatasetError, read_manifest, validate
 from gharuntime.eval.api import evaluate_file
 from gharuntime.eval.report import write_result
+from gharuntime.folderlock import folder_lock
 from gharuntime.leaderboard.outputs import Leaderboard, build_leaderboard
 from gharuntime.leaderboard.registry import add_result
 from gharuntime.progress import Progress
-from gharuntime.resume import RECORD_SUFFIX, kept_record, step_inputs, write_record
+from gharuntime.readfile import InputFileError, read_json
+from gharuntime.resume import (
+    RECORD_SUFFIX,
+    Rerun,
+    StepRecord,
+    check_step,
+    step_inputs,
+    write_record,
+)
 
 __all__ = [
     "PIPELINE_CONFIGS",
@@ -94,6 +103,33 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+MAX_RESULT_BYTES: Final = 64 * 2**20
+
+
+def _score_line(result: Any) -> str:
+    """A result's RMSLE and its interval, as a step reports it: read from the result itself
+    (a kept step's from its verified file, never from what a record says). ValueError for a
+    result without them."""
+    try:
+        rmsle = result["metrics"]["duration_s"]["rmsle"]
+        parts = [rmsle["value"], rmsle["ci_low"], rmsle["ci_high"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"no duration_s RMSLE ({exc!r})") from None
+    for x in parts:
+        if x is not None and (not isinstance(x, (int, float)) or isinstance(x, bool)):
+            raise ValueError(f"an RMSLE that is not a number: {str(x)[:40]!a}")
+    value, low, high = parts
+    return f"RMSLE {_num(value)} [{_num(low)}, {_num(high)}]"
+
+
+def _kept_score(record: StepRecord) -> str | Rerun:
+    """The kept step's score, read from its filed result (verified by its record)."""
+    try:
+        return _score_line(read_json(record.result, MAX_RESULT_BYTES))
+    except (InputFileError, ValueError) as exc:
+        return Rerun(f"its result cannot be read ({str(exc)[:200]})")
+
+
 def pipeline_steps(
     methods: tuple[MethodPlan, ...] = PIPELINE_METHODS,
 ) -> tuple[list[Step], list[str]]:
@@ -152,8 +188,37 @@ def run_pipeline(
     Run again over the same `out` (after a kill, or a method that failed), it keeps each step
     an earlier run scored with the same inputs (gharuntime.resume: dataset revision, code,
     parameters) and runs the rest, a tuned step its trials left (gharuntime.baselines.journal);
-    `fresh` runs every step and trial again.
+    `fresh` runs every step and trial again. One run at a time over `out`: it is locked for the
+    run (gharuntime.folderlock; FolderInUse while another holds it).
     Raises BuildError, DatasetError or LeaderboardError when a stage fails."""
+    with folder_lock(
+        out,
+        command="gharuntime pipeline",
+        fix="or give another --out (a rerun over this one keeps every step already scored)",
+    ):
+        return _run_pipeline(
+            out,
+            seed=seed,
+            scale=scale,
+            resamples=resamples,
+            methods=methods,
+            progress=progress,
+            step_done=step_done,
+            fresh=fresh,
+        )
+
+
+def _run_pipeline(
+    out: Path,
+    *,
+    seed: int,
+    scale: str,
+    resamples: int,
+    methods: tuple[MethodPlan, ...],
+    progress: Progress | None,
+    step_done: StepDone | None,
+    fresh: bool,
+) -> PipelineResult:
     from gharuntime.builder.build import BuildOptions, build
     from gharuntime.source_kinds.simulated import SimulatedConfig
 
@@ -192,12 +257,16 @@ def run_pipeline(
             resamples=resamples,
             dataset_revision=revision,
         )
-        record = None if fresh else kept_record(record_path, inputs)
-        if record is not None:
-            kept.append(step.label)
-            if step_done:
-                step_done(step, i + 1, len(steps), f"kept (scored earlier) {record.summary}")
-            continue
+        checked = None if fresh else check_step(record_path, inputs, out)
+        if isinstance(checked, StepRecord):
+            score_or_rerun = _kept_score(checked)
+            if isinstance(score_or_rerun, str):
+                kept.append(step.label)
+                if step_done:
+                    step_done(step, i + 1, len(steps), f"kept (scored earlier) {score_or_rerun}")
+                continue
+            checked = score_or_rerun
+        again = f"; ran again: {checked.reason}" if isinstance(checked, Rerun) else ""
 
         def stage(
             msg: str, _done: int = 0, _total: int | None = None, step: Step = step, i: int = i
@@ -223,9 +292,8 @@ def run_pipeline(
         scored = submission.with_name(submission.stem + ".result.json")
         write_result(result, scored)
         filed = add_result(scored, results, replace=True)
-        rmsle = result["metrics"]["duration_s"]["rmsle"]
-        score = f"RMSLE {_num(rmsle['value'])} [{_num(rmsle['ci_low'])}, {_num(rmsle['ci_high'])}]"
-        write_record(record_path, inputs, filed, score)  # last: a step killed before it reruns
+        score = _score_line(result)
+        write_record(record_path, inputs, out, [filed])  # last: a step killed before it reruns
         ran.append(step.label)
         if step_done:
             step_done(
@@ -233,7 +301,8 @@ def run_pipeline(
                 i + 1,
                 len(steps),
                 f"fit {run.fit_seconds:.1f} s, predict {run.predict_seconds:.1f} s, {score}"
-                + "".join(f"; {line}" for line in run.resumed),
+                + "".join(f"; {line}" for line in run.resumed)
+                + again,
             )
     seconds["methods"] = time.perf_counter() - t1
     t2 = time.perf_counter()

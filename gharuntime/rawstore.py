@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
-import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
@@ -20,6 +20,7 @@ from typing import Any
 
 from gharuntime.contract import RAW_STORE_FORMAT, RawKind, RawStoreLayout
 from gharuntime.errors import GharuntimeError
+from gharuntime.paths import write_atomic
 from gharuntime.readfile import bounded_lines, lone_surrogate
 
 __all__ = [
@@ -112,7 +113,8 @@ class RawStoreWriter:
     def _remove_leftovers(self) -> None:
         listed = {r[0] for r in self.con.execute("SELECT name FROM shards")}
         for path in (self.root / LAYOUT.shards).iterdir():
-            if path.name not in listed and path.name.startswith(self.prefix + "-"):
+            # a shard a killed writer left unlisted, or its temporary file (.NAME.tmp-PID-*)
+            if path.name not in listed and path.name.lstrip(".").startswith(self.prefix + "-"):
                 path.unlink()
 
     @property
@@ -153,18 +155,17 @@ class RawStoreWriter:
         if self._buffer:
             name = self._next_name()
             final = self.root / LAYOUT.shards / name
-            tmp = final.with_name(final.name + ".tmp")
-            payload = b"".join(self._buffer)
-            with (
-                open(tmp, "wb") as raw,
-                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=6) as gz,
-            ):
-                gz.write(payload)
-                gz.flush()
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-                sha = hashlib.sha256(f.read()).hexdigest()
-            os.replace(tmp, final)
+            packed = io.BytesIO()
+            # The gzip header names the file the shard was first written as (NAME.tmp): kept,
+            # so a shard's bytes, and the revision of every dataset built from it, stay the same.
+            with gzip.GzipFile(
+                final.name + ".tmp", mode="wb", fileobj=packed, mtime=0, compresslevel=6
+            ) as gz:
+                gz.write(b"".join(self._buffer))
+                gz.flush()  # a sync flush the shard format has always had, before the end
+            blob = packed.getvalue()
+            sha = hashlib.sha256(blob).hexdigest()
+            write_atomic(final, blob, fsync=True)
         self.con.execute("BEGIN IMMEDIATE")
         try:
             if name is not None:

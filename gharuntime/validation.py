@@ -22,9 +22,20 @@ from gharuntime.progress import Progress, say
 from gharuntime.readfile import InputFileError, read_bytes, read_json
 from gharuntime.revision import dataset_revision, sha256_file
 
-__all__ = ["Problem", "validate_folder"]
+__all__ = ["Problem", "schema_version_problem", "validate_folder"]
 
 _MAX_ROWS_REPORTED = 10
+
+
+def schema_version_problem(manifest: dict[str, Any]) -> str | None:
+    """Why a manifest's data contract is not the one this gharuntime reads (None when its major
+    version is): the one check `validate` reports and every reader of a dataset's data refuses
+    by (gharuntime.dataset.split_paths)."""
+    version = manifest.get("schema_version")
+    if isinstance(version, str) and version.split(".")[0] == SCHEMA_VERSION.split(".")[0]:
+        return None
+    shown = "missing" if version in (None, "") else ascii(str(version))[1:-1][:40]
+    return f"schema_version {shown} is not compatible with this gharuntime's {SCHEMA_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -76,12 +87,9 @@ def validate_folder(root: Path, progress: Progress | None = None) -> list[Proble
     except (ValueError, OSError) as exc:
         return [Problem(DATASET_LAYOUT.manifest, f"unreadable: {exc}")]
 
-    version = str(manifest.get("schema_version", ""))
-    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
-        add(
-            DATASET_LAYOUT.manifest,
-            f"schema_version {version or 'missing'} is not compatible with this gharuntime's {SCHEMA_VERSION}",
-        )
+    problem = schema_version_problem(manifest)
+    if problem:
+        add(DATASET_LAYOUT.manifest, problem)
     _check_card(root, manifest, add)
     stated = manifest.get("revision")
     if stated is not None and stated != dataset_revision(manifest):

@@ -11,10 +11,12 @@ from gharuntime.leaderboard.rank import GROUP_MEANING
 from gharuntime.leaderboard.view import (
     INTERVAL_COLUMNS,
     METRIC_COLUMNS,
+    SUMMARY_COLUMNS,
     Reproduced,
     TableView,
     fmt_count,
     fmt_metric,
+    metric_label,
 )
 from gharuntime.markdown import md
 
@@ -77,27 +79,49 @@ def _table(view: TableView) -> list[str]:
         f"{view.intervals}",
         "",
     ]
+    if view.multi:
+        lines += _multi_tables(view)
+    else:
+        lines += _metric_table(view.rows, "duration_s")
+    versions = sorted({md(row["gharuntime"]) for row in view.rows})
+    lines += ["", f"Scored by gharuntime {', '.join(versions)}."]
+    for warning in view.warnings:
+        lines.append(f"> ⚠ {md(warning)}")
+    lines.append("")
+    return lines
+
+
+def _method(row: dict[str, Any]) -> str:
+    return md(row["method"]) + (f" (partial: {row['missing']:,} missing)" if row["missing"] else "")
+
+
+def _lines(header: list[str], rows: list[list[str]], text_columns: int) -> list[str]:
+    out = ["| " + " | ".join(header) + " |"]
+    out.append(
+        "| " + " | ".join("---" if i < text_columns else "---:" for i in range(len(header))) + " |"
+    )
+    out += ["| " + " | ".join(_cell(c) for c in cells) + " |" for cells in rows]
+    return out
+
+
+def _metric_table(rows: list[dict[str, Any]], target: str) -> list[str]:
+    """The rows' metrics on `target`, the P10–P90 columns, counts and timings."""
     header = [
         "group",
         "method",
         "version",
         "track",
-        *(f"{label} {'↑' if up else '↓'}" for _, label, up in METRIC_COLUMNS),
+        *(f"{metric_label(label, target)} {'↑' if up else '↓'}" for _, label, up in METRIC_COLUMNS),
         *(f"{label} {_ARROW[up]}" for _, label, up in INTERVAL_COLUMNS),
         "n records",
         "repos",
         "fit s / 1k jobs",
         "predict s / 1k jobs",
     ]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("| " + " | ".join("---" if i < 4 else "---:" for i in range(len(header))) + " |")
-    for row in view.rows:
-        method = md(row["method"]) + (
-            f" (partial: {row['missing']:,} missing)" if row["missing"] else ""
-        )
-        cells = [
+    body = [
+        [
             str(row["group"]) if row["group"] is not None else "—",
-            method,
+            _method(row),
             md(row["version"]),
             row["track"],
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
@@ -107,12 +131,50 @@ def _table(view: TableView) -> list[str]:
             _seconds(row["fit_s_per_1k"]),
             _seconds(row["predict_s_per_1k"]),
         ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    versions = sorted({md(row["gharuntime"]) for row in view.rows})
-    lines += ["", f"Scored by gharuntime {', '.join(versions)}."]
-    for warning in view.warnings:
-        lines.append(f"> ⚠ {md(warning)}")
-    lines.append("")
+        for row in rows
+    ]
+    return _lines(header, body, 4)
+
+
+def _multi_tables(view: TableView) -> list[str]:
+    """A multi table: the summary over the targets the dataset holds (what ranks it), each
+    target's RMSLE beside it, the targets left out and why, then one table per target."""
+    targets = view.targets
+    lines = [
+        f"Targets scored: {', '.join(f'`{t}`' for t in targets)}; the summary is the mean over "
+        "them of each target's metric, with its interval from the same resamples, and ranks "
+        "the table.",
+        "",
+    ]
+    lines += [f"- `{t}` left out, not scored: {md(why)}." for t, why in view.left_out.items()]
+    lines += [""] if view.left_out else []
+    header = [
+        "group",
+        "method",
+        "version",
+        *(f"{label} {'↑' if up else '↓'}" for _, label, up in SUMMARY_COLUMNS),
+        *(f"{t} RMSLE ↓" for t in targets),
+        "n records",
+        "fit s / 1k jobs",
+        "predict s / 1k jobs",
+    ]
+    per = view.target_rows
+    body = [
+        [
+            str(row["group"]) if row["group"] is not None else "—",
+            _method(row),
+            md(row["version"]),
+            *(_with_ci(row, m) for m, _, _ in SUMMARY_COLUMNS),
+            *(_with_ci(per[t][i], "rmsle") for t in targets),
+            f"{row['records']:,}",
+            _seconds(row["fit_s_per_1k"]),
+            _seconds(row["predict_s_per_1k"]),
+        ]
+        for i, row in enumerate(view.rows)
+    ]
+    lines += ["### Multi summary", "", *_lines(header, body, 3)]
+    for t in targets:
+        lines += ["", f"### `{t}`", "", *_metric_table(per[t], t)]
     return lines
 
 

@@ -3,35 +3,38 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gharuntime.leaderboard.markdown import render_markdown
 from gharuntime.leaderboard.page import render_page
-from gharuntime.leaderboard.registry import REPRODUCED_TABLE, LeaderboardError, scan, write_atomic
+from gharuntime.leaderboard.registry import REPRODUCED_TABLE, Entry, LeaderboardError, scan
+from gharuntime.leaderboard.reproduce_table import read_table
 from gharuntime.leaderboard.view import Reproduced, TableView, table_views
-from gharuntime.readfile import InputFileError, read_json
+from gharuntime.paths import write_atomic
+from gharuntime.readfile import InputFileError
 
 __all__ = ["Leaderboard", "build_leaderboard", "reproductions"]
 
 
-def reproductions(results: Path, out: Path) -> list[Reproduced]:
+def reproductions(results: Path, out: Path, entries: Iterable[Entry] = ()) -> list[Reproduced]:
     """Each table `leaderboard reproduce --all` wrote under `results` (in it, or in one dataset
-    folder), summed up, with its Markdown's path relative to `out` for a link. A table that
+    folder), counted against the results filed now (`entries`): a row vouches only for the
+    exact text it re-ran (its sha256), so a result replaced or added since counts as changed,
+    never as reproduced. Its Markdown's path is relative to `out` for a link. A table that
     cannot be read is a problem like a bad result: the page never links what it cannot vouch
     for."""
+    filed = list(entries)
     found: list[Reproduced] = []
     problems: list[str] = []
     for path in sorted([*results.glob(REPRODUCED_TABLE), *results.glob(f"*/{REPRODUCED_TABLE}")]):
         try:
-            doc = read_json(path, 16 * 2**20)
-            done = doc["reproduced"]
-            statuses = [str(item["status"]) for item in done]
-            not_run = len(doc["not_run"])
-        except (InputFileError, KeyError, TypeError) as exc:
+            counts = read_table(path, filed)
+        except InputFileError as exc:
             problems.append(
-                f"{path}: not a reproduce table ({exc}); run `gharuntime leaderboard "
-                "reproduce --all` again"
+                f"{path}: not a reproduce table of this version ({exc}); run `gharuntime "
+                "leaderboard reproduce --all` again"
             )
             continue
         md = path.with_suffix(".md")
@@ -41,11 +44,13 @@ def reproductions(results: Path, out: Path) -> list[Reproduced]:
             Reproduced(
                 scope="every dataset" if scope == "." else scope,
                 link=link,
-                exact=statuses.count("exact"),
-                within=statuses.count("within"),
-                differs=statuses.count("differs"),
-                not_run=not_run,
-                version=str(doc.get("gharuntime_version", "")),
+                exact=counts.exact,
+                within=counts.within,
+                differs=counts.differs,
+                not_run=counts.not_run,
+                version=counts.version,
+                refused=counts.refused,
+                changed=counts.changed,
             )
         )
     if problems:
@@ -66,9 +71,10 @@ def build_leaderboard(results: Path, out: Path) -> Leaderboard:
     """Validate every result under `results`, rank each table, and write `out/README.md` and
     `out/index.html` (each atomically, only after every check passed). The same result files
     give the same bytes. Raises LeaderboardError naming every bad file."""
-    views = table_views(scan(results))
+    tables = scan(results)
+    views = table_views(tables)
     label = Path(os.path.relpath(results.resolve(), out.resolve())).as_posix()
-    reproduced = reproductions(results, out)
+    reproduced = reproductions(results, out, [e for table in tables for e in table.entries])
     markdown = render_markdown(views, label, reproduced)
     page = render_page(views, label, reproduced)
     if out.exists() and not out.is_dir():
@@ -81,6 +87,6 @@ def build_leaderboard(results: Path, out: Path) -> Leaderboard:
     ]
     if blocked:  # checked before either is written: all or nothing
         raise LeaderboardError(blocked)
-    write_atomic(md_path, markdown)
-    write_atomic(page_path, page)
+    write_atomic(md_path, markdown, mode=0o644)
+    write_atomic(page_path, page, mode=0o644)
     return Leaderboard(md_path, page_path, views)

@@ -16,6 +16,7 @@ from gharuntime.leaderboard.rank import GROUP_MEANING
 from gharuntime.leaderboard.view import (
     INTERVAL_COLUMNS,
     METRIC_COLUMNS,
+    SUMMARY_COLUMNS,
     Reproduced,
     TableView,
     fmt_metric,
@@ -31,6 +32,8 @@ CSV_COLUMNS: Final = (
     "group",
     "method",
     "version",
+    "target",
+    *(f"{m}{s}" for m, _, _ in SUMMARY_COLUMNS for s in ("", "_low", "_high")),
     *(f"{m}{s}" for m, _, _ in METRIC_COLUMNS for s in ("", "_low", "_high")),
     *(f"{m}{s}" for m, _, _ in INTERVAL_COLUMNS for s in ("", "_low", "_high")),
     "records",
@@ -52,6 +55,8 @@ _HEAD: Final = (
     ("group", "group", "number"),
     ("method", "method", "text"),
     ("version", "version", "text"),
+    ("target", "target", "text"),
+    *((m, f"multi {label} {'↑' if up else '↓'}", "number") for m, label, up in SUMMARY_COLUMNS),
     *((m, f"{label} {'↑' if up else '↓'}", "number") for m, label, up in METRIC_COLUMNS),
     *(
         (m, f"{label} {({True: '↑', False: '↓', None: '≈ 80%'})[up]}", "number")
@@ -99,7 +104,7 @@ def _sort_value(value: Any) -> str:
 def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     value = row[key]
     css = "text" if kind == "text" else "num"
-    if key in {m for m, _, _ in (*METRIC_COLUMNS, *INTERVAL_COLUMNS)}:
+    if key in {m for m, _, _ in (*METRIC_COLUMNS, *INTERVAL_COLUMNS, *SUMMARY_COLUMNS)}:
         text = escape(fmt_metric(key, value))
         if row[f"{key}_low"] is not None:
             low = fmt_metric(key, row[f"{key}_low"])
@@ -156,7 +161,8 @@ def render_page(
     body: list[str] = []
     plots: list[str] = []
     for view in views:
-        for row in view.rows:
+        # a multi table: a row per method and target, each with the method's summary
+        for row in [r for t in view.targets for r in view.target_rows[t]] or view.rows:
             i = len(rows)
             rows.append({c: spreadsheet_safe(row[c]) for c in CSV_COLUMNS})
             group = f"g{row['group']}" if row["group"] is not None else "g-"

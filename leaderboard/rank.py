@@ -28,7 +28,9 @@ GROUP_MEANING: Final = (
     "Rank group: methods are ordered by RMSLE on duration_s; the best method leads group 1 and "
     "every method whose paired bootstrap difference with the leader (same bootstrap "
     "resamples, 95% percentile interval) includes zero shares its group; among the rest the "
-    "best leads the next group, and so on. Methods in one group are not distinguishable at 95%."
+    "best leads the next group, and so on. Methods in one group are not distinguishable at 95%. "
+    "A multi table is ranked the same way by its summary: the mean RMSLE over the targets the "
+    "dataset holds, resample by resample."
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -45,12 +47,21 @@ class Ranked:
 
 
 def _resamples(entry: Entry, metric: str = RANK_METRIC) -> FloatArray:
-    values = entry.result["bootstrap"]["per_resample"][RANK_TARGET][metric]
+    summary = entry.result.get("summary")
+    values = (
+        summary["per_resample"][metric]
+        if summary
+        else entry.result["bootstrap"]["per_resample"][RANK_TARGET][metric]
+    )
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
 def _point(entry: Entry, metric: str = RANK_METRIC) -> float | None:
-    value = entry.result["metrics"][RANK_TARGET][metric]["value"]
+    """The rank metric of `entry`: on duration_s, or a multi result's summary over its
+    targets (gharuntime.eval.report.SUMMARY_MEANING)."""
+    summary = entry.result.get("summary")
+    block = summary["metrics"] if summary else entry.result["metrics"][RANK_TARGET]
+    value = block[metric]["value"]
     return None if value is None else float(value)
 
 

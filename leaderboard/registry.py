@@ -15,10 +15,9 @@ training dataset), and within it one training revision and split.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +29,7 @@ import jsonschema
 
 from gharuntime.errors import GharuntimeError
 from gharuntime.leaderboard.values import shape_problems, value_problems
+from gharuntime.paths import write_atomic
 from gharuntime.readfile import InputFileError, parse_json, read_text
 
 __all__ = [
@@ -42,9 +42,9 @@ __all__ = [
     "check_tables",
     "load_result",
     "read_result",
+    "result_sha256",
     "scan",
     "table_name",
-    "write_atomic",
 ]
 
 RESULT_VERSION: Final = 2
@@ -79,10 +79,12 @@ def _dataset_name(d: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """One checked result file."""
+    """One checked result file; `sha256`: of the text checked (`result_sha256`), which a
+    reproduce table names to vouch for exactly this content."""
 
     path: Path
     result: dict[str, Any]
+    sha256: str = ""
 
     @property
     def dataset(self) -> str:
@@ -179,6 +181,45 @@ def _check_document(doc: Any, where: str) -> list[str]:
                     f"{where}: bootstrap/per_resample/{target}/{metric} has {len(values)} "
                     f"values for {resamples} resamples"
                 )
+    return problems + _multi_problems(doc, where)
+
+
+def _multi_problems(doc: dict[str, Any], where: str) -> list[str]:
+    """A multi result carries its targets and summary, and they agree with its blocks: a
+    block per scored target, the summary over those, a value per resample."""
+    if doc["track"] != "multi":
+        return []
+    if "summary" not in doc or "targets" not in doc:
+        return [
+            f"{where}: a multi result without `targets` and `summary` (scored before eval "
+            "scored multi per target); score the submission again with this gharuntime's "
+            "`gharuntime eval --out`"
+        ]
+    scored = list(doc["targets"]["scored"])
+    problems = []
+    for block in ("metrics", "counts/scored", "bootstrap/per_resample"):
+        node = doc
+        for part in block.split("/"):
+            node = node[part]
+        if sorted(node) != sorted(scored):
+            problems.append(
+                f"{where}: {block} holds {', '.join(sorted(node))}, but targets/scored names "
+                f"{', '.join(scored)}; a result holds one block per scored target"
+            )
+    left = sorted(set(scored) & set(doc["targets"]["left_out"]))
+    if left:
+        problems.append(f"{where}: targets/left_out names scored targets: {', '.join(left)}")
+    if list(doc["summary"]["targets"]) != scored:
+        problems.append(
+            f"{where}: summary/targets {doc['summary']['targets']} ≠ targets/scored {scored}"
+        )
+    resamples = doc["bootstrap"]["resamples"]
+    for metric, values in doc["summary"]["per_resample"].items():
+        if len(values) != resamples:
+            problems.append(
+                f"{where}: summary/per_resample/{metric} has {len(values)} values for "
+                f"{resamples} resamples"
+            )
     return problems
 
 
@@ -199,7 +240,13 @@ def read_result(path: Path) -> tuple[Entry, str]:
         problems = shape_problems(doc, where)
     if problems:
         raise LeaderboardError(problems)
-    return _named(Entry(path, doc), doc, where), text
+    return _named(Entry(path, doc, result_sha256(text)), doc, where), text
+
+
+def result_sha256(text: str) -> str:
+    """The sha256 of a result's text as read (UTF-8, a byte-order mark dropped): the bytes
+    `leaderboard add` files."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_result(path: Path) -> Entry:
@@ -234,6 +281,7 @@ def _fingerprint(entry: Entry) -> dict[str, Any]:
         "split": d["split"],
         "records": (d["rows"], d["record_ids_sha256"]),
         "bootstrap resamples": (b["seed"], b["resamples"], b["repo_ids_sha256"]),
+        "targets": tuple(entry.result.get("targets", {}).get("scored") or entry.result["metrics"]),
         "training dataset": (
             (t["revision"], t["config"], t["split"], t["rows"]) if isinstance(t, dict) else None
         ),
@@ -247,6 +295,8 @@ _FIX: Final = {
     "records": "score every method on the same records of the same dataset revision",
     "bootstrap resamples": "score with the same --resamples and --bootstrap-seed "
     "(the defaults, 1000 and 0)",
+    "targets": "score every method of a multi table with one gharuntime on the same dataset "
+    "(the targets it holds are scored, the others left out), so their summaries compare",
     "training dataset": "train every method of a transfer table on one revision and split of "
     "its training dataset (or keep each training dataset's results in their own results folder)",
 }
@@ -257,6 +307,8 @@ def _describe(field: str, value: Any) -> str:
         return f"{value[0]:,} records (ids sha256 {value[1][:12]})"
     if field == "bootstrap resamples":
         return f"seed {value[0]}, {value[1]:,} resamples, repositories sha256 {value[2][:12]}"
+    if field == "targets":
+        return ", ".join(value)
     if field == "training dataset":
         return (
             f"revision {value[0][:12]}, {value[1]}/{value[2]} split, {value[3]:,} records"
@@ -337,19 +389,6 @@ def scan(results: Path) -> list[Table]:
     return tables
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for everyone to read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def add_result(
     result: Path, results: Path, *, allow_partial: bool = False, replace: bool = False
 ) -> Path:
@@ -412,5 +451,5 @@ def add_result(
         _, problems = check_tables([*others[:1], entry])
         if problems:
             raise LeaderboardError(problems)
-    write_atomic(target, text)  # the text eval wrote, as it was read and checked
+    write_atomic(target, text, mode=0o644)  # the text eval wrote, as it was read and checked
     return target

@@ -3,11 +3,11 @@ numbers formatted once, and the sentences that say what each table measures."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gharuntime.eval.metrics import HEADLINE_METRICS, INTERVAL_METRIC_BY_NAME, METRIC_BY_NAME
-from gharuntime.eval.report import HEADLINE_INTERVAL
+from gharuntime.eval.report import HEADLINE_INTERVAL, SUMMARY_METRICS
 from gharuntime.leaderboard.rank import RANK_TARGET, Ranked, rank_table
 from gharuntime.leaderboard.registry import Table
 
@@ -15,11 +15,14 @@ __all__ = [
     "COLUMNS",
     "INTERVAL_COLUMNS",
     "METRIC_COLUMNS",
+    "SUMMARY_COLUMNS",
     "Reproduced",
     "TableView",
     "fmt_count",
     "fmt_metric",
+    "metric_label",
     "table_order",
+    "table_targets",
     "table_views",
 ]
 
@@ -37,12 +40,30 @@ INTERVAL_COLUMNS: Final = tuple(
 """(metric, label, higher is better) of the quantile sidecar's columns: coverage (nominal 80%)
 and mean log width of the P10–P90 interval, on duration_s; — for a method without one."""
 
+SUMMARY_COLUMNS: Final = tuple(
+    (f"summary_{m}", f"mean {METRIC_BY_NAME[m].label}", METRIC_BY_NAME[m].higher_is_better)
+    for m in SUMMARY_METRICS
+)
+"""(column, label, higher is better) of a multi table's summary: each metric's mean over the
+targets the dataset holds (gharuntime.eval.report.SUMMARY_MEANING); RMSLE's ranks the table."""
+
+_UNITS: Final = {"duration_s": "s", "queue_s": "s", "log_bytes": "B"}
+
+
+def metric_label(label: str, target: str) -> str:
+    """A METRIC_COLUMNS label for `target`: its unit in place of seconds (`MAE (B)`)."""
+    unit = _UNITS.get(target, "")
+    return label.replace("(s)", f"({unit})" if unit else "").rstrip()
+
+
 COLUMNS: Final = (
     "group",
     "method",
     "version",
     "track",
     "trained_on",
+    "target",
+    *(m for m, _, _ in SUMMARY_COLUMNS),
     *(m for m, _, _ in METRIC_COLUMNS),
     *(m for m, _, _ in INTERVAL_COLUMNS),
     "records",
@@ -126,6 +147,8 @@ def _group_seen(dataset: dict[str, Any]) -> str:
 
 
 def fmt_metric(metric: str, value: float | None) -> str:
+    """`value` as `metric` shows it (a SUMMARY_COLUMNS key as its metric)."""
+    metric = metric.removeprefix("summary_")
     spec = METRIC_BY_NAME.get(metric) or INTERVAL_METRIC_BY_NAME[metric]
     return spec.format(value)
 
@@ -148,17 +171,17 @@ def _provenance(result: dict[str, Any]) -> str:
     return version
 
 
-def _headline_interval(result: dict[str, Any]) -> dict[str, Any]:
-    """The P10–P90 block of the result's quantile sidecar on duration_s ({} without one)."""
+def _headline_interval(result: dict[str, Any], target: str) -> dict[str, Any]:
+    """The P10–P90 block of the result's quantile sidecar on `target` ({} without one)."""
     intervals = result.get("intervals") or {}
-    block = (intervals.get("metrics") or {}).get(RANK_TARGET) or {}
+    block = (intervals.get("metrics") or {}).get(target) or {}
     return dict((block.get("central") or {}).get(HEADLINE_INTERVAL) or {})
 
 
-def _calibration(result: dict[str, Any]) -> list[tuple[float, float]]:
-    """(nominal, observed) share at or below each level of the sidecar, on duration_s."""
+def _calibration(result: dict[str, Any], target: str) -> list[tuple[float, float]]:
+    """(nominal, observed) share at or below each level of the sidecar, on `target`."""
     intervals = result.get("intervals") or {}
-    block = (intervals.get("metrics") or {}).get(RANK_TARGET) or {}
+    block = (intervals.get("metrics") or {}).get(target) or {}
     out = []
     for level in (block.get("levels") or {}).values():
         observed = (level.get("calibration") or {}).get("value")
@@ -167,9 +190,10 @@ def _calibration(result: dict[str, Any]) -> list[tuple[float, float]]:
     return out
 
 
-def _row(r: Ranked) -> dict[str, Any]:
+def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
+    """One method's row of a table on `target` (with the multi summary where it has one)."""
     res = r.entry.result
-    metrics = res["metrics"][RANK_TARGET]
+    metrics = res["metrics"][target]
     extra = res["meta"].get("extra") or {}
     row: dict[str, Any] = {
         "dataset": r.entry.dataset,
@@ -179,7 +203,8 @@ def _row(r: Ranked) -> dict[str, Any]:
         "group": r.group,
         "method": r.entry.method,
         "version": res["meta"].get("method_version") or "",
-        "records": int(res["counts"]["scored"][RANK_TARGET]),
+        "target": target,
+        "records": int(res["counts"]["scored"][target]),
         "repositories": int(res["dataset"]["repositories"]),
         "missing": int(res["submission"]["missing"]),
         "fit_s_per_1k": _timing(extra, "fit_seconds_per_1000_jobs"),
@@ -194,20 +219,37 @@ def _row(r: Ranked) -> dict[str, Any]:
         row[metric] = block["value"]
         row[f"{metric}_low"] = block["ci_low"]
         row[f"{metric}_high"] = block["ci_high"]
-    central = _headline_interval(res)
-    for metric, _, _ in INTERVAL_COLUMNS:
-        block = central.get(metric) or {}
-        row[metric] = block.get("value")
-        row[f"{metric}_low"] = block.get("ci_low")
-        row[f"{metric}_high"] = block.get("ci_high")
-    row["calibration"] = _calibration(res)
+    central = _headline_interval(res, target)
+    summary = (res.get("summary") or {}).get("metrics") or {}
+    for key, block in (
+        *((m, central.get(m) or {}) for m, _, _ in INTERVAL_COLUMNS),
+        *((m, summary.get(m.removeprefix("summary_")) or {}) for m, _, _ in SUMMARY_COLUMNS),
+    ):
+        row[key] = block.get("value")
+        row[f"{key}_low"] = block.get("ci_low")
+        row[f"{key}_high"] = block.get("ci_high")
+    row["calibration"] = _calibration(res, target)
     return row
+
+
+def table_targets(table: Table) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The targets a table shows (those its first result scored: on multi, those the dataset
+    holds; the registry checks every result scored the same), and those left out, with why."""
+    first = table.entries[0].result if table.entries else {}
+    targets = first.get("targets") or {}
+    scored = (
+        tuple(targets.get("scored") or ()) or tuple(first.get("metrics") or ()) or (RANK_TARGET,)
+    )
+    return scored, {str(k): str(v) for k, v in (targets.get("left_out") or {}).items()}
 
 
 @dataclass(frozen=True)
 class Reproduced:
     """A `leaderboard reproduce --all` table beside the results: its scope (a dataset, or every
-    dataset), the link to its Markdown, and its verdicts counted."""
+    dataset), the link to its Markdown, and the plain results filed in its scope now, counted
+    by what the table says of their current text: reproduced exactly, within tolerance, not
+    (differs), not run, refused; `changed`: replaced or added since the table was made, so
+    the table vouches for nothing about them."""
 
     scope: str
     link: str
@@ -216,19 +258,26 @@ class Reproduced:
     differs: int
     not_run: int
     version: str
+    refused: int = 0
+    changed: int = 0
 
     @property
     def summary(self) -> str:
-        """'12 of 13 reproduced (11 exactly, 1 within tolerance), 1 not, 3 not run here'."""
-        done = self.exact + self.within + self.differs
+        """'12 of 14 reproduced (11 exactly, 1 within the method's tolerance), 1 not, 1 not
+        run (dataset not at hand), by gharuntime 0.1.0'."""
+        total = self.exact + self.within + self.differs + self.not_run + self.refused + self.changed
         text = (
-            f"{self.exact + self.within} of {done} reproduced ({self.exact} exactly, "
+            f"{self.exact + self.within} of {total} reproduced ({self.exact} exactly, "
             f"{self.within} within the method's tolerance)"
         )
         if self.differs:
             text += f", {self.differs} not"
         if self.not_run:
             text += f", {self.not_run} not run (dataset not at hand)"
+        if self.refused:
+            text += f", {self.refused} refused"
+        if self.changed:
+            text += f", {self.changed} changed or added since (not re-run)"
         return text + f", by gharuntime {self.version}"
 
 
@@ -238,7 +287,15 @@ class TableView:
 
     table: Table
     ranked: list[Ranked]
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, Any]]  # on duration_s, with the multi summary where there is one
+    targets: tuple[str, ...] = (RANK_TARGET,)
+    target_rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # every target's
+    left_out: dict[str, str] = field(default_factory=dict)  # target -> why it is not scored
+
+    @property
+    def multi(self) -> bool:
+        """A table of several targets: a summary table, then one table per target."""
+        return self.table.track == "multi"
 
     @property
     def key(self) -> str:
@@ -291,5 +348,8 @@ def table_views(tables: list[Table]) -> list[TableView]:
     views = []
     for table in sorted(tables, key=table_order):
         ranked = rank_table(table)
-        views.append(TableView(table, ranked, [_row(r) for r in ranked]))
+        targets, left_out = table_targets(table)
+        per_target = {t: [_row(r, t) for r in ranked] for t in targets}
+        rows = per_target.get(RANK_TARGET) or [_row(r, targets[0]) for r in ranked]
+        views.append(TableView(table, ranked, rows, targets, per_target, left_out))
     return views

@@ -12,6 +12,7 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT]
 
+import polars as pl  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
@@ -52,6 +53,17 @@ def fixture_dataset_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def no_logs_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture dataset built without logs: no row has log_bytes (as the real Apache one)."""
+    import polars as pl
+
+    out = tmp_path_factory.mktemp("datasets") / "no-logs"
+    jobs = fixture_jobs().with_columns(pl.lit(None, dtype=pl.Int64).alias("log_bytes"))
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture(scope="session")
 def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LightGBM model (config track) trained on the fixture dataset, for predict's tests."""
     from gharuntime.baselines.run import run_baseline
@@ -86,6 +98,21 @@ def shared_dir() -> Path:
     return SHARED
 
 
+REAL_DATASET_ENV = "GHARUNTIME_REAL_DATASET"
+
+
+@pytest.fixture(scope="session")
+def real_dataset() -> Path:
+    """The real dataset folder $GHARUNTIME_REAL_DATASET names (gharuntime-real-apache, built by
+    benchmarks/real_apache.py); the test is skipped, saying why, when it names none."""
+    named = os.environ.get(REAL_DATASET_ENV)
+    if not named:
+        pytest.skip(f"{REAL_DATASET_ENV} is not set: it names the real dataset folder")
+    if not (Path(named) / "manifest.json").is_file():
+        pytest.skip(f"{REAL_DATASET_ENV}={named} is not a dataset folder (no manifest.json)")
+    return Path(named)
+
+
 @pytest.fixture(scope="session")
 def sim_world():  # type: ignore[no-untyped-def]
     """A tiny seeded simulated world (12 repositories)."""
@@ -101,3 +128,78 @@ def sim_server(sim_world):  # type: ignore[no-untyped-def]
 
     with serve(sim_world) as server:
         yield server
+
+
+# A repository whose `basic` job runs a matrix given by an expression: the build records its
+# jobs under job key `basic` with no matrix values, each under the name GitHub gave it.
+MATRIX_REPO = "fixture-org/repo-1"
+MATRIX_RUNS_AT = [f"2026-01-{d:02d}T00:00:00+00:00" for d in range(2, 9)]  # 7 runs, a day apart
+MATRIX_JOBS = {  # name -> duration in each run (run k: base + k); "old" only in the first two
+    "basic (unit)": 1000.0,
+    "basic (lint)": 20.0,
+    "basic (old)": 500.0,
+}
+
+
+def matrix_durations(name: str) -> list[tuple[str, float]]:
+    """(created_at, duration) of each run of that `basic` job, oldest first."""
+    runs = MATRIX_RUNS_AT[:2] if name == "basic (old)" else MATRIX_RUNS_AT
+    return [(at, MATRIX_JOBS[name] + k) for k, at in enumerate(runs)]
+
+
+def _matrix_rows(jobs: pl.DataFrame) -> pl.DataFrame:
+    from datetime import datetime, timedelta
+
+    template = jobs.filter(pl.col("repo") == MATRIX_REPO).row(0, named=True)
+    rows = []
+    for name in MATRIX_JOBS:
+        for k, (at, duration) in enumerate(matrix_durations(name)):
+            created = datetime.fromisoformat(at)
+            job_id = 9_000_000 + len(rows)
+            rows.append(
+                {
+                    **template,
+                    "id": str(job_id),
+                    "job_id": job_id,
+                    "run_id": template["repo_id"] * 1000 + 100 + k,
+                    "job_name": name,
+                    "job_key": "basic",
+                    "matrix": None,
+                    "runner_labels": ["ubuntu-latest"],
+                    "runner_os": "Linux",
+                    "created_at": created,
+                    "started_at": created,
+                    "completed_at": created + timedelta(seconds=duration),
+                    "duration_s": duration,
+                    "queue_s": 0.0,
+                    "log_bytes": 1000,
+                }
+            )
+    return pl.DataFrame(rows, schema=jobs.schema)
+
+
+@pytest.fixture(scope="session")
+def matrix_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture dataset plus MATRIX_REPO's `basic` jobs (see MATRIX_JOBS)."""
+    from gharuntime.history import history_durations
+
+    jobs = fixture_jobs()
+    jobs = pl.concat([jobs, _matrix_rows(jobs)]).drop("history_duration_s")
+    jobs = jobs.with_columns(history_durations(jobs))
+    out = tmp_path_factory.mktemp("datasets") / "matrix"
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture(scope="session")
+def learned_from_dataset(matrix_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`gharuntime learn --from-dataset` of matrix_dataset: a learned folder, both tracks."""
+    from click.testing import CliRunner
+
+    from gharuntime.cli.main import cli
+
+    out = tmp_path_factory.mktemp("learned") / "fixture"
+    args = ["learn", "--from-dataset", str(matrix_dataset), "--out", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return out

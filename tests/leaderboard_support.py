@@ -139,3 +139,27 @@ def results_dir(results_master: Path, tmp_path: Path) -> Path:
     dst = tmp_path / "results"
     shutil.copytree(results_master, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def reproducible(
+    fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """A result `leaderboard reproduce` re-runs in a second: the median baseline on the fixture
+    dataset (folder `gharuntime-fixture`), scored by the real `eval` with 50 resamples (a
+    quantile sidecar, breakdowns, per-resample values: every section a result has).
+    {"dataset": its folder, "result": the result file}; copy the result before changing it."""
+    tmp = tmp_path_factory.mktemp("reproducible")
+    dataset = tmp / "gharuntime-fixture"
+    shutil.copytree(fixture_dataset_master, dataset)
+    sub, result = tmp / "median.jsonl", tmp / "temporal-config-median.json"
+    made = CliRunner().invoke(
+        cli, ["baseline", "median", "--dataset", str(dataset), "--out", str(sub)]
+    )
+    assert made.exit_code == 0, made.output
+    scored = CliRunner().invoke(
+        cli,
+        ["eval", str(sub), "--dataset", str(dataset), "--resamples", "50", "--out", str(result)],
+    )
+    assert scored.exit_code == 0, scored.output
+    return {"dataset": dataset, "result": result}

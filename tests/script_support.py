@@ -19,7 +19,10 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def load_script(name: str) -> ModuleType:
-    """benchmarks/NAME.py as a module (registered in sys.modules: its dataclasses look it up)."""
+    """benchmarks/NAME.py as a module (registered in sys.modules: its dataclasses look it up),
+    with benchmarks/ on the path for its `_common`, as when it runs as a script."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(f"{name}_script", BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

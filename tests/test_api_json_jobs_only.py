@@ -18,8 +18,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from gharuntime.builder.api_build import surrogate_repo_id
-from gharuntime.builder.api_card import PLACED_WITHOUT_RUN
+from gharuntime.builder.api_rows import PLACED_WITHOUT_RUN, surrogate_repo_id
 from gharuntime.cli.main import cli
 from gharuntime.dataset import load, read_manifest
 

@@ -9,13 +9,16 @@ import polars as pl
 import pytest
 
 from gharuntime.baselines.features import (
+    QUEUE_DENSE,
     TargetEncoder,
     extract,
     feature_inputs,
     fit_spec,
     job_spec_of,
+    runner_kind,
     shell_tokens,
 )
+from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import HISTORY_COLUMN
 from gharuntime.fixture import fixture_jobs
 
@@ -203,3 +206,57 @@ def test_a_stored_matrix_over_the_limit_is_unknown_not_built(test_job_row: pl.Da
     v = _values(test_job_row.with_columns(pl.lit(text).alias("workflow_yaml")))
     assert np.isnan(v["matrix_combinations"])
     assert v["steps"] == 3
+
+
+@pytest.mark.parametrize(
+    ("labels", "kind"),
+    [
+        (["self-hosted", "linux", "x64"], "self-hosted"),
+        (["ubuntu-latest-8-cores"], "larger"),
+        (["ubuntu-22.04-16core"], "larger"),
+        (["macos-14-xlarge"], "larger"),
+        (["gpu-t4-4-core"], "larger"),
+        (["ubuntu-latest"], "hosted"),
+        (["windows-2022"], "hosted"),
+        (["macos-14"], "hosted"),
+        (["ubuntu-24.04-arm"], "hosted"),
+        (["my-runner-group"], "other"),
+        ([], None),
+        (None, None),
+    ],
+)
+def test_runner_kind_from_the_labels(labels: list[str] | None, kind: str | None) -> None:
+    assert runner_kind(labels) == kind
+
+
+def test_queue_features_say_the_hour_of_the_week_the_runner_and_the_queue() -> None:
+    jobs = fixture_jobs(repos=3, runs_per_repo=3)
+    # Monday 2026-03-02 00:00 UTC + 2 days 5 hours: Wednesday 05:xx, hour of week 53
+    when = pl.datetime(2026, 3, 4, 5, 30, time_zone="UTC")
+    jobs = jobs.with_columns(when.alias("created_at"))
+    first = jobs.head(1).with_columns(pl.Series("runner_labels", [["self-hosted", "linux"]]))
+    frame = pl.concat([first, jobs.tail(jobs.height - 1)])
+    spec = fit_spec(frame.select(feature_inputs(False, queue=True)), False, queue=True)
+    events = JobEvents.from_frames([frame])
+    feats = extract(frame.select(feature_inputs(False, queue=True)), spec, events=events)
+    m = np.asarray(feats.matrix.toarray())
+    col = {n: feats.names.index(n) for n in QUEUE_DENSE}
+    assert set(m[:, col["hour_of_week"]]) == {2 * 24 + 5}
+    assert m[0, col["runner=self-hosted"]] == 1.0 and m[0, col["runner=hosted"]] == 0.0
+    assert m[1:, col["runner=hosted"]].tolist() == [1.0] * (frame.height - 1)
+    # every job created at the same moment: none is earlier than another, so no queue
+    assert m[:, col["org_queued"]].max() == 0.0
+    # without events the counts are unknown, the rest as before
+    blind = np.asarray(
+        extract(frame.select(feature_inputs(False, queue=True)), spec).matrix.toarray()
+    )
+    assert np.isnan(blind[:, col["repo_queued"]]).all()
+    assert blind[0, col["runner=self-hosted"]] == 1.0
+
+
+def test_without_queue_the_features_are_those_of_before() -> None:
+    jobs = fixture_jobs(repos=2, runs_per_repo=2)
+    spec = fit_spec(jobs.select(feature_inputs(False)), False)
+    assert not spec.queue and not set(QUEUE_DENSE) & set(spec.names())
+    assert feature_inputs(False) == feature_inputs(False, queue=False)
+    assert {"repo", "repo_id"} <= set(feature_inputs(False, queue=True))

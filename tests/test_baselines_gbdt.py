@@ -191,3 +191,33 @@ def test_the_trees_are_the_same_for_any_thread_count(
         assert _threads_used(name, m.boosters["duration_s"]) == threads  # type: ignore[attr-defined]
         runs.append(m.predict_rows(larger_splits["test"])["duration_s"])
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_queue_features_only_where_the_model_predicts_queue_s(splits: dict) -> None:
+    from gharuntime.baselines.features import QUEUE_DENSE
+    from gharuntime.baselines.queue_load import JobEvents
+
+    config = make_method("lightgbm", "config", params=SMALL)
+    config.fit(splits["train"], splits["validation"])
+    assert not set(QUEUE_DENSE) & set(config.feature_names())  # type: ignore[attr-defined]
+    assert not config.spec.queue  # type: ignore[attr-defined]
+    multi = make_method("lightgbm", "multi", params=SMALL, targets=("duration_s", "queue_s"))
+    assert multi.targets == ("duration_s", "queue_s")
+    multi.observe(JobEvents.from_frames([splits["train"], splits["validation"], splits["test"]]))
+    multi.fit(splits["train"], splits["validation"])
+    names = multi.feature_names()  # type: ignore[attr-defined]
+    assert set(QUEUE_DENSE) <= set(names)
+    x = multi._features(splits["test"])  # type: ignore[attr-defined]
+    counts = x[:, [names.index(n) for n in ("repo_queued", "org_running")]]
+    assert np.isfinite(counts).all()  # counted from the events (the fixture's runs rarely overlap)
+    multi.observe(None)  # as a model loaded by `predict`: the counts are unknown
+    blind = multi._features(splits["test"])  # type: ignore[attr-defined]
+    assert np.isnan(blind[:, [names.index(n) for n in ("repo_queued", "org_running")]]).all()
+    assert set(multi.predict_rows(splits["test"])) == {"duration_s", "queue_s"}
+
+
+def test_a_target_outside_the_track_is_refused() -> None:
+    from gharuntime.baselines.method import MethodError
+
+    with pytest.raises(MethodError, match="'queue_s' is not a target of track 'config'"):
+        make_method("lightgbm", "config", targets=("duration_s", "queue_s"))

@@ -243,3 +243,32 @@ def test_a_journal_another_run_holds_is_refused_not_broken(
     assert result.exit_code == 2, result.output
     assert "is another run using it?" in result.output and "Traceback" not in result.output
     assert _states(_journal(out)) == {"COMPLETE": 2}
+
+
+def test_a_second_run_on_a_journal_in_use_is_refused_at_once(
+    fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    """Two tuned runs writing one --out at the same time: the second exits 2 at once naming
+    the first by its PID, and never marks the first's running trial cut short; the first ends
+    with every trial complete. Before, the second ran beside it, failing the first's trial."""
+    out = tmp_path / "lgb.jsonl"
+    trials = 8
+    first = _child(fixture_dataset_master, out, trials)
+    try:
+        deadline = time.monotonic() + 300
+        while not _states(_journal(out)):
+            assert first.poll() is None, "the first run ended before the second started"
+            assert time.monotonic() < deadline, "no trial started in 300 s"
+            time.sleep(0.02)
+        second = CliRunner().invoke(cli, _args(fixture_dataset_master, out, trials, 2))
+        _, stderr = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert second.exit_code == 2, second.output
+    said = " ".join(second.output.split())
+    assert f"the tuning journal lgb.tuning.sqlite3 is in use by process {first.pid}" in said
+    assert "fix:" in said and "Traceback" not in said
+    assert first.returncode == 0, stderr
+    assert _states(_journal(out)) == {"COMPLETE": trials}

@@ -37,6 +37,40 @@ def test_multi_track_submission_carries_all_three_targets(
     assert set(_lines(out)[0]) == {"id", "duration_s", "queue_s", "log_bytes"}
 
 
+@pytest.mark.parametrize("name", ["median", "group-median", "lightgbm", "lightgbm-tuned"])
+def test_multi_track_predicts_the_targets_the_dataset_holds_and_names_the_others(
+    no_logs_dataset: Path, tmp_path: Path, name: str
+) -> None:
+    # no row has log_bytes (a build without logs, as the real Apache dataset): the method
+    # predicts duration_s and queue_s, and the metadata and the model say log_bytes is left out
+    out = tmp_path / f"{name}.jsonl"
+    params = {"n_estimators": 30, "trials": 2} if name.endswith("tuned") else None
+    params = params or ({"n_estimators": 30} if name == "lightgbm" else None)
+    run_baseline(
+        name,
+        no_logs_dataset,
+        config="temporal",
+        track="multi",
+        out=out,
+        model_dir=tmp_path / "model",
+        params=params,
+    )
+    records = _lines(out)
+    assert len(records) == load(no_logs_dataset, "temporal", "test").height
+    assert all(set(r) == {"id", "duration_s", "queue_s"} for r in records)
+    meta = json.loads(out.with_name(f"{name}.meta.json").read_text())
+    assert meta["targets"] == ["duration_s", "queue_s"]
+    train = load(no_logs_dataset, "temporal", "train").height
+    left = meta["targets_left_out"]["log_bytes"]
+    assert f"none of the {train} rows of its temporal train split has one" in left
+    quantiles = _lines(out.with_name(f"{name}.quantiles.jsonl"))
+    assert {k.rsplit("_", 1)[0] for k in quantiles[0] if k != "id"} == {"duration_s", "queue_s"}
+    method, saved = load_model(tmp_path / "model")
+    assert method.targets == ("duration_s", "queue_s") and saved["targets"] == list(method.targets)
+    if name.endswith("tuned"):  # tuned per target: each has its own search
+        assert set(meta["method_config"]["tuning"]) == {"duration_s", "queue_s"}
+
+
 def test_sidecar_names_method_track_inputs_and_dataset_revision(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
@@ -105,6 +139,25 @@ def test_cli_reports_a_folder_that_is_not_a_dataset(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "not a dataset folder" in result.output
+
+
+def test_a_dataset_of_another_contract_major_is_refused_by_every_reader(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    """A manifest whose schema_version was edited to 9.0.0 is refused (exit 2) by baseline and
+    eval, as validate reports it; before, both read it as this contract's."""
+    out = tmp_path / "m.jsonl"
+    args = ["baseline", "median", "--dataset", str(fixture_dataset), "--track", "history"]
+    assert CliRunner().invoke(cli, [*args, "--out", str(out)]).exit_code == 0
+    manifest = fixture_dataset / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "schema_version": "9.0.0"}))
+    refused = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "again.jsonl")])
+    assert refused.exit_code == 2, refused.output
+    said = " ".join(refused.output.split())
+    assert "schema_version 9.0.0 is not compatible with this gharuntime's 1." in said
+    assert "gharuntime validate" in said and not (tmp_path / "again.jsonl").exists()
+    scored = CliRunner().invoke(cli, ["eval", str(out), "--dataset", str(fixture_dataset)])
+    assert scored.exit_code == 2 and "schema_version 9.0.0" in scored.output, scored.output
 
 
 def test_cli_help_teaches_with_an_example() -> None:

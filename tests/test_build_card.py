@@ -9,9 +9,10 @@ import pytest
 import yaml
 from raw_world import standard_world
 
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.builder.card import load_template
 from gharuntime.dataset import load, read_manifest
+from gharuntime.source_kinds.raw import RawSource
 
 
 @pytest.fixture(scope="module")

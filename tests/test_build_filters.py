@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 from raw_world import CI_YAML, T0, RawWorld
 
-from gharuntime.builder.build import BuildOptions, RawSource, build
+from gharuntime.builder.build import BuildOptions, build
 from gharuntime.dataset import read_manifest
+from gharuntime.source_kinds.raw import RawSource
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,10 @@ import polars as pl
 import pytest
 from raw_world import BAD_YAML, CI_YAML, LOG_HEADER, T0, RawWorld, standard_world
 
-from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build
+from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.contract import RawStoreLayout
 from gharuntime.dataset import load, read_manifest
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.validation import validate_folder
 
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from gharuntime.builder.build import RawSource, build
+from gharuntime.builder.build import build
 from gharuntime.dataset import read_manifest
 from gharuntime.sim import World
 from gharuntime.sim.dump import dump_world
+from gharuntime.source_kinds.raw import RawSource
 from gharuntime.validation import validate_folder
 
 

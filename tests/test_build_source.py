@@ -1,20 +1,30 @@
 """Every source behind one interface: a Source's read() gives Candidates, and one build serves
-them all (the build_from_* shorthands are deprecated: each warns, and builds the same bytes)."""
+them all; every kind's Source is built the one way, `build(config.source(), out, options)`."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gharuntime.builder.build import BuildError, BuildOptions, RawSource, build, build_from_raw
+from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.dataset import read_manifest
 from gharuntime.progress import Progress
 from gharuntime.sim import World
 from gharuntime.sim.dump import dump_world
+from gharuntime.source_kinds import (
+    ApiJsonConfig,
+    GhalogsConfig,
+    RawConfig,
+    RawSource,
+    SimulatedConfig,
+)
 from gharuntime.sources import Candidates, Source
 from gharuntime.sources._columns import SourceError
+from gharuntime.sources.base import CardHook, CardText
 
 
 @pytest.fixture(scope="module")
@@ -50,37 +60,23 @@ def test_any_source_builds_as_its_wrapper_does(store: Path, tmp_path: Path) -> N
     )
 
 
-def test_the_raw_shorthand_is_deprecated_and_builds_the_same_dataset(
-    store: Path, tmp_path: Path
-) -> None:
-    one = build(RawSource([store]), tmp_path / "one", BuildOptions(conclusions=None))
-    with pytest.warns(DeprecationWarning, match=r"build_from_raw is deprecated.*RawSource"):
-        old = build_from_raw([store], tmp_path / "old", conclusions=None)
-    assert old.manifest == one.manifest
-    assert old.manifest["source"]["kind"] == "simulated"
-
-
-@pytest.mark.parametrize("name", ["ghalogs", "api_json", "simulated"])
-def test_every_other_shorthand_warns_before_it_builds(name: str, tmp_path: Path) -> None:
-    from gharuntime.builder.api_build import build_from_api_json
-    from gharuntime.builder.build import build_from_ghalogs
-    from gharuntime.source_kinds.simulated import build_from_simulated
-
+@pytest.mark.parametrize("kind", ["raw", "ghalogs", "api-json", "simulated"])
+def test_every_kind_refuses_a_folder_that_is_not_its_source(kind: str, tmp_path: Path) -> None:
+    """What the deleted build_from_* shorthands were tested for, through the one entry point:
+    each kind's Source, built by `build`, refuses a folder of something else (BuildError) and
+    writes nothing."""
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "not-a-store.txt").write_text("x")  # each source refuses this folder
-    calls = {
-        "ghalogs": lambda: build_from_ghalogs(tmp_path / "in", tmp_path / "ds"),
-        "api_json": lambda: build_from_api_json([tmp_path / "in"], tmp_path / "ds"),
-        "simulated": lambda: build_from_simulated(
-            tmp_path / "ds", tmp_path / "in", seed=0, scale="tiny"
-        ),
+    configs = {
+        "raw": RawConfig((tmp_path / "in",)),
+        "ghalogs": GhalogsConfig(tmp_path / "in"),
+        "api-json": ApiJsonConfig((tmp_path / "in",)),
+        "simulated": SimulatedConfig(tmp_path / "in"),
     }
-    with (
-        pytest.warns(DeprecationWarning, match=f"build_from_{name} is deprecated"),
-        pytest.raises(BuildError),
-    ):
-        calls[name]()
+    with pytest.raises(BuildError):
+        build(configs[kind].source(), tmp_path / "ds", BuildOptions(conclusions=None))
     assert not (tmp_path / "ds").exists()
+    assert [p.name for p in (tmp_path / "in").iterdir()] == ["not-a-store.txt"]
 
 
 def test_a_source_that_cannot_be_read_is_a_build_error(tmp_path: Path) -> None:
@@ -93,3 +89,36 @@ def test_a_source_that_cannot_be_read_is_a_build_error(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match=str(tmp_path)):
         build(RawSource([tmp_path]), tmp_path / "ds2")
     assert not (tmp_path / "ds").exists()
+
+
+def test_the_card_says_what_the_source_says_of_itself(store: Path, tmp_path: Path) -> None:
+    """One hook, whatever the source: a Source of one's own tells the card its provenance,
+    front matter, limitations and citation; one that says nothing gets a generic paragraph."""
+
+    def mine(provenance: Mapping[str, Any]) -> CardText:
+        return CardText(
+            f"Rows of the `{provenance['kind']}` archive, read by hand.",
+            source_datasets=("my-archive",),
+            tags=("hand-read",),
+            limitations=("- Only what the archive kept.",),
+            citation="\nCite the archive too.",
+        )
+
+    class Told:
+        def __init__(self, card: CardHook | None) -> None:
+            self.card = card
+
+        def read(self, progress: Progress | None = None) -> Candidates:
+            found = RawSource([store]).read(progress)
+            provenance = {**found.provenance, "kind": "my-archive", "synthetic": False}
+            return dataclasses.replace(found, provenance=provenance, card=self.card)
+
+    build(Told(mine), tmp_path / "told")
+    card = (tmp_path / "told" / "README.md").read_text()
+    assert "Rows of the `my-archive` archive, read by hand." in card
+    assert "source_datasets:\n- my-archive" in card and "- hand-read" in card
+    assert "- Only what the archive kept." in card and "Cite the archive too." in card
+    assert "synthetic" not in card.split("---")[1]  # the raw stores' own text is not used
+    build(Told(None), tmp_path / "untold")
+    card = (tmp_path / "untold" / "README.md").read_text()
+    assert "from a source of kind `my-archive`" in card

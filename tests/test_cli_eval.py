@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,65 @@ def test_a_split_with_no_records_is_an_error(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 2
     assert "0 records" in output and "Traceback" not in output
+
+
+def _multi(path: Path, dataset: Path, make: Callable[[str], dict[str, object]]) -> Path:
+    rows = load(dataset, "temporal", "test")
+    path.write_text("".join(json.dumps(make(r)) + "\n" for r in rows["id"].to_list()))
+    return path
+
+
+def test_multi_submission_missing_a_target_the_dataset_holds_is_refused_once(
+    fixture_dataset_master: Path, tmp_path: Path
+) -> None:
+    sub = _multi(
+        tmp_path / "m.jsonl",
+        fixture_dataset_master,
+        lambda r: {"id": r, "duration_s": 60, "log_bytes": 2000},
+    )
+    code, output = _run(str(sub), "--dataset", str(fixture_dataset_master), "--track", "multi")
+    assert code == 2
+    text = " ".join(output.split())
+    assert "missing_target" in text and "on all 120 lines: no 'queue_s'" in text
+    assert "a target of track 'multi' that this dataset holds" in text
+    assert "every record gives 'id' and duration_s, queue_s, log_bytes" in text
+    assert text.count("no 'queue_s'") == 1  # one problem for the file, not one per line
+
+
+def test_a_target_name_the_contract_does_not_know_is_refused_with_the_fix(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    sub = _multi(
+        tmp_path / "m.jsonl",
+        no_logs_dataset,
+        lambda r: {"id": r, "duration_s": 60, "queue": 5},
+    )
+    code, output = _run(str(sub), "--dataset", str(no_logs_dataset), "--track", "multi")
+    assert code == 2
+    text = " ".join(output.split())
+    assert "unknown_target" in text
+    assert (
+        "'queue' is not a target the contract knows (duration_s, queue_s, log_bytes) (did you "
+        "mean 'queue_s'?); track 'multi' predicts duration_s, queue_s on this dataset: rename "
+        "the key or drop it"
+    ) in text
+    assert "no 'queue_s'" in text  # and the target it meant is missing
+
+
+def test_multi_tables_say_which_target_is_left_out(no_logs_dataset: Path, tmp_path: Path) -> None:
+    sub = _multi(
+        tmp_path / "m.jsonl",
+        no_logs_dataset,
+        lambda r: {"id": r, "duration_s": 60, "queue_s": 5},
+    )
+    code, output = _run(
+        str(sub), "--dataset", str(no_logs_dataset), "--track", "multi", "--resamples", "20"
+    )
+    assert code == 0, output
+    text = " ".join(output.split())
+    assert (
+        "queue_s · temporal/test" in text
+        and "multi summary · mean over duration_s, queue_s" in text
+    )
+    assert "mean RMSLE" in text
+    assert "log_bytes: left out, not scored: the dataset holds no value of it" in text

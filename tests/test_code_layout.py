@@ -1,6 +1,9 @@
-"""The code base's shape: no import circles between gharuntime's modules, and ruff checks every
-Python file git tracks (no folder silently excluded, as ruff's default `build` exclusion once
-excluded the build package)."""
+"""The code base's shape: no import circles between gharuntime's modules, nor between its
+top-level folders (subpackages and root modules, with setup.py's mapping of crawler/,
+baselines/, leaderboard/ and data_cards/ applied: source kinds above the builder above the
+readers, the leaderboard above the baselines), and ruff checks every Python file git tracks (no
+folder silently excluded, as ruff's default `build` exclusion once excluded the build
+package)."""
 
 from __future__ import annotations
 
@@ -103,6 +106,62 @@ def test_no_import_circles() -> None:
     assert "gharuntime.validation" in edges["gharuntime.dataset"]
     assert "gharuntime.sim.api" in edges["gharuntime.sim.server"]
     assert _circles(edges) == []
+
+
+def _folder(module: str) -> str:
+    """The top-level part of gharuntime a module belongs to: its subpackage (gharuntime.builder,
+    gharuntime.crawler for crawler/, ...) or, for a module at the root, the module itself."""
+    return ".".join(module.split(".")[:2])
+
+
+def _folder_graph(edges: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """Folder → the folders its modules import, each with the module imports that make it."""
+    folders: dict[str, dict[str, list[str]]] = {}
+    for mod, deps in sorted(edges.items()):
+        here = folders.setdefault(_folder(mod), {})
+        for dep in sorted(deps):
+            if _folder(dep) != _folder(mod):
+                here.setdefault(_folder(dep), []).append(f"{mod} -> {dep}")
+    return folders
+
+
+def test_the_folder_graph_finds_a_circle_of_folders() -> None:
+    edges = {
+        "gharuntime.builder.request": {"gharuntime.source_kinds.base"},
+        "gharuntime.source_kinds.raw": {"gharuntime.builder.build"},
+        "gharuntime.builder.build": {"gharuntime.paths"},
+        "gharuntime.source_kinds.base": set(),
+        "gharuntime.paths": set(),
+    }
+    folders = _folder_graph(edges)
+    assert folders["gharuntime.builder"] == {
+        "gharuntime.source_kinds": ["gharuntime.builder.request -> gharuntime.source_kinds.base"],
+        "gharuntime.paths": ["gharuntime.builder.build -> gharuntime.paths"],
+    }
+    circles = _circles({f: set(to) for f, to in folders.items()})
+    assert circles == [["gharuntime.builder", "gharuntime.source_kinds"]]
+
+
+def test_no_import_circles_between_folders() -> None:
+    """A module-level circle is one thing; two folders that import each other (builder and
+    source_kinds, baselines and leaderboard through a root module) are a layering lost."""
+    mods = _modules()
+    assert "gharuntime.crawler.assembly" in mods and "gharuntime.leaderboard.registry" in mods
+    folders = _folder_graph(_import_graph(mods))
+    # The graph is the real one: the layers it is about are seen, mapped folders included.
+    assert "gharuntime.builder" in folders["gharuntime.source_kinds"]
+    assert "gharuntime.sources" in folders["gharuntime.builder"]
+    assert "gharuntime.baselines" in folders["gharuntime.leaderboard"]
+    assert "gharuntime.crawler" in folders["gharuntime.cli"]
+    circles = _circles({f: set(to) for f, to in folders.items()})
+    why = [
+        edge
+        for circle in circles
+        for a in circle
+        for b in circle
+        for edge in folders.get(a, {}).get(b, [])
+    ]
+    assert circles == [], why
 
 
 def test_sources_sit_below_the_builder() -> None:

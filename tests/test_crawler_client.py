@@ -237,3 +237,30 @@ def test_secondary_limits_are_waited_out_even_with_no_error_retries(
         refused = server.recorder.count(status=403)
     assert refused > 0 and not result.failures  # no error budget at all, yet it finishes
     assert keys(store_records(tmp_path), "run")
+
+
+def test_a_token_is_recognised_by_githubs_formats_never_quoted() -> None:
+    from gharuntime.crawler.client import token_format_problem
+
+    good = [
+        "ghp_" + "A1b2" * 9,
+        "github_pat_" + "a" * 22 + "_" + "B" * 59,
+        "gho_" + "x" * 36,
+        "ghu_" + "y" * 36,
+        "ghs_" + "z9._-" * 10,  # GitHub App tokens may hold . and - and be longer
+        "ghr_" + "r" * 76,
+        "0123456789abcdef" * 2 + "01234567",  # a classic token: 40 hex digits
+    ]
+    for secret in good:
+        assert token_format_problem(secret) is None, secret
+    bad = [
+        "/usr/local/bin:/usr/bin:/bin",
+        "hunter2",
+        "ghp_short",
+        "ghx_" + "a" * 36,
+        "0123456789abcdef" * 2 + "0123456",  # 39 hex digits
+        "ghp_" + "a" * 36 + "/",
+    ]
+    for secret in bad:
+        problem = token_format_problem(secret)
+        assert problem is not None and secret not in problem, secret

@@ -266,8 +266,8 @@ def test_validate_reports_a_missing_croissant_file_the_manifest_names(
 
 
 def test_an_api_json_build_lists_its_provenance_file_too(tmp_path: Path) -> None:
-    from gharuntime.builder.api_build import PROVENANCE_FILE, ApiJsonSource
     from gharuntime.builder.build import build
+    from gharuntime.source_kinds.api_json import PROVENANCE_FILE, ApiJsonSource
 
     sample = Path(__file__).resolve().parent / "data" / "real-apache"
     out = tmp_path / "ds"

@@ -37,15 +37,19 @@ def test_a_diff_side_holds_the_one_reference(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("spec", "kind", "shown"),
+    ("spec", "kind", "shown", "named"),
     [
-        (LocalDataset(Path("/d")), "local", "/d"),
-        (LocalDataset(Path("/c"), "org/name", "v1.0", "a" * 40), "hub", "org/name@v1.0"),
-        (LocalDataset(Path("/c"), "org/name"), "hub", "org/name"),
+        (LocalDataset(Path("/data/sets/d")), "local", "/data/sets/d", "d"),
+        (LocalDataset(Path("/c"), "org/name", "v1.0", "a" * 40), "hub", "org/name@v1.0", None),
+        (LocalDataset(Path("/c"), "org/name"), "hub", "org/name", None),
     ],
 )
-def test_a_reference_names_itself(spec: LocalDataset, kind: str, shown: str) -> None:
-    assert (spec.kind, spec.spec, spec.id) == (kind, shown, shown)
+def test_a_reference_names_itself(
+    spec: LocalDataset, kind: str, shown: str, named: str | None
+) -> None:
+    """A result names a local dataset by its folder's name, never by a path of the machine
+    that scored it; a Hub dataset by its id as asked for."""
+    assert (spec.kind, spec.spec, spec.id) == (kind, shown, named or shown)
 
 
 def test_a_name_that_is_neither_a_folder_nor_a_hub_id_is_refused(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from scipy import stats
 
 from gharuntime.dataset import load
 from gharuntime.eval import InvalidSubmission, evaluate_file, evaluate_gold
+from gharuntime.eval.request import gold_failures
 
 RESAMPLES = 200
 
@@ -233,6 +234,69 @@ def test_multi_track_scores_every_target(fixture_dataset_master: Path, tmp_path:
     assert _value(result, "mae", "queue_s") == pytest.approx(np.mean(np.abs(5 - y)))
 
 
+def _multi_submission(path: Path, dataset: Path, **targets: float) -> Path:
+    rows = load(dataset, "temporal", "test")
+    path.write_text("".join(json.dumps({"id": r, **targets}) + "\n" for r in rows["id"].to_list()))
+    return path
+
+
+def test_multi_track_leaves_out_a_target_the_dataset_does_not_hold(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    sub = _multi_submission(tmp_path / "m.jsonl", no_logs_dataset, duration_s=60, queue_s=5)
+    result = evaluate_file(sub, no_logs_dataset, options={"track": "multi"}, resamples=50)
+    assert set(result["metrics"]) == set(result["counts"]["scored"]) == {"duration_s", "queue_s"}
+    assert set(result["bootstrap"]["per_resample"]) == {"duration_s", "queue_s"}
+    assert result["targets"]["scored"] == ["duration_s", "queue_s"]
+    assert "holds no value of it" in result["targets"]["left_out"]["log_bytes"]
+    # the summary: each target weighs the same, in the point and in every resample
+    rmsle = [result["metrics"][t]["rmsle"]["value"] for t in ("duration_s", "queue_s")]
+    summary = result["summary"]
+    assert summary["targets"] == ["duration_s", "queue_s"]
+    assert summary["metrics"]["rmsle"]["value"] == pytest.approx(np.mean(rmsle))
+    per = result["bootstrap"]["per_resample"]
+    both = np.mean([per["duration_s"]["rmsle"], per["queue_s"]["rmsle"]], axis=0)
+    assert summary["per_resample"]["rmsle"] == pytest.approx(both.tolist(), rel=1e-6)
+    low, high = np.quantile(summary["per_resample"]["rmsle"], [0.025, 0.975])
+    assert summary["metrics"]["rmsle"]["ci_low"] == pytest.approx(low, rel=1e-5)
+    assert summary["metrics"]["rmsle"]["ci_high"] == pytest.approx(high, rel=1e-5)
+
+
+def test_a_left_out_target_in_a_submission_is_not_read(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    sub = _multi_submission(
+        tmp_path / "m.jsonl", no_logs_dataset, duration_s=60, queue_s=5, log_bytes=-1
+    )
+    result = evaluate_file(sub, no_logs_dataset, options={"track": "multi"}, resamples=20)
+    assert set(result["metrics"]) == {"duration_s", "queue_s"}
+
+
+def test_gold_on_multi_scores_the_targets_the_dataset_holds(no_logs_dataset: Path) -> None:
+    result = evaluate_gold(no_logs_dataset, track="multi", resamples=20)
+    assert set(result["metrics"]) == {"duration_s", "queue_s"}
+    assert gold_failures(result) == []
+    assert result["comparison"]["summary_difference"]["rmsle"]["value"] < 0  # truth beats median
+
+
+def test_multi_comparison_summary_is_paired(fixture_dataset_master: Path, tmp_path: Path) -> None:
+    a = _multi_submission(
+        tmp_path / "a.jsonl", fixture_dataset_master, duration_s=60, queue_s=5, log_bytes=3000
+    )
+    b = _multi_submission(
+        tmp_path / "b.jsonl", fixture_dataset_master, duration_s=90, queue_s=2, log_bytes=900
+    )
+    result = evaluate_file(
+        a, fixture_dataset_master, options={"track": "multi"}, vs=b, resamples=50
+    )
+    comparison = result["comparison"]
+    diff = comparison["summary_difference"]["rmsle"]
+    own = result["summary"]["metrics"]["rmsle"]["value"]
+    assert diff["value"] == pytest.approx(own - comparison["summary"]["metrics"]["rmsle"]["value"])
+    per_target = [comparison["difference"][t]["rmsle"]["value"] for t in result["metrics"]]
+    assert diff["value"] == pytest.approx(np.mean(per_target))
+
+
 def test_unknown_config_in_metadata_is_a_submission_problem(
     fixture_dataset_master: Path, tmp_path: Path
 ) -> None:
@@ -241,3 +305,49 @@ def test_unknown_config_in_metadata_is_a_submission_problem(
     with pytest.raises(InvalidSubmission) as info:
         evaluate_file(sub, fixture_dataset_master, resamples=10)
     assert "unknown config 'weekly'" in info.value.problems.kept[0].message
+
+
+def test_a_result_names_no_folder_of_the_machine(
+    fixture_dataset_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The submission, its sidecar and the command's absolute paths are named relative to the
+    folder it was scored in (`..` steps for one outside it); the dataset by its folder's name."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    (here / "runs").mkdir(parents=True)
+    elsewhere.mkdir()
+    sub = _submission(here / "runs" / "a.jsonl", fixture_dataset_master)
+    rows = load(fixture_dataset_master, "temporal", "test")
+    (here / "runs" / "a.quantiles.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"id": i, "duration_s_p10": d / 2, "duration_s_p50": d, "duration_s_p90": 2 * d}
+            )
+            + "\n"
+            for i, d in zip(rows["id"], rows["duration_s"], strict=True)
+        )
+    )
+    other = _submission(elsewhere / "b.jsonl", fixture_dataset_master)
+    monkeypatch.chdir(here)
+    command = ["gharuntime", "eval", str(sub), "--dataset", str(fixture_dataset_master)]
+    command += ["--track", "config", f"--out={elsewhere / 'r.json'}", "--method", "m"]
+    result = evaluate_file(
+        sub.resolve(),
+        fixture_dataset_master.resolve(),
+        options={"track": "config"},
+        vs=other.resolve(),
+        resamples=RESAMPLES,
+        command=command,
+    )
+    assert result["submission"]["path"] == "runs/a.jsonl"
+    assert result["intervals"]["sidecar"]["path"] == "runs/a.quantiles.jsonl"
+    assert result["comparison"]["submission"]["path"] == "../elsewhere/b.jsonl"
+    assert result["dataset"]["id"] == fixture_dataset_master.name
+    recorded = result["provenance"]["command"]
+    assert recorded[:4] + recorded[5:] == [
+        *("gharuntime", "eval", "runs/a.jsonl", "--dataset"),
+        *("--track", "config", "--out=../elsewhere/r.json", "--method", "m"),
+    ]
+    assert recorded[4].startswith("../") and (here / recorded[4]).resolve() == (
+        fixture_dataset_master.resolve()
+    )
+    assert str(tmp_path) not in json.dumps(result)

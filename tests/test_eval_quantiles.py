@@ -187,7 +187,9 @@ def test_the_cli_scores_the_sidecar_and_exits_2_on_a_bad_one(
     moved = side.rename(tmp_path / "elsewhere.jsonl")
     named = CliRunner().invoke(cli, ["eval", *base, "--quantiles", str(moved), "--json"])
     assert named.exit_code == 0, named.output
-    assert json.loads(named.output)["intervals"]["sidecar"]["path"] == str(moved)
+    named_path = json.loads(named.output)["intervals"]["sidecar"]["path"]
+    # relative to where it was scored, naming the same file
+    assert not Path(named_path).is_absolute() and (Path.cwd() / named_path).resolve() == moved
     lines = moved.read_text().splitlines()
     lines[0] = lines[0].replace('"duration_s_p10": ', '"duration_s_p10": -')
     moved.write_text("\n".join(lines) + "\n")

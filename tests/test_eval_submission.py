@@ -77,7 +77,8 @@ def test_every_problem_is_reported_with_its_line(tmp_path: Path) -> None:
     assert _lines_of(log, "not_json") == [3]
     assert _lines_of(log, "not_object") == [5]
     assert _lines_of(log, "bad_id") == [7, 9]
-    assert _lines_of(log, "bad_value") == [11, 13, 15, 17, 21, 23, 25]
+    assert _lines_of(log, "bad_value") == [11, 13, 15, 17, 21, 25]
+    assert _lines_of(log, "missing_target") == [23]  # no key at all: the target is missing
     assert _lines_of(log, "target_not_in_track") == [19]
     assert _lines_of(log, "duplicate_id") == [51]
     assert "first on line 31" in next(p.message for p in log.kept if p.kind == "duplicate_id")
@@ -105,7 +106,8 @@ def test_multi_track_needs_every_target(tmp_path: Path) -> None:
     lines = [json.dumps({"id": r, "duration_s": 1, "queue_s": 2, "log_bytes": 3}) for r in IDS]
     lines[3] = json.dumps({"id": IDS[3], "duration_s": 1, "queue_s": 2})
     log, parsed = _read(_write(tmp_path / "s.jsonl", lines), track="multi")
-    assert _lines_of(log, "bad_value") == [4]
+    assert _lines_of(log, "missing_target") == [4]
+    assert "no 'log_bytes', a target of track 'multi' that this dataset holds" in str(log.kept[0])
     assert parsed.predictions["log_bytes"][0] == 3.0  # type: ignore[attr-defined]
 
 

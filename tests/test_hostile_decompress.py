@@ -22,7 +22,7 @@ from fuzz_support import run_limited
 from gharuntime import rawstore
 from gharuntime.rawstore import RawKind, RawStoreWriter, iter_records
 from gharuntime.readfile import bounded_lines
-from gharuntime.sources import ghalogs
+from gharuntime.sources import api_json, ghalogs
 from gharuntime.sources.api_json import ApiSource, read_api_json
 from gharuntime.sources.ghalogs import read_ghalogs
 
@@ -224,3 +224,52 @@ def test_raw_store_lone_surrogate_is_an_unreadable_record(tmp_path: Path) -> Non
     got = list(iter_records([tmp_path], on_error=lambda where, m: errors.append((where, m))))
     assert [r.key for r in got] == ["2"]
     assert len(errors) == 1 and "lone surrogate" in errors[0][1], errors
+
+
+def _dict_bomb(pieces: int) -> bytes:
+    """gzip members that decompress to one JSON list of empty objects, `[{},{},...]`, 16 MiB
+    a piece (each piece 16 KB compressed: 54 pieces are a 0.9 MB file of 900 MB)."""
+    piece = gzip.compress(b"{}," * ((16 << 20) // 3), compresslevel=9)
+    return gzip.compress(b"[") + piece * pieces + gzip.compress(b"{}]")
+
+
+def test_api_json_objects_are_counted_before_a_file_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_FILE_CONTAINERS objects and arrays, a file is counted unreadable, unparsed,
+    whether gzip, plain JSON or JSON Lines; at the cap it is read."""
+    monkeypatch.setattr(api_json, "MAX_FILE_CONTAINERS", 1000)
+    (tmp_path / "jobs.json").write_text(json.dumps({"jobs": [_JOB]}))
+    (tmp_path / "runs.json").write_text(json.dumps({"workflow_runs": [_RUN]}))
+    (tmp_path / "many.json").write_text("[" + ",".join(["{}"] * 1001) + "]")
+    (tmp_path / "many.jsonl").write_text("[]\n" * 1001)
+    (tmp_path / "many.json.gz").write_bytes(gzip.compress(b"[" + b"[]," * 1000 + b"[]]"))
+    (tmp_path / "enough.jsonl").write_text("{}\n" * 1000)
+    t = read_api_json([ApiSource(tmp_path, "dump")])
+    assert t.jobs.height == 1 and t.runs.height == 1
+    assert t.problems.counts["unreadable_file"] == 3
+    said = t.problems.examples["unreadable_file"]
+    assert sorted(x.split(":", 2)[1] for x in said) == ["many.json", "many.json.gz", "many.jsonl"]
+    assert all("holds over 1,000 JSON objects and arrays" in x for x in said), said
+    assert t.problems.counts["unrecognized_record"] == 1000  # enough.jsonl: read, each counted
+
+
+def test_api_json_object_bomb_builds_within_bounded_memory(tmp_path: Path) -> None:
+    """A 0.3 MB .json.gz of 300 MB of `[{},{},...]` (100 million empty objects, under the
+    1 GiB cap), built under a 1.5 GB address-space cap: before, it was parsed whole
+    (MemoryError, a traceback); now it is counted unreadable, unparsed, and the rest is built."""
+    src = tmp_path / "dump"
+    src.mkdir()
+    (src / "bomb.json.gz").write_bytes(_dict_bomb(18))
+    assert (src / "bomb.json.gz").stat().st_size < 400_000
+    (src / "jobs.json").write_text(json.dumps({"jobs": [_JOB]}))
+    (src / "runs.json").write_text(json.dumps({"workflow_runs": [_RUN]}))
+    out = run_limited(
+        ["build", "--source", "api-json", str(src), "--out", str(tmp_path / "ds")],
+        tmp_path,
+        memory_mb=1536,
+        timeout=300,
+    )
+    assert "Traceback" not in out.output and "MemoryError" not in out.output, out.output[-2000:]
+    assert out.code in (0, 1), out.output[-2000:]
+    assert "unreadable_file" in out.output or "unreadable file" in out.output, out.output

@@ -231,12 +231,13 @@ def test_toggling_crawl_logs_is_refused_and_keeps_the_store(tmp_path: Path) -> N
 def test_fetch_errors_a_rerun_fetched_are_no_longer_reported(tmp_path: Path) -> None:
     """A crawl against a faulty simulated GitHub with no retries stores error records; the same
     crawl against a healthy server fetches them; the build then reports no fetch error."""
-    from gharuntime.builder.build import RawSource, build
+    from gharuntime.builder.build import build
     from gharuntime.crawler.client import GitHubClient, RetryPolicy, Token
     from gharuntime.crawler.crawl import CrawlOptions, crawl
     from gharuntime.sim import END, ServerConfig, World, serve
     from gharuntime.sim.faults import Faults
     from gharuntime.sim.world import DAY, iso
+    from gharuntime.source_kinds.raw import RawSource
 
     world = World(2, "tiny")
     token = "ghp_" + "R" * 36

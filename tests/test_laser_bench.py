@@ -13,7 +13,14 @@ from click.testing import CliRunner
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from gharuntime.baselines.laser.bench import build_tokenizer, random_llama  # noqa: E402
+from fuzz_support import run_limited  # noqa: E402
+
+from gharuntime.baselines.laser.bench import (  # noqa: E402
+    MAX_RANDOM_PARAMETERS,
+    build_tokenizer,
+    random_llama,
+    random_llama_parameters,
+)
 from gharuntime.cli.main import cli  # noqa: E402
 
 SMALL = ["--prompts", "2", "--batch-size", "2", "--repeats", "1", "--threads", "1"]
@@ -103,3 +110,29 @@ def test_bench_times_the_decoder_laser_trains() -> None:
 def test_layers_and_width_size_only_the_random_model() -> None:
     code, _, output = _run("--model", "tiny", "--layers", "2", "--prompt-lengths", "24")
     assert code == 2 and "--model random only" in output
+
+
+@pytest.mark.parametrize(
+    ("vocab", "layers", "width", "heads"), [(1024, 1, 32, 4), (300, 3, 96, 4), (500, 2, 64, 2)]
+)
+def test_the_counted_parameters_are_the_built_models(
+    vocab: int, layers: int, width: int, heads: int
+) -> None:
+    model = random_llama(vocab, layers=layers, width=width, heads=heads, max_positions=64)
+    built = sum(p.numel() for p in model.parameters())
+    assert random_llama_parameters(vocab, layers=layers, width=width, heads=heads) == built
+
+
+def test_a_random_model_too_large_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    """`--layers 64 --width 8192` passes each option's range and asks for a 69-billion
+    parameter model (275 GB in float32): refused at once, within 6 GB of address space. Before,
+    it was built until memory ran out."""
+    args = ["laser", "bench", "--model", "random", "--layers", "64", "--width", "8192"]
+    out = run_limited(args, tmp_path, memory_mb=6144, timeout=300)
+    assert out.code == 2, out.output
+    said = " ".join(out.output.split())
+    assert "about 68.7 billion parameters (275 GB in float32)" in said, said
+    assert f"at most {MAX_RANDOM_PARAMETERS / 1e9:.0f} billion" in said
+    assert "fix: choose at most --layers 1 at --width 8192" in said and "Traceback" not in said
+    code, _, output = _run("--model", "random", "--layers", "2", "--width", "10")
+    assert code == 2 and "multiple of the model's 4 attention heads" in output, output

@@ -304,3 +304,25 @@ def test_the_public_training_data_is_what_fit_trains_on(laser_dataset: Path) -> 
         assert e.input_ids[-1] == tok.eos_token_id
         written = tok.decode(list(e.input_ids[-e.target_len : -1])).replace(" ", "")
         assert written == text.replace(" ", "")
+
+
+def test_multi_writes_the_targets_the_dataset_holds(tmp_path: Path) -> None:
+    # a build without logs (as the real Apache dataset): the template is duration_s and queue_s
+    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(
+        pl.lit(JOB_YAML).alias("job_yaml"), pl.lit(None, dtype=pl.Int64).alias("log_bytes")
+    )
+    dataset = tmp_path / "dataset"
+    write_dataset(jobs, dataset, provenance={"kind": "fixture", "seed": 0})
+    out = tmp_path / "m.jsonl"
+    run_baseline(
+        "laser", dataset, config="temporal", track="multi", out=out,
+        model_dir=tmp_path / "model", params=_param_dict("samples=1"),
+    )  # fmt: skip
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert records and all(set(r) == {"id", "duration_s", "queue_s"} for r in records)
+    method, meta = load_model(tmp_path / "model")
+    assert meta["targets"] == ["duration_s", "queue_s"]
+    codec = method.codec  # type: ignore[attr-defined]
+    assert codec.targets == ("duration_s", "queue_s")
+    text = codec.encode({"duration_s": 125.0, "queue_s": 7.0})
+    assert text.startswith("duration_s=") and "queue_s=" in text and "log_bytes" not in text

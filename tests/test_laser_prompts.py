@@ -22,11 +22,11 @@ from gharuntime.baselines.laser.prompts import (
     units_add_up,
 )
 from gharuntime.baselines.laser.serialize import PromptTooLong, serialize_job
+from gharuntime.dataset import load
 from gharuntime.fixture import fixture_jobs
 
 pytest.importorskip("tokenizers")
 
-REAL = Path("/work/data/gharuntime-real-apache/data/temporal/train-00000-of-00001.parquet")
 BUDGETS = (60, 90, 130, 200, 400, 100_000)
 
 ODD_JOB = (
@@ -164,9 +164,9 @@ def test_a_tokenizer_whose_units_do_not_add_up_is_counted_whole() -> None:
         assert serialize_batch(rows, track="config", budget=budget, count=counter) == want
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason=f"the real dataset is not at {REAL}")
-def test_real_jobs_give_the_old_prompts(tokenizer: Any) -> None:
-    frame = pl.read_parquet(REAL)
+def test_real_jobs_give_the_old_prompts(tokenizer: Any, real_dataset: Path) -> None:
+    """On jobs of the real dataset ($GHARUNTIME_REAL_DATASET; skipped without it)."""
+    frame = load(real_dataset, "temporal", "train")
     rows = list(
         frame.gather(list(range(0, frame.height, max(1, frame.height // 400)))).iter_rows(
             named=True

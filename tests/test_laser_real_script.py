@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from script_support import load_script
 
 from gharuntime.dataset import load
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "laser_real.py"
-
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("laser_real_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("laser_real")
 
 
 @pytest.mark.parametrize("config", ["temporal", "cross_repo"])

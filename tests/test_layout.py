@@ -1,7 +1,7 @@
 """The package's layering, checked on the source: commands do not import each other (each is a
 thin layer over one library call), the builder never imports the simulator (only the
-simulated source kind, gharuntime.source_kinds.simulated, does), and nothing calls the
-deprecated build_from_* shorthands: one `build(source, out, options)` builds."""
+simulated source kind, gharuntime.source_kinds.simulated, does), and no build_from_* shorthand
+is defined or called: one `build(source, out, options)` builds."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import gharuntime
 
 PACKAGE = Path(gharuntime.__file__).resolve().parent
 ROOT = PACKAGE.parent
-# Folders whose code is the project's own callers (tests call only under pytest.warns, which
-# warnings-as-errors enforces).
+# Folders of the project's own code.
 CALLERS = ("gharuntime", "baselines", "crawler", "leaderboard", "data_cards", "benchmarks")
 
-# Modules every command may share: option types and decorators (crawl_options is the crawl
-# selection options both `crawl` and `build --source github` take), refusals, output, progress.
-SHARED = {"types", "errors", "output", "progress", "crawl_options"}
+# Modules every command may share: refusals, output, progress. (Option types are
+# gharuntime.paramtypes, below the commands, and the crawl selection options both `crawl` and
+# `build --source github` take are gharuntime.crawler.assembly's.)
+SHARED = {"errors", "output", "progress"}
 COMMANDS = sorted(
     p for p in (PACKAGE / "cli").glob("*.py") if p.stem not in {*SHARED, "main", "__init__"}
 )
@@ -73,14 +73,30 @@ def test_a_thin_command_has_at_most_60_lines_of_logic(module: str, function: str
     assert lines <= MAX_LOGIC_LINES, f"{function} has {lines} lines of logic"
 
 
-def test_nothing_calls_a_deprecated_build_shorthand() -> None:
-    calls = []
+def test_no_build_shorthand_is_defined_or_called() -> None:
+    found = []
     for folder in CALLERS:
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                name = ""
                 if isinstance(node, ast.Call):
                     f = node.func
                     name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
-                    if name.startswith("build_from_"):
-                        calls.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
-    assert calls == []
+                elif isinstance(node, ast.FunctionDef):
+                    name = node.name
+                if name.startswith("build_from_"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert found == []
+
+
+def test_the_builder_names_no_source_kind() -> None:
+    """Kinds sit above the builder: what a kind says (its card text, its options) is in its own
+    module, so no builder module branches on a kind's name."""
+    from gharuntime.source_kinds import SOURCES
+
+    named = []
+    for path in sorted((PACKAGE / "builder").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in SOURCES:
+                named.append(f"builder/{path.name}:{node.lineno} {node.value!r}")
+    assert named == []

@@ -5,9 +5,7 @@ ranked or written."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -20,7 +18,7 @@ from leaderboard_support import relative_files as _files
 from gharuntime.dataset import write_dataset
 from gharuntime.fixture import fixture_jobs
 from gharuntime.leaderboard import Entry, LeaderboardError, Table, add_result, load_result, scan
-from gharuntime.leaderboard.registry import check_tables, read_result, table_name, write_atomic
+from gharuntime.leaderboard.registry import check_tables, read_result, table_name
 
 
 def test_add_files_each_result_under_its_canonical_name(results_master: Path) -> None:
@@ -349,22 +347,38 @@ def test_add_result_replaces_an_unreadable_result_in_its_place_only_when_told(
     assert place.read_bytes() == scored_results["double"].read_bytes()
 
 
-def test_write_atomic_writes_readable_text_and_leaves_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "new" / "folder" / "README.md"
-    old = os.umask(0o077)
-    try:
-        write_atomic(target, "one\ntwo ✓\n")
-    finally:
-        os.umask(old)
-    assert target.read_bytes() == "one\ntwo ✓\n".encode()
-    assert stat.S_IMODE(target.stat().st_mode) == 0o644
-    assert sorted(p.name for p in target.parent.iterdir()) == ["README.md"]
+def _set(doc: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split("/")
+    for key in parents:
+        doc = doc[key]
+    doc[last] = value
 
 
-def test_a_failed_write_atomic_keeps_the_old_file_and_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "index.html"
-    target.write_text("old", encoding="utf-8")
-    with pytest.raises(UnicodeEncodeError):
-        write_atomic(target, "new \ud800")  # a lone surrogate has no UTF-8 encoding
-    assert target.read_text(encoding="utf-8") == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("provenance/git_commit", "--output=/tmp/victim"),
+        ("provenance/git_commit", "HEAD"),
+        ("provenance/command", "gharuntime eval"),
+        ("provenance/libraries", ["numpy"]),
+        ("dataset/revision", "../../outside"),
+        ("meta/dataset_revision", "../x"),
+        ("meta/seed", "0"),
+        ("meta/config", 5),
+        ("meta/extra/method_config", [1]),
+        ("bootstrap/seed", -1),
+        ("bootstrap/resamples", 10**9),
+    ],
+)
+def test_every_field_a_command_may_use_is_checked_for_its_shape(
+    scored_results: dict[str, Path], tmp_path: Path, field: str, value: Any
+) -> None:
+    """`reproduce` passes the commit to git and builds folders from the revision: each field
+    of a result is data of a checked shape (the commit 40 hex digits, the revision 64), so
+    `leaderboard add` and `reproduce` refuse the same files."""
+    doc = _doc(scored_results)
+    doc["provenance"]["libraries"] = {"numpy": "2.0"}
+    doc["meta"].setdefault("extra", {})["method_config"] = {}
+    _set(doc, field, value)
+    problems = _problems(_write(tmp_path / "r.json", doc))
+    assert any(f": {field}: " in p for p in problems), problems

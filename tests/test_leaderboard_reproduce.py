@@ -83,6 +83,7 @@ def test_what_cannot_be_re_run_is_refused_with_the_fix(tmp_path: Path) -> None:
 
     def no_dataset(doc: dict[str, Any]) -> None:
         doc["dataset"].update(source_kind="local", id=str(tmp_path / "gone"), revision="f" * 64)
+        doc["meta"]["dataset_revision"] = "f" * 64
 
     for change, words in ((no_provenance, "no provenance"), (no_dataset, "not at hand")):
         done = _run(str(_copy(tmp_path, change)))
@@ -91,7 +92,7 @@ def test_what_cannot_be_re_run_is_refused_with_the_fix(tmp_path: Path) -> None:
         assert "Traceback" not in done.output
     (tmp_path / "bad.json").write_text("{")
     done = _run(str(tmp_path / "bad.json"))
-    assert done.exit_code == 2 and "not a readable result JSON" in done.output
+    assert done.exit_code == 2 and "not a result that can be used" in done.output
     done = _run()
     assert done.exit_code == 2 and "give one RESULT.json, or --all" in done.output
     missing = _run(str(_copy(tmp_path, no_dataset)), "--dataset", str(tmp_path / "nowhere"))
@@ -113,7 +114,7 @@ def test_all_reproduces_what_is_at_hand_and_writes_a_table(work: Path, tmp_path:
     assert [r["status"] for r in table["reproduced"]] in (["exact"], ["within"])
     assert len(table["not_run"]) == 1 and "not at hand" in table["not_run"][0]["reason"]
     md = (results / "reproduced.md").read_text()
-    assert "| temporal-config-median.json | median | reproduced" in md
+    assert "| gharuntime-sim-small/temporal-config-median.json | median | reproduced" in md
     assert "not run: " in md
     # the leaderboard links the table, and a dataset folder's own table is not a result
     (results / "gharuntime-real-apache/temporal-config-median.json").unlink()
@@ -302,6 +303,241 @@ def test_all_leaves_no_scratch_folder_behind(
     real = json.loads((REAL / "temporal-config-median.json").read_text())
     real["dataset"]["id"] = str(tmp_path / "not-here")
     (results / "temporal-config-median.json").write_text(json.dumps(real))
-    done, left_out = reproduce_all(results, work=tmp_path / "work" if given else None)
-    assert done == [] and len(left_out) == 1
+    run = reproduce_all(results, work=tmp_path / "work" if given else None)
+    assert run.done == [] and len(run.not_run) == 1 and run.refused == []
     assert list(temp.iterdir()) == []
+
+
+def _edited(reproducible: dict[str, Path], folder: Path, change: Any, name: str = "") -> Path:
+    doc = json.loads(reproducible["result"].read_text(encoding="utf-8"))
+    change(doc)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or "temporal-config-median.json")
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _bump(*keys: str | int, by: float = 0.05) -> Any:
+    def change(doc: dict[str, Any]) -> None:
+        node = doc
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] += by
+
+    return change
+
+
+FORGED = {
+    "a per-resample RMSLE (rank groups are drawn from these)": (
+        _bump("bootstrap", "per_resample", "duration_s", "rmsle", 7),
+        "bootstrap.per_resample.duration_s.rmsle[7]",
+    ),
+    "a calibration number": (
+        _bump("intervals", "metrics", "duration_s", "levels", "p10", "calibration", "value"),
+        "intervals.metrics.duration_s.levels.p10.calibration.value",
+    ),
+    "a per-resample coverage": (
+        _bump("intervals", "per_resample", "duration_s", "coverage:p10-p90", 0, by=-0.01),
+        "intervals.per_resample.duration_s.coverage:p10-p90[0]",
+    ),
+    "a breakdown's metric": (
+        _bump("breakdowns", "duration_s", "runner_os", "Linux", "metrics", "rmsle", "value"),
+        "breakdowns.duration_s.runner_os.Linux.metrics.rmsle.value",
+    ),
+    "a count": (
+        _bump("breakdowns", "duration_s", "runner_os", "Linux", "rows", by=1),
+        "breakdowns.duration_s.runner_os.Linux.rows",
+    ),
+    "a plotted prediction": (
+        _bump("plot_data", "sample", "predicted", 0, by=30.0),
+        "plot_data.sample.predicted[0]",
+    ),
+}
+
+
+@pytest.mark.parametrize("what", sorted(FORGED))
+def test_every_scored_number_is_compared_not_only_the_metrics(
+    reproducible: dict[str, Path], tmp_path: Path, what: str
+) -> None:
+    """Forged per-resample values (which set the rank groups) and forged calibration numbers
+    read "reproduced exactly" when only the `metrics` block was compared."""
+    change, name = FORGED[what]
+    path = _edited(reproducible, tmp_path, change)
+    done = _run(str(path), "--dataset", str(reproducible["dataset"]))
+    assert done.exit_code == 1, done.output
+    last = done.output.strip().splitlines()[-1]
+    assert last.startswith("not reproduced: ") and "1 of " in last, last
+    assert name in done.output
+
+
+def test_an_untouched_result_compares_every_section_and_reproduces_exactly(
+    reproducible: dict[str, Path],
+) -> None:
+    done = _run(str(reproducible["result"]), "--dataset", str(reproducible["dataset"]))
+    assert done.exit_code == 0, done.output
+    assert done.output.strip().splitlines()[-1] == "reproduced exactly"
+    for section in ("bootstrap", "intervals", "breakdowns", "counts", "plot_data"):
+        line = next(x for x in done.output.splitlines() if x.startswith(f"{section}: "))
+        assert line.endswith("numbers, largest difference 0"), line
+
+
+def _strict(text: str) -> Any:
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in a table")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_all_goes_on_past_bad_results_and_writes_both_tables(
+    reproducible: dict[str, Path], tmp_path: Path
+) -> None:
+    """One bad result stopped the run with no table; a NaN left reproduced.md written and
+    reproduced.json missing. Each bad one is now a `refused: why` row, the good ones are
+    re-run, both tables are written (strict JSON), and the exit code says one was refused."""
+    results = tmp_path / "results"
+    folder = results / "gharuntime-fixture"
+    folder.mkdir(parents=True)
+    shutil.copy(reproducible["result"], folder / "temporal-config-median.json")
+    text = reproducible["result"].read_text(encoding="utf-8")
+    nan = text.replace('"seed": 0', '"seed": NaN', 1)
+    (folder / "a-nan.json").write_text(nan, encoding="utf-8")
+    os.mkfifo(folder / "b-fifo.json")
+    _edited(reproducible, folder, lambda d: d["meta"].update(seed="x"), "c-types.json")
+    done = _run("--all", str(results), "--dataset", str(reproducible["dataset"]))
+    assert done.exit_code == 2, done.output
+    assert "Traceback" not in done.output
+    table = _strict((results / "reproduced.json").read_text(encoding="utf-8"))
+    assert [(r["file"], r["status"]) for r in table["reproduced"]] == [
+        ("gharuntime-fixture/temporal-config-median.json", "exact")
+    ]
+    refused = {r["file"]: r["reason"] for r in table["refused"]}
+    assert sorted(refused) == [
+        f"gharuntime-fixture/{n}" for n in ("a-nan.json", "b-fifo.json", "c-types.json")
+    ]
+    assert "NaN" in refused["gharuntime-fixture/a-nan.json"]
+    assert "not a regular file" in refused["gharuntime-fixture/b-fifo.json"]
+    assert "meta/seed" in refused["gharuntime-fixture/c-types.json"]
+    md = (results / "reproduced.md").read_text(encoding="utf-8")
+    assert "| gharuntime-fixture/temporal-config-median.json | median | reproduced exactly" in md
+    assert md.count("| refused: ") == 3
+
+
+def test_the_table_is_never_written_over_an_input_or_another_file(
+    reproducible: dict[str, Path], tmp_path: Path
+) -> None:
+    """`--table` pointed at a result's name replaced that result: it is refused before
+    anything runs, as is a table over a file that is not one (a README) or a table whose JSON
+    would sit in the results folder under a result's name."""
+    results = tmp_path / "results"
+    folder = results / "gharuntime-fixture"
+    folder.mkdir(parents=True)
+    result = folder / "temporal-config-median.json"
+    shutil.copy(reproducible["result"], result)
+    readme = tmp_path / "notes" / "README.md"
+    readme.parent.mkdir()
+    readme.write_text("# my notes\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for table, words in [
+        (result, "is an input of this command"),
+        (result.with_suffix(""), "is an input of this command"),
+        (readme.with_suffix(""), "is not a reproduce table"),
+        (folder / "summary", "where every .json is read as a result"),
+        (reproducible["dataset"] / "t", "inside the dataset folder"),
+    ]:
+        done = _run(
+            "--all", str(results), "--dataset", str(reproducible["dataset"]), "--table", str(table)
+        )
+        assert done.exit_code == 2, (table, done.output)
+        assert words in done.output and "nothing run" in done.output, done.output
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_a_replaced_result_is_no_longer_counted_as_reproduced(
+    reproducible: dict[str, Path], tmp_path: Path
+) -> None:
+    """After `leaderboard add --replace` with a result that does not reproduce, the README
+    still said "1 of 1 reproduced": a row vouches for the sha256 of the text it re-ran."""
+    results, board = tmp_path / "results", tmp_path / "board"
+
+    def readme() -> str:
+        built = CliRunner().invoke(
+            cli, ["leaderboard", "--results", str(results), "--out", str(board)]
+        )
+        assert built.exit_code == 0, built.output
+        return (board / "README.md").read_text(encoding="utf-8")
+
+    added = CliRunner().invoke(
+        cli, ["leaderboard", "add", str(reproducible["result"]), "--results", str(results)]
+    )
+    assert added.exit_code == 0, added.output
+    again = ["--all", str(results), "--dataset", str(reproducible["dataset"])]
+    assert _run(*again).exit_code == 0
+    assert "every dataset: 1 of 1 reproduced (1 exactly" in readme()
+    forged = _edited(
+        reproducible, tmp_path / "forged", _bump("metrics", "duration_s", "rmsle", "value", by=0.01)
+    )
+    replaced = CliRunner().invoke(
+        cli, ["leaderboard", "add", str(forged), "--results", str(results), "--replace"]
+    )
+    assert replaced.exit_code == 0, replaced.output
+    text = readme()
+    assert "1 of 1 reproduced" not in text
+    assert (
+        "every dataset: 0 of 1 reproduced (0 exactly, 0 within the method's tolerance), 1 changed"
+        in text
+    )
+    assert _run(*again).exit_code == 1  # re-run: the replaced result does not reproduce
+    assert (
+        "every dataset: 0 of 1 reproduced (0 exactly, 0 within the method's tolerance), 1 not,"
+        in readme()
+    )
+
+
+def test_a_table_is_written_as_a_checked_pair_with_no_nan(tmp_path: Path) -> None:
+    """A number that is not finite is null in the JSON (never `NaN`), the JSON names the
+    Markdown's sha256, and the leaderboard refuses a pair that does not match."""
+    import hashlib
+
+    from gharuntime.leaderboard.reproduce import AllRun, Comparison, Reproduction, write_table
+    from gharuntime.leaderboard.reproduce_table import read_table
+    from gharuntime.readfile import InputFileError
+
+    folder = tmp_path / "results"
+    row = Comparison("duration_s.rmsle.value", 1.0, float("nan"))
+    item = Reproduction(
+        folder / "d" / "r.json", "median", "differs", 1e-9, [row], ["why"], "0" * 64
+    )
+    md, js = write_table(AllRun(folder, [item]), folder / "reproduced")
+    doc = _strict(js.read_text(encoding="utf-8"))
+    assert doc["reproduced"][0]["metrics"][0]["reproduced"] is None
+    assert doc["reproduced"][0]["file"] == "d/r.json"
+    assert doc["markdown_sha256"] == hashlib.sha256(md.read_bytes()).hexdigest()
+    assert sorted(p.name for p in folder.iterdir()) == ["reproduced.json", "reproduced.md"]
+    assert read_table(js, []).differs == 0  # no such result filed: it vouches for nothing
+    md.write_text(md.read_text(encoding="utf-8") + "| forged | row |\n", encoding="utf-8")
+    with pytest.raises(InputFileError, match="not the Markdown its table"):
+        read_table(js, [])
+
+
+@pytest.mark.parametrize("named", ["by its name", "by its absolute path"])
+def test_the_folder_a_result_names_is_never_opened(
+    reproducible: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """A local dataset's `id` is a name, not a folder to open: with the very dataset sitting
+    where the result names it (in the current directory, or at the absolute path an older
+    result names), the re-run still takes its dataset only from --dataset."""
+    folder = tmp_path / "gharuntime-fixture"
+    shutil.copytree(reproducible["dataset"], folder)
+    path = _edited(
+        reproducible,
+        tmp_path / "results",
+        lambda doc: doc["dataset"].update(
+            id=folder.name if named == "by its name" else str(folder)
+        ),
+    )
+    monkeypatch.chdir(tmp_path)
+    done = _run(str(path))
+    assert done.exit_code == 2, done.output
+    assert "not at hand" in done.output and "--dataset" in done.output
+    given = _run(str(path), "--dataset", str(folder))
+    assert given.exit_code == 0, given.output

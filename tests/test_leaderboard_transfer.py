@@ -34,7 +34,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 def _trained_on(name: str = SIM, revision: str = REV_A, **over: Any) -> dict[str, Any]:
     block = {
-        "id": f"/work/{name}",
+        "id": f"datasets/{name}",  # a folder: filed under its name
         "kind": "local",
         "revision": revision,
         "config": "temporal",

@@ -189,7 +189,7 @@ def test_a_transfer_view_says_what_it_was_trained_and_scored_on(
     scored_results: dict[str, Path],
 ) -> None:
     trained_on = {
-        "id": "/work/gharuntime-sim-a",
+        "id": "gharuntime-sim-a",
         "kind": "local",
         "revision": "ab`c" + "d" * 60,
         "config": "temporal",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,9 +99,16 @@ def _last_five(rows: pl.DataFrame, path: str, name: str) -> list[float]:
     return mine.sort("completed_at", descending=True)["duration_s"].head(5).to_list()
 
 
-def test_learn_writes_a_folder_predict_reads_and_never_the_token(learned: Path) -> None:
+def test_learn_writes_a_folder_predict_reads_and_never_the_token(
+    learned: Path, repo: str, workflow: tuple[Path, str]
+) -> None:
     doc = json.loads((learned / "learn.json").read_text())
     assert doc["format"] == "gharuntime-learned/1"
+    # the visibility GitHub gave (a public repository): predict bills it as public
+    assert doc["visibility"] == {repo: "public"}
+    plain = json.loads(_predict(str(workflow[0]), "--model", str(learned), "--json").output)
+    assert plain["billing"] == {**plain["billing"], "repository": "public",
+                                "visibility_from": "learn.json"}  # fmt: skip
     assert set(doc["models"]) == {"history", "config"}
     for track in ("history", "config"):
         assert json.loads((learned / track / "model.json").read_text())["track"] == track
@@ -213,8 +221,6 @@ def test_a_repository_never_crawled_is_refused(
 def test_a_model_of_another_version_is_refused(
     learned: Path, workflow: tuple[Path, str], tmp_path: Path
 ) -> None:
-    import shutil
-
     file, _ = workflow
     copy = tmp_path / "old"
     shutil.copytree(learned, copy)
@@ -322,5 +328,242 @@ def test_a_review_looks_up_the_base_file_as_the_workflow_it_changes(
     base.write_text(file.read_text().split("\n  never-ran-before:")[0] + "\n")
     result = _predict(str(file), "--model", str(learned), "--base", str(base), "--json")
     assert result.exit_code == 0, result.output
-    counts = json.loads(result.output)["counts"]
+    (review,) = json.loads(result.output)["reviews"]
+    counts = review["counts"]
     assert counts["added"] == 1 and counts["changed"] == 0 and counts["removed"] == 0
+
+
+# `learn --from-dataset`: a dataset a team already built, learnt without a crawl.
+
+
+def _from_dataset(dataset: Path, out: Path, *more: str) -> Result:
+    args = ["learn", "--from-dataset", str(dataset), "--out", str(out), *more]
+    return CliRunner().invoke(cli, args, env={"GITHUB_TOKEN": ""})
+
+
+def test_learn_from_a_dataset_writes_the_folder_predict_reads(
+    learned_from_dataset: Path, matrix_dataset: Path, tmp_path: Path
+) -> None:
+    from gharuntime.dataset import read_manifest
+    from gharuntime.predict.history import dataset_repos
+
+    doc = json.loads((learned_from_dataset / "learn.json").read_text())
+    assert doc["format"] == "gharuntime-learned/1"
+    assert doc["repos"] == dataset_repos(matrix_dataset)
+    source = read_manifest(matrix_dataset)
+    assert doc["from_dataset"]["path"] == str(matrix_dataset)
+    assert doc["from_dataset"]["revision"] == doc["dataset"]["revision"] == source["revision"]
+    assert doc["relearn"].startswith(f"gharuntime learn --from-dataset {matrix_dataset} --out")
+    assert set(doc["models"]) == {"history", "config"}
+    for track in ("history", "config"):
+        assert json.loads((learned_from_dataset / track / "model.json").read_text())["track"] == (
+            track
+        )
+        assert doc["models"][track]["rmsle_latest_runs"] is not None
+    assert not (learned_from_dataset / "raw").exists()
+    # predict: a job with history from the history track, a new one from the config track
+    # (its prediction and range the config-track model's own for this repository)
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    rows_text = _rows(matrix_dataset).filter(pl.col("repo") == "fixture-org/repo-1")
+    text = rows_text.sort("created_at")["workflow_yaml"][-1]
+    new_job = "\n  never-ran:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make new\n"
+    workflow.write_text(text.rstrip("\n") + new_job)
+    args = [str(workflow), "--model", str(learned_from_dataset), "--repo", "fixture-org/repo-1"]
+    done = _predict(*args, "--json")
+    assert done.exit_code == 0, done.output
+    jobs = {j["name"]: j for j in json.loads(done.output)["jobs"]}
+    assert jobs["never-ran"]["basis"] == "config fallback"
+    assert {j["basis"] for n, j in jobs.items() if n != "never-ran"} == {"history"}
+    # the repository's metadata as the history gives it: its latest completed job's
+    latest = rows_text.sort("completed_at").row(-1, named=True)
+    columns = ("repo", "repo_id", "repo_language", "repo_stars", "repo_size_kb", "repo_fork")
+    meta = {c: latest[c] for c in columns} | {"repo_topics": latest["repo_topics"]}
+    meta["repo_created_at"] = latest["repo_created_at"].isoformat()
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    config = str(learned_from_dataset / "config")
+    alone = _predict(
+        str(workflow), "--model", config, "--repo-meta", str(tmp_path / "meta.json"), "--json"
+    )
+    plain = {j["name"]: j for j in json.loads(alone.output)["jobs"]}["never-ran"]
+    for key in ("duration_s", "p10", "p90"):
+        assert jobs["never-ran"][key] == plain[key], key
+
+
+def test_learn_from_a_dataset_again_keeps_every_step(matrix_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    assert _from_dataset(matrix_dataset, out).exit_code == 0
+    again = _from_dataset(matrix_dataset, out)
+    assert again.exit_code == 0, again.output
+    for step in ("dataset", "fit-history", "fit-config"):
+        assert f"{step}: kept" in again.output
+    # from its own dataset/: the same data, nothing copied or fitted again
+    inside = _from_dataset(out / "dataset", out)
+    assert inside.exit_code == 0, inside.output
+    assert "dataset: kept" in inside.output and "fit-config: kept" in inside.output
+    doc = json.loads((out / "learn.json").read_text())
+    assert doc["from_dataset"]["path"] == str(out / "dataset")
+    assert (out / "dataset" / "manifest.json").is_file()
+
+
+def _broken(dataset: Path, tmp_path: Path, how: str) -> Path:
+    import shutil
+
+    copy = tmp_path / f"broken-{how}"
+    shutil.copytree(dataset, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    if how == "changed-file":
+        part = copy / manifest["files"][0]["path"]
+        part.write_bytes(part.read_bytes() + b"\0")
+    elif how == "schema":
+        manifest["schema_version"] = "9.0.0"
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+    elif how == "no-manifest":
+        (copy / "manifest.json").unlink()
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("changed-file", ("not a valid dataset", "sha256", "gharuntime validate")),
+        ("schema", ("not a valid dataset", "schema_version 9.0.0")),
+        ("no-manifest", ("not a valid dataset", "manifest.json: missing")),
+    ],
+)
+def test_a_dataset_that_is_not_valid_is_refused_before_anything_is_written(
+    matrix_dataset: Path, tmp_path: Path, how: str, words: tuple[str, ...]
+) -> None:
+    out = tmp_path / "out"
+    result = _from_dataset(_broken(matrix_dataset, tmp_path, how), out)
+    _refused(result, *words)
+    assert not out.exists()
+
+
+def test_from_dataset_refuses_what_does_not_apply_to_it(
+    matrix_dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _refused(
+        CliRunner().invoke(
+            cli, ["learn", "octo/repo", "--from-dataset", str(matrix_dataset), "--out", str(out)]
+        ),
+        "--from-dataset",
+        "repositories are learnt",
+    )
+    _refused(_from_dataset(matrix_dataset, out, "--since", "2026-01-01"), "--since", "a crawl")
+    _refused(CliRunner().invoke(cli, ["learn", "--out", str(out)]), "no repository")
+    assert not out.exists()
+    inside = matrix_dataset / "model"
+    _refused(_from_dataset(matrix_dataset, inside), "inside the dataset folder")
+    assert not inside.exists()
+    crawled = tmp_path / "crawled"
+    (crawled / "raw").mkdir(parents=True)
+    (crawled / "steps").mkdir()
+    _refused(_from_dataset(matrix_dataset, crawled), "not a folder `gharuntime learn` began")
+    # a folder learn began from a crawl (its mark, raw/): not mixed with a dataset's model
+    from gharuntime.predict.learned import LEARN_FOLDER_FORMAT, LEARN_MARKER
+
+    (crawled / LEARN_MARKER).write_text(json.dumps({"format": LEARN_FOLDER_FORMAT}))
+    _refused(_from_dataset(matrix_dataset, crawled), "crawled from GitHub")
+    assert sorted(p.name for p in crawled.iterdir()) == [LEARN_MARKER, "raw", "steps"]
+
+
+def test_a_copy_that_lost_its_model_learns_it_again(
+    server: SimServer, repo: str, learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The fit step is kept only while the model it wrote is there, byte for byte, in this
+    folder: a copy without its history model fits it again (saying why) and predicts. Before,
+    the copy's records named the original's files: every step was kept, `learn` said done, and
+    `predict` asked to learn again, in a loop."""
+    copy = tmp_path / "copy"
+    shutil.copytree(learned, copy)
+    shutil.rmtree(copy / "history")
+    result = _learn(copy, server.url, repo)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "crawl: kept" in said and "build: kept" in said and "fit-config: kept" in said
+    assert "fit-history: lightgbm, history track" in said
+    assert "ran again: 'history/" in said and "is missing" in said
+    predicted = _predict(str(workflow[0]), "--model", str(copy), "--json")
+    assert predicted.exit_code == 0, predicted.output
+
+
+def test_a_kept_step_says_what_its_files_hold_not_its_record(
+    server: SimServer, repo: str, learned: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(learned, copy)
+    record = copy / "steps" / "fit-config.step.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "summary": "RMSLE 0.001"}))
+    result = _learn(copy, server.url, repo)
+    assert result.exit_code == 0, result.output
+    score = json.loads((learned / "steps" / "config.score.json").read_text())
+    line = next(x for x in result.output.splitlines() if x.startswith("fit-config:"))
+    assert f"RMSLE {score['rmsle']:.3f}" in line and "0.001" not in line
+
+
+def test_learn_writes_only_into_a_folder_it_began(
+    server: SimServer, repo: str, learned: Path, tmp_path: Path
+) -> None:
+    """A folder holding a `steps/` subfolder (or a learn.json) is not learn's unless learn
+    marked it: refused, nothing written. A mark of another format is refused too."""
+    taken = tmp_path / "taken"
+    (taken / "steps").mkdir(parents=True)
+    (taken / "notes.txt").write_text("mine")
+    _refused(_learn(taken, server.url, repo), "not a folder `gharuntime learn` began")
+    assert sorted(p.name for p in taken.iterdir()) == ["notes.txt", "steps"]
+    unmarked = tmp_path / "unmarked"
+    shutil.copytree(learned, unmarked)
+    (unmarked / ".gharuntime-learn").unlink()
+    _refused(_learn(unmarked, server.url, repo), "holds learn.json or steps/", "new or empty")
+    other = tmp_path / "other"
+    shutil.copytree(learned, other)
+    (other / ".gharuntime-learn").write_text('{"format": "gharuntime-learn-folder/0"}')
+    _refused(_learn(other, server.url, repo), "gharuntime-learn-folder/0", "another --out")
+    mark = json.loads((learned / ".gharuntime-learn").read_text())
+    assert mark["format"] == "gharuntime-learn-folder/1"
+
+
+def test_a_variable_that_holds_no_github_token_is_never_sent(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    before = server.recorder.total
+    path_value = os.environ["PATH"]
+    for env, value in (("PATH", path_value), ("TEAM_TOKEN", "hunter2-not-a-token")):
+        result = _learn(out, server.url, repo, token_env=env, env={env: value})
+        _refused(result, f"{env} does not hold a GitHub token", "--token-env")
+        assert value not in result.output
+        assert not out.exists()
+    assert server.recorder.total == before  # nothing was sent
+
+
+def test_history_from_a_dataset_of_another_contract_is_refused(
+    learned: Path, workflow: tuple[Path, str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "dataset"
+    shutil.copytree(learned / "dataset", dataset)
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    (dataset / "manifest.json").write_text(json.dumps({**manifest, "schema_version": "9.0.0"}))
+    result = _predict(str(workflow[0]), "--model", str(learned), "--history-from", str(dataset))
+    _refused(result, "9.0.0", "1.")
+
+
+def test_a_second_learn_on_the_same_folder_is_refused(
+    server: SimServer, repo: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "mine"
+    first = _child(out, server.url, repo)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "steps").exists():
+            assert first.poll() is None, "the first learn ended before the second started"
+            assert time.monotonic() < deadline, "the first learn wrote nothing in 120 s"
+            time.sleep(0.01)
+        second = _learn(out, server.url, repo)
+        assert first.poll() is None, "the first learn stopped"
+    finally:
+        first.kill()
+        first.communicate()
+    _refused(second, f"is in use by process {first.pid}", "gharuntime learn", "fix:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,3 +217,109 @@ def test_a_tuned_step_run_again_keeps_its_trials(tmp_path: Path) -> None:
     assert again.ran == first.ran and len(said) == len(first.ran)
     assert all("duration_s: kept 3 of 3 trials" in line for line in said), said
     assert _filed(again.results) == scores
+
+
+CHEAP = (MethodPlan("median"), MethodPlan("group-median"))
+
+
+def _score_of(result: Path) -> str:
+    """A filed result's RMSLE and interval, read from the file, as a step line shows them."""
+    rmsle = json.loads(result.read_text())["metrics"]["duration_s"]["rmsle"]
+    return f"RMSLE {rmsle['value']:.3f} [{rmsle['ci_low']:.3f}, {rmsle['ci_high']:.3f}]"
+
+
+def test_a_copied_folder_runs_again_what_its_copy_lost(tmp_path: Path) -> None:
+    """Step records name results relative to OUT: in a copy of OUT whose filed result was
+    deleted, that step runs again (saying why) and its row is on the copy's leaderboard.
+    Before, the copy's record named the original's file, the step was "kept" and the row
+    vanished."""
+    out = tmp_path / "out"
+    first = run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=CHEAP)
+    shutil.copytree(out, tmp_path / "copy")
+    copy = tmp_path / "copy"
+    lost = next((copy / "results").rglob("*-config-median.json"))
+    lost.unlink()
+    said: list[str] = []
+    again = run_pipeline(
+        copy,
+        seed=1,
+        scale="tiny",
+        resamples=20,
+        methods=CHEAP,
+        step_done=lambda step, _i, _n, summary: said.append(f"{step.label}: {summary}"),
+    )
+    assert len(again.ran) == 1 and again.ran[0].startswith("median") and "/config" in again.ran[0]
+    assert len(again.kept) == len(first.ran) - 1
+    line = next(x for x in said if x.startswith(again.ran[0]))
+    assert f"ran again: '{lost.relative_to(copy).as_posix()}' is missing" in line
+    assert lost.is_file()
+    board = (copy / "leaderboard/README.md").read_text()
+    assert board.count("| median |") == (out / "leaderboard/README.md").read_text().count(
+        "| median |"
+    )
+
+
+def test_a_kept_step_says_the_score_of_its_result_not_of_its_record(tmp_path: Path) -> None:
+    """An edited `summary` in a step record is never shown: a kept step's score is read from
+    its verified result."""
+    out = tmp_path / "out"
+    run_pipeline(out, seed=1, scale="tiny", resamples=20, methods=CHEAP[:1])
+    forged = "RMSLE 0.001 [0.000, 0.002]"
+    records = sorted(out.glob("runs/*/*/median.step.json"))
+    for record in records:
+        doc = json.loads(record.read_text())
+        record.write_text(json.dumps({**doc, "summary": forged}))
+    said: list[str] = []
+    again = run_pipeline(
+        out,
+        seed=1,
+        scale="tiny",
+        resamples=20,
+        methods=CHEAP[:1],
+        step_done=lambda step, _i, _n, summary: said.append(
+            f"{step.config}-{step.track}|{summary}"
+        ),
+    )
+    assert again.ran == [] and len(said) == len(records)
+    for line in said:
+        where, summary = line.split("|")
+        result = next((out / "results").rglob(f"{where}-median.json"))
+        assert summary == f"kept (scored earlier) {_score_of(result)}"
+        assert forged not in summary
+
+
+_HOLDER = f"""
+import sys
+from pathlib import Path
+from gharuntime.pipeline import MethodPlan, run_pipeline
+run_pipeline(Path(sys.argv[1]), seed=1, scale="tiny", resamples=20, methods={RESUME_METHODS!r})
+"""
+
+
+def test_a_second_pipeline_on_the_same_folder_is_refused(tmp_path: Path) -> None:
+    """Two pipelines over one OUT would replace each other's files (a BuildError, a
+    FileNotFoundError, an sqlite3.IntegrityError): the second exits 2 at once, naming the first
+    by its PID, and the first goes on."""
+    out = tmp_path / "out"
+    first = subprocess.Popen([sys.executable, "-c", _HOLDER, str(out)], stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "gharuntime-sim-tiny-seed1.raw").exists():
+            assert first.poll() is None, "the first pipeline ended before the second started"
+            assert time.monotonic() < deadline, "the first pipeline did not start its build"
+            time.sleep(0.02)
+        exe = Path(sys.executable).parent / "gharuntime"
+        second = subprocess.run(
+            [str(exe), "pipeline", "--scale", "tiny", "--resamples", "20", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert first.poll() is None, "the first pipeline stopped"
+    finally:
+        first.kill()
+        first.communicate()
+    assert second.returncode == 2, second.stderr
+    text = " ".join(second.stderr.split())
+    assert f"is in use by process {first.pid} on " in text, text
+    assert "gharuntime pipeline" in text and "fix:" in text and "Traceback" not in text

@@ -400,7 +400,10 @@ def test_the_table_shows_billed_minutes_cost_and_where_the_rates_come_from(
     code, out = _predict(str(three_os_file), "--model", str(lightgbm_model), "--at", "2026-03-02")
     assert code == 0, out
     assert "billed" in out and " min" in out and "$" in out
-    assert "each rounded up to the minute; private repository; rates from 2026-01-01" in out
+    assert (
+        "each rounded up to the minute; private repository (visibility unknown, billed as "
+        "private: give --public for a public one); rates from 2026-01-01"
+    ) in out
     assert "1 job(s) not priced" in out and "`build-farm`" in out
 
 
@@ -565,3 +568,84 @@ def test_critical_path_of_a_level_follows_needs() -> None:
     jobs = [job("lint", 5, 20), job("test", 50, 400, ("lint",)), job("docs", 30, 600)]
     assert critical_path(jobs, "p10") == 55
     assert critical_path(jobs, "p90") == 600
+
+
+GATED = """on: [push, pull_request]
+jobs:
+  plain:
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  always:
+    if: always()
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  not-cancelled:
+    if: ${{ !cancelled() }}
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  on-push:
+    if: github.event_name == 'push' || github.event.pull_request.head.repo.fork
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  yaml-true:
+    if: true
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  matrix-gated:
+    if: matrix.os != 'windows-latest'
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+    steps: [{run: make}]
+  selective:
+    if: needs.plain.outputs.run-me == 'true'
+    needs: plain
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  on-pr:
+    if: github.event_name == 'pull_request'
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  on-failure:
+    if: failure()
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+  mixed:
+    if: ${{ github.ref }} == refs/heads/main
+    runs-on: ubuntu-latest
+    steps: [{run: make}]
+"""
+
+
+def test_only_an_if_that_may_skip_its_job_is_flagged(tmp_path: Path, lightgbm_model: Path) -> None:
+    """`if: always()`, `!cancelled()`, or an `if:` true on the predicted event runs the job in a
+    passing run: not flagged. One false there, or one that needs what predict cannot know
+    (job outputs, other github.* fields), may skip it."""
+    path = tmp_path / "repo" / ".github" / "workflows" / "gated.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(GATED)
+    conditional = {
+        j["name"] for j in _json(path, lightgbm_model)["jobs"] if "conditional" in j["flags"]
+    }
+    assert conditional == {
+        "matrix-gated (windows-latest)", "selective", "on-pr", "on-failure", "mixed"
+    }  # fmt: skip
+    on_pr = _json(path, lightgbm_model, "--event", "pull_request")["jobs"]
+    flagged = {j["name"] for j in on_pr if "conditional" in j["flags"]}
+    assert "on-pr" not in flagged and "on-push" in flagged
+
+
+def test_the_table_is_not_cut_when_piped(tmp_path: Path, lightgbm_model: Path) -> None:
+    """Piped or redirected, stdout has no width: the table keeps every name whole."""
+    name = "integration tests against the staging cluster in eu-west-1 with coverage on"
+    path = tmp_path / "repo" / ".github" / "workflows" / "long.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        f"on: [push]\njobs:\n  it:\n    name: {name}\n    runs-on: ubuntu-latest\n"
+        "    steps: [{run: make}]\n"
+    )
+    code, out = _predict(str(path), "--model", str(lightgbm_model), "--at", "2026-03-02")
+    assert code == 0, out
+    row = next(line for line in out.splitlines() if "integration tests" in line)
+    assert name in row and "ubuntu-latest" in row and "$0." in row

@@ -59,9 +59,13 @@ def test_a_request_predicts_and_prices_each_job(model: Path, workflow: Path) -> 
 def test_a_base_file_is_reviewed_against(model: Path, workflow: Path, tmp_path: Path) -> None:
     base = tmp_path / "base.yml"
     base.write_text(BASE)
-    outcome = run_predict(PredictRequest(workflow, model, base=base))
+    outcome = run_predict(
+        PredictRequest(workflow, model, base=base, path=".github/workflows/ci.yml")
+    )
     assert outcome.review is not None
-    assert outcome.review.counts() == {"added": 2, "removed": 0, "changed": 0, "unchanged": 1}
+    assert [r.new.path for r in outcome.review.reviews] == [".github/workflows/ci.yml"]
+    counts = outcome.review.reviews[0].counts()
+    assert counts == {"added": 2, "removed": 0, "moved": 0, "changed": 0, "unchanged": 1}
 
 
 def test_the_metadata_files_private_decides_unless_the_request_says(

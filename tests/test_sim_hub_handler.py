@@ -467,3 +467,46 @@ def test_two_repositories_whose_ids_differ_only_in_where_the_slash_is_are_two(
 ) -> None:
     assert _create(hub, organization="a__b", name="c").status_code == 200
     assert _create(hub, organization="a", name="b__c").status_code == 200
+
+
+OID = "a" * 64
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "answered_by"),
+    [
+        ("POST", "/api/repos/create", "create_repo"),
+        ("POST", "/api/validate-yaml", "validate_yaml"),
+        ("POST", "/datasets/o/n.git/info/lfs/objects/batch", "lfs_batch"),
+        ("PUT", f"/lfs/{OID}", "lfs_put"),
+        ("POST", f"/lfs/{OID}/verify", "lfs_verify"),
+        ("GET", "/datasets/o/n/resolve/main/data/train.parquet", "resolve_file"),
+        ("HEAD", "/datasets/o/n/resolve/v1.0/README.md", "resolve_file"),
+        ("GET", "/api/datasets/o/n", "info"),
+        ("GET", "/api/datasets/o/n/", "info"),
+        ("GET", "/api/datasets/o/n/revision/v1.0", "info"),
+        ("GET", "/api/datasets/o/n/refs", "refs"),
+        ("GET", "/api/datasets/o/n/tree/main", "tree"),
+        ("GET", "/api/datasets/o/n/tree/main/data/temporal", "tree"),
+        ("POST", "/api/datasets/o/n/preupload/main", "preupload"),
+        ("POST", "/api/datasets/o/n/commit/main", "commit"),
+        ("POST", "/api/datasets/o/n/tag/main", "tag"),
+        ("POST", "/api/datasets/o/n/paths-info/main", "paths_info"),
+        ("HEAD", "/api/datasets/o/n", None),
+        ("GET", "/api/datasets/o/n/commit/main", None),
+        ("GET", "/api/datasets/o/n/revision", None),
+        ("GET", "/api/repos/create", None),
+        ("POST", "/api/repos/create\n", None),
+    ],
+)
+def test_one_table_routes_each_method_and_path_to_one_function(
+    method: str, path: str, answered_by: str | None
+) -> None:
+    from gharuntime.sim.hub.handler import ROUTES
+
+    found = [
+        r.run.__name__
+        for r in ROUTES
+        if (r.methods is None or method in r.methods) and r.pattern.match(path)
+    ]
+    assert (found[0] if found else None) == answered_by

@@ -1,5 +1,6 @@
 """gharuntime.source_kinds: one registry of the sources `gharuntime build --source` names,
-each a typed config; every build option applies to a source or is refused for it."""
+each a typed config that declares its own options; the command's source options are exactly the
+kinds' ones, and every build option applies to a source or is refused for it."""
 
 from __future__ import annotations
 
@@ -13,33 +14,48 @@ from gharuntime.builder.build import BuildOptions, build
 from gharuntime.cli.build import build_command
 from gharuntime.cli.main import cli
 from gharuntime.source_kinds import (
-    FLAGS,
     SOURCES,
     RawConfig,
     SimulatedConfig,
     SourceOptionError,
-    SourceOptions,
     config_from_options,
+    options,
 )
+from gharuntime.source_kinds.base import PATHS, SourceOption
+
+BUILD_OWN = {"kind", "out", "conclusions", "rows_per_file", "previous", "as_json"}
+"""The options every build takes, whatever its source (the command's own)."""
 
 
 def test_the_registry_names_every_kind_the_command_offers() -> None:
     choices = next(p for p in build_command.params if p.name == "kind").type.choices  # type: ignore[attr-defined]
     assert list(SOURCES) == ["raw", "ghalogs", "api-json", "simulated", "github"]
     assert list(choices) == list(SOURCES)
+
+
+def test_the_command_takes_its_source_options_from_the_kinds() -> None:
+    """No list of source options beside the kinds': the command's parameters are its own
+    options plus each option some kind declares, the very same click parameter objects."""
+    params = build_command.params
+    declared = [o.param for o in options()]
+    assert [p for p in params if p.name not in BUILD_OWN] == declared
+    assert all(any(p is q for p in params) for q in declared)
     for config in SOURCES.values():
-        assert config.options <= set(FLAGS), config.kind
-    # every source option of the command is taken by some kind
-    assert set(FLAGS) == set().union(*(c.options for c in SOURCES.values()))
+        assert all(isinstance(o, SourceOption) for o in config.options), config.kind
+    names = [o.name for o in options()]
+    assert len(names) == len(set(names))  # each declared once, shared by the kinds that take it
+    assert [k for k, c in SOURCES.items() if PATHS in c.options] == ["raw", "ghalogs", "api-json"]
 
 
 def test_a_kind_is_looked_up_and_built_from_the_options(tmp_path: Path) -> None:
-    opts = SourceOptions(out=tmp_path / "ds", raw=(tmp_path,), workers=3)
-    assert config_from_options("raw", opts, {"raw", "workers"}) == RawConfig((tmp_path,), 3)
-    sim = config_from_options("simulated", SourceOptions(out=tmp_path / "ds", seed=4))
+    values = {"raw": (tmp_path,), "workers": 3}
+    config = config_from_options("raw", tmp_path / "ds", values, {"raw", "workers"})
+    assert config == RawConfig((tmp_path,), 3)
+    # an option not given takes the command's default
+    sim = config_from_options("simulated", tmp_path / "ds", {"seed": 4, "workers": 1})
     assert sim == SimulatedConfig(tmp_path / "ds.raw", seed=4)
     with pytest.raises(SourceOptionError, match="unknown source 'nope'"):
-        config_from_options("nope", opts)
+        config_from_options("nope", tmp_path / "ds", values)
 
 
 @pytest.mark.parametrize(

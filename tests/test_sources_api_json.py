@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from gharuntime.builder import BuildError
-from gharuntime.builder.api_build import PROVENANCE_FILE, ApiJsonSource
 from gharuntime.builder.build import build
 from gharuntime.cli.main import cli
 from gharuntime.contract import SPLITS
 from gharuntime.dataset import load, read_manifest
+from gharuntime.source_kinds.api_json import PROVENANCE_FILE, ApiJsonSource
 from gharuntime.sources.api_json import ApiSource, documents, read_api_json, records
 from gharuntime.sources.gitstore import GitRepo
 from gharuntime.validation import validate_folder

@@ -66,3 +66,44 @@ def test_not_a_repository(tmp_path: Path) -> None:
     assert looks_like_git_dir(fake)
     with pytest.raises(GitError, match=r"fake\.git"):
         GitRepo(fake)
+
+
+def test_a_missing_name_with_spaces_reads_as_missing_and_the_reader_stays_in_step(
+    repo: Path,
+) -> None:
+    """git echoes the name asked for in its "missing" answer: `HEAD:my ci.yml missing` has three
+    fields and once read as `int("missing")`. Every later answer must still be the right one."""
+    with GitRepo(repo) as g:
+        assert g.read("HEAD:.github/workflows/my ci.yml") is None
+        assert g.read("HEAD:a blob 12") is None
+        assert g.object_type("HEAD:no such 1 2") is None
+        assert g.read("HEAD:a b.json") == ("blob", b'{"x": 1}')
+        names = ["HEAD:x y z", "HEAD:a b.json"]
+        assert [data for _, data in g.read_many(names)] == [None, b'{"x": 1}']
+
+
+def test_a_name_with_a_line_break_is_refused_not_sent(repo: Path) -> None:
+    with GitRepo(repo) as g:
+        for name in ("HEAD:a\nb", "HEAD\n", "x\0y"):
+            with pytest.raises(GitError, match="line break"):
+                g.read(name)
+        assert g.read("HEAD:a b.json") == ("blob", b'{"x": 1}')  # still in step
+
+
+def test_paths_are_walked_through_trees_and_refs_are_never_options(
+    repo: Path, tmp_path: Path
+) -> None:
+    with GitRepo(repo) as g:
+        commit = g.commit_of("HEAD")
+        assert commit is not None and len(commit) == 40
+        assert g.commit_of("--output=" + str(tmp_path / "x")) is None
+        assert not (tmp_path / "x").exists()
+        assert g.commit_of("no-such-branch") is None
+        kind, oid = g.entry_at(commit, "a b.json") or ("", "")
+        assert kind == "blob" and g.read(oid) == ("blob", b'{"x": 1}')
+        assert g.entry_at(commit, "d/\u00e9.json") is not None
+        assert g.entry_at(commit, "d")[0] == "tree"  # type: ignore[index]
+        assert g.entry_at(commit, "a b.json/x") is None
+        assert g.entry_at(commit, "no/such") is None
+        assert set(g.listing_at(commit, ".github/workflows")) == {"ci.yml"}
+        assert g.listing_at(commit, "nothing") == {}

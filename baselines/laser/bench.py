@@ -39,13 +39,22 @@ __all__ = [
     "BenchSetup",
     "bench_prompts",
     "build_tokenizer",
+    "check_random_size",
     "load_setup",
     "random_llama",
+    "random_llama_parameters",
     "run_bench",
 ]
 
 GOAL_TOKENS = 1024
 GOAL_REDUCTION = 0.40
+RANDOM_HEADS = 4
+RANDOM_VOCAB = 1024
+"""The random model's attention heads and its tokenizer's vocabulary (at most)."""
+MAX_RANDOM_PARAMETERS = 2_000_000_000
+"""The largest random Llama `laser bench` builds: 2 billion parameters, 8 GB in float32 (it is
+built in float32 before any cast). `--layers 64 --width 8192`, each within its own range, would
+be 69 billion (275 GB): refused before anything is built."""
 
 
 class BenchError(GharuntimeError, ValueError):
@@ -86,17 +95,62 @@ def build_tokenizer(
     )
 
 
+def random_llama_parameters(vocab_size: int, *, layers: int, width: int, heads: int) -> int:
+    """The parameters of random_llama's model, counted from its shape: the (tied) embedding,
+    per layer the four attention projections, the three MLP ones (4 × width) and two norms,
+    and the final norm."""
+    inner = heads * (width // heads)
+    per_layer = 2 * width * inner + 2 * width * inner + 3 * width * 4 * width + 2 * width
+    return vocab_size * width + layers * per_layer + width
+
+
+def check_random_size(
+    layers: int, width: int, *, vocab_size: int = RANDOM_VOCAB, heads: int = RANDOM_HEADS
+) -> None:
+    """BenchError (before anything is built) for a random Llama whose width the heads do not
+    divide, or that is over MAX_RANDOM_PARAMETERS, saying the size asked and one that fits."""
+    if layers < 1 or width < heads or width % heads:
+        raise BenchError(
+            f"--layers {layers} --width {width}: the width must be a multiple of the model's "
+            f"{heads} attention heads, and the layers at least 1",
+            where="--width",
+            fix=f"e.g. --width {max(heads, width - width % heads)}",
+        )
+    n = random_llama_parameters(vocab_size, layers=layers, width=width, heads=heads)
+    if n <= MAX_RANDOM_PARAMETERS:
+        return
+    per_layer = random_llama_parameters(vocab_size, layers=1, width=width, heads=heads) - (
+        random_llama_parameters(vocab_size, layers=0, width=width, heads=heads)
+    )
+    fits = (MAX_RANDOM_PARAMETERS - vocab_size * width - width) // per_layer
+    fix = (
+        f"at most --layers {fits} at --width {width}, or a smaller --width"
+        if fits >= 1
+        else "a smaller --width (e.g. --layers 24 --width 2048: about 1.2 billion)"
+    )
+    raise BenchError(
+        f"--layers {layers} --width {width} makes a random Llama of about {n / 1e9:,.1f} billion "
+        f"parameters ({4 * n / 1e9:,.0f} GB in float32); laser bench builds at most "
+        f"{MAX_RANDOM_PARAMETERS / 1e9:,.0f} billion ({4 * MAX_RANDOM_PARAMETERS / 1e9:,.0f} GB)",
+        where="--layers/--width",
+        fix=f"choose {fix}",
+    )
+
+
 def random_llama(
     vocab_size: int,
     *,
     layers: int = 4,
     width: int = 256,
-    heads: int = 4,
+    heads: int = RANDOM_HEADS,
     max_positions: int = 4096,
     seed: int = 0,
 ) -> Any:
-    """A randomly initialised LlamaForCausalLM (float32, eval mode)."""
+    """A randomly initialised LlamaForCausalLM (float32, eval mode); BenchError, before it is
+    built, for one over MAX_RANDOM_PARAMETERS (check_random_size)."""
     from transformers import LlamaConfig, LlamaForCausalLM
+
+    check_random_size(layers, width, vocab_size=vocab_size, heads=heads)
 
     config = LlamaConfig(
         vocab_size=vocab_size,
@@ -179,7 +233,8 @@ def load_setup(
         )
     if model == "random":
         layers, width = layers or 4, width or 256
-        tokenizer = build_tokenizer(_fixture_prompts(track), vocab_size=1024)
+        check_random_size(layers, width)  # before the tokenizer and the model are made
+        tokenizer = build_tokenizer(_fixture_prompts(track), vocab_size=RANDOM_VOCAB)
         net = random_llama(len(tokenizer), layers=layers, width=width, seed=seed)
         return BenchSetup(net, tokenizer, f"random Llama, {layers} layers × {width}")
     if model == "smollm2-135m":  # the pretrained LM LASER fine-tunes (weights from a GGUF file)

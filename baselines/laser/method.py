@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -94,7 +95,14 @@ class Laser(Method):
         **dict.fromkeys(CODEC_PARAMS),
     }
 
-    def __init__(self, track: str, *, seed: int = 0, **params: Any) -> None:
+    def __init__(
+        self,
+        track: str,
+        *,
+        seed: int = 0,
+        targets: Sequence[str] | None = None,
+        **params: Any,
+    ) -> None:
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
             raise MethodError(
@@ -103,7 +111,7 @@ class Laser(Method):
             )
         self.params: dict[str, Any] = {**self.defaults, **params}
         check_params(self.params)  # every value typed and bounded before any work
-        super().__init__(track, seed=seed)
+        super().__init__(track, seed=seed, targets=targets)
         self.codec: Codec = self._codec()
         self.model: Any = None
         self.tokenizer: Any = None
@@ -519,7 +527,12 @@ class Laser(Method):
         config = dict(meta["config"])
         params = {k: v for k, v in config.items() if k in cls.defaults}
         params["checkpoint_dir"] = None
-        method = cls(str(meta["track"]), seed=int(meta.get("seed", 0)), **params)
+        method = cls(
+            str(meta["track"]),
+            seed=int(meta.get("seed", 0)),
+            targets=meta.get("targets"),
+            **params,
+        )
         state = meta["state"]
         loaded = load_fitted(folder, state)
         method.model, method.tokenizer, method.source = (

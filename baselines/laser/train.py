@@ -58,7 +58,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -73,6 +72,7 @@ from gharuntime.baselines.laser import kept_rows
 from gharuntime.baselines.laser.kept_rows import KEPT_POSITIONS
 from gharuntime.baselines.laser.processes import check_launch
 from gharuntime.baselines.method import MethodError
+from gharuntime.paths import replace_folder, write_atomic
 from gharuntime.progress import Progress, say
 
 __all__ = [
@@ -621,14 +621,11 @@ def _checkpoint(accelerator: Any, folder: Path, step: int, fingerprint: str) -> 
     accelerator.wait_for_everyone()
     if not accelerator.is_main_process:
         return
-    shutil.rmtree(folder / name, ignore_errors=True)
-    os.replace(tmp, folder / name)
-    index = folder / f".{LATEST}.tmp"
-    index.write_text(
+    replace_folder(tmp, folder / name)
+    write_atomic(
+        folder / LATEST,
         json.dumps({"step": step, "dir": name, "fingerprint": fingerprint}) + "\n",
-        encoding="utf-8",
     )
-    os.replace(index, folder / LATEST)
     for old in folder.glob("step-*"):
         if old.name != name:
             shutil.rmtree(old, ignore_errors=True)

@@ -1,25 +1,9 @@
-"""The build: a Source (raw store, GHALogs dump, API JSON) → normalized, filtered, split,
-documented dataset folder, by one `gharuntime.builder.build.build(source, out, BuildOptions)`
-(not re-exported here: the name would hide the module). The sources a person names are
-`gharuntime.source_kinds.SOURCES`; `gharuntime.builder.request.run_build` is the command's call.
-`build_from_ghalogs` and `build_from_raw` are deprecated shorthands (each warns)."""
+"""The build: a Source (see gharuntime.sources.base) → normalized, filtered, split, documented
+dataset folder, by one `gharuntime.builder.build.build(source, out, BuildOptions)` (not
+re-exported here: the name would hide the module). The builder sits below the source kinds:
+the sources a person names, each with its Source, are `gharuntime.source_kinds.SOURCES`, and
+`gharuntime.source_kinds.request.run_build` is the command's call."""
 
-from gharuntime.builder.build import (
-    BuildError,
-    BuildOptions,
-    BuildResult,
-    RawSource,
-    build_from_ghalogs,
-    build_from_raw,
-    finish_build,
-)
+from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, finish_build
 
-__all__ = [
-    "BuildError",
-    "BuildOptions",
-    "BuildResult",
-    "RawSource",
-    "build_from_ghalogs",
-    "build_from_raw",
-    "finish_build",
-]
+__all__ = ["BuildError", "BuildOptions", "BuildResult", "finish_build"]

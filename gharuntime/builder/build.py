@@ -1,9 +1,8 @@
-"""`gharuntime build` as a library call: read a source, normalize, filter, add history, split and
-write a documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
+"""`gharuntime build` as a library call: read a source, filter, add history, split and write a
+documented dataset folder through `gharuntime.dataset.write_dataset`. Every source is a
 `gharuntime.sources.base.Source` whose `read()` gives Candidates; `build(source, out, options)`
-is the one build. The sources a person names (`--source KIND`) are in
-`gharuntime.source_kinds.SOURCES`. `build_from_raw` and `build_from_ghalogs` are deprecated
-shorthands (each warns); nothing in the project calls them.
+is the one build. The sources a person names (`--source KIND`), each with its Source, are in
+`gharuntime.source_kinds` (`SOURCES`), which sits above the builder: nothing here imports it.
 
 Every bad input is counted in the result's `problems` (and the manifest), never raised; what is
 raised (BuildError) is a build that cannot produce a dataset at all, and then any earlier dataset
@@ -12,9 +11,6 @@ at the output path stays as it was.
 
 from __future__ import annotations
 
-import hashlib
-import sqlite3
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,33 +20,27 @@ import polars as pl
 
 from gharuntime.builder.card import render_card
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS, apply_filters
-from gharuntime.builder.normalize import Texts, normalize_raw
-from gharuntime.contract import COLUMNS, RawStoreLayout
+from gharuntime.builder.normalize import Texts
+from gharuntime.contract import COLUMNS
 from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, DatasetError, LocalDataset, write_dataset
 from gharuntime.errors import GharuntimeError
 from gharuntime.history import history_durations
 from gharuntime.markdown import code
 from gharuntime.progress import Progress
-from gharuntime.rawstore import RawStoreError, listed_shards
 from gharuntime.release_diff import DatasetSide, diff_datasets, render_markdown
 from gharuntime.sources._columns import Problems, SourceError
-from gharuntime.sources.base import Candidates, CardRender, Source
-from gharuntime.sources.ghalogs import GhalogsSource
-from gharuntime.sources.raw import read_raw_stores
+from gharuntime.sources.base import AddFiles, CardHook, CardRender, Source
 
 __all__ = [
     "BuildError",
     "BuildOptions",
     "BuildResult",
-    "RawSource",
     "build",
-    "build_from_ghalogs",
-    "build_from_raw",
     "finish_build",
+    "note",
+    "source_card",
     "with_previous_release",
 ]
-
-_LAYOUT = RawStoreLayout()
 
 # Problems that mean input records were lost rather than merely left incomplete.
 LOSSY_PROBLEMS = (
@@ -92,32 +82,22 @@ class BuildResult:
         )
 
 
-def _note(progress: Progress | None, stage: str) -> None:
+def note(progress: Progress | None, stage: str) -> None:
+    """Report that the build entered `stage` (no count to show)."""
     if progress is not None:
         progress(stage, 0, None)
 
 
-def _store_provenance(root: Path) -> dict[str, Any]:
-    """Name, meta and a digest of a raw store's listed shards (no absolute paths: output must not
-    depend on where the store sits)."""
-    con = sqlite3.connect(f"file:{root / _LAYOUT.state}?mode=ro", uri=True)
-    try:
-        meta = dict(con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
-        shards = con.execute("SELECT name, records, sha256 FROM shards ORDER BY rowid").fetchall()
-    finally:
-        con.close()
-    digest = hashlib.sha256("\n".join(f"{n}:{s}" for n, _, s in shards).encode()).hexdigest()
-    return {
-        "name": root.resolve().name,
-        "meta": {
-            k: v
-            for k, v in meta.items()
-            if k in ("format", "source", "api_url", "seed", "synthetic") or k.startswith("sim_")
-        },
-        "shards": len(shards),
-        "records": sum(int(r) for _, r, _ in shards),
-        "shards_sha256": digest,
-    }
+def source_card(card: CardHook | None, add_files: AddFiles | None = None) -> CardRender:
+    """render_card with what the source says of itself (`card`), after the files of its own
+    (`add_files`) are written into the new folder."""
+
+    def render(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
+        if add_files is not None:
+            add_files(manifest, jobs, folder)
+        return render_card(manifest, jobs, folder, card)
+
+    return render
 
 
 PREVIOUS_HEADING = "\n## How to cite"
@@ -160,12 +140,13 @@ def finish_build(
     """Filter candidate rows, add history and the YAML texts, and write the dataset at `out`.
 
     `provenance` is where the rows came from (the manifest's `source` section); `cross_repo`
-    fixes some repositories' cross_repo split; `render` replaces render_card;
+    fixes some repositories' cross_repo split; `render` makes the card (default: render_card
+    with the generic text of a source; `source_card` makes one from a source's hooks);
     `previous` (an earlier release) adds what changed since it to the card and the manifest.
 
     Pass `candidates` without keeping a reference of your own: at millions of rows the build
     frees each stage's frame as soon as the next one exists."""
-    _note(progress, "filtering")
+    note(progress, "filtering")
     n_candidates = candidates.height
     if n_candidates == 0 and problems.counts:
         # Nothing could be read: say why, rather than blame the filters that met no row.
@@ -190,7 +171,7 @@ def finish_build(
         str(how): int(n)
         for how, n in rows.group_by("job_key_how").len().sort("job_key_how").iter_rows()
     }
-    _note(progress, "history features")
+    note(progress, "history features")
     rows = rows.with_columns(history_durations(rows))
     if texts is not None:
         rows = texts.attach(rows)
@@ -209,7 +190,7 @@ def finish_build(
             "revision": previous.manifest.get("revision"),
             "schema_version": previous.manifest.get("schema_version"),
         }
-    _note(progress, "writing the dataset")
+    note(progress, "writing the dataset")
     final = [rows.select([c.name for c in COLUMNS])]
     del rows
     try:
@@ -250,7 +231,8 @@ def build(source: Source, out: Path, options: BuildOptions | None = None) -> Bui
     found = read.pop()
     frames = [found.frame]
     problems, provenance, params = found.problems, found.provenance, found.build
-    texts, cross_repo, render = found.texts, found.cross_repo, found.render
+    texts, cross_repo = found.texts, found.cross_repo
+    render = source_card(found.card, found.add_files)
     del found  # only `frames` holds the candidates now, so the build can free them early
     return finish_build(
         frames.pop(),
@@ -265,104 +247,4 @@ def build(source: Source, out: Path, options: BuildOptions | None = None) -> Bui
         cross_repo=cross_repo,
         render=render,
         previous=opts.previous,
-    )
-
-
-@dataclass(frozen=True)
-class RawSource:
-    """One or more raw stores (crawl shards or `simulate dump`), read together, as a Source.
-
-    `provenance` adds to (and overrides) what the stores record of where they came from (the
-    manifest's `source` section); `workers` > 1 parses
-    workflow YAML in that many spawned processes (see resolve_job_keys)."""
-
-    roots: Sequence[Path]
-    provenance: Mapping[str, Any] | None = None
-    workers: int = 1
-
-    def read(self, progress: Progress | None = None) -> Candidates:
-        """read_raw_stores, normalized to candidate rows (SourceError: not a raw store)."""
-        roots = [Path(r) for r in self.roots]
-        try:
-            for root in roots:
-                listed_shards(root)  # a clear error naming the folder when it is not a store
-            stores = [_store_provenance(r) for r in roots]
-            tables = read_raw_stores(roots, progress=progress)
-        except (RawStoreError, sqlite3.Error) as exc:
-            raise SourceError(str(exc)) from exc
-        problems = tables.problems
-        records, fetch_errors = tables.records, tables.fetch_errors
-        _note(progress, "normalizing")
-        normalized = [normalize_raw(tables, problems, workers=self.workers, progress=progress)]
-        del tables  # the raw tables are no longer needed; free them before the filters run
-        # Recorded, not guessed: a crawl that met the simulated GitHub's SIMULATED_HEADER, and
-        # `simulate dump`, write synthetic=1 into the store's meta.
-        synthetic = any(
-            s["meta"].get("synthetic") == "1" or s["meta"].get("source") == "simulated"
-            for s in stores
-        )
-        src = {
-            "kind": "simulated" if synthetic else "raw",
-            "synthetic": synthetic,
-            "stores": stores,
-            **(self.provenance or {}),
-        }
-        # A store's record wins over what the caller assumed (`--source github` pointed at the
-        # simulated GitHub is still synthetic).
-        src["synthetic"] = synthetic or bool(src.get("synthetic"))
-        texts = normalized[0][1]
-        return Candidates(
-            frame=normalized.pop()[0],  # no reference kept here, so it can be freed early
-            problems=problems,
-            provenance=src,
-            build={"records": records, "fetch_errors": fetch_errors},
-            texts=texts,
-        )
-
-
-def _deprecated(name: str, instead: str) -> None:
-    """Warn, at the caller's line, that shorthand `name` goes away (#38: one way to build)."""
-    warnings.warn(
-        f"{name} is deprecated and will be removed; use {instead} (gharuntime.builder.build)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-
-
-def build_from_raw(
-    roots: Sequence[Path],
-    out: Path,
-    *,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    source: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
-    workers: int = 1,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Deprecated: `build(RawSource(roots, provenance=source, workers=workers), out,
-    BuildOptions(conclusions, rows_per_file, previous, progress))`."""
-    _deprecated("build_from_raw", "build(RawSource(roots), out, BuildOptions(...))")
-    return build(
-        RawSource(list(roots), provenance=source, workers=workers),
-        out,
-        BuildOptions(conclusions, rows_per_file, previous, progress),
-    )
-
-
-def build_from_ghalogs(
-    dump: Path,
-    out: Path,
-    *,
-    logs: Path | None = None,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Deprecated: `build(GhalogsConfig(dump, logs).source(), out, BuildOptions(conclusions,
-    rows_per_file, previous, progress))`."""
-    _deprecated("build_from_ghalogs", "build(GhalogsConfig(dump, logs).source(), out, ...)")
-    return build(
-        GhalogsSource(dump, logs), out, BuildOptions(conclusions, rows_per_file, previous, progress)
     )

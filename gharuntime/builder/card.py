@@ -1,5 +1,8 @@
 """Render the dataset card (README.md) from data_cards/template.md: Hugging Face front matter plus
-the dataset's actual statistics, filters, problems and provenance, and a duration histogram."""
+the dataset's actual statistics, filters, problems and provenance, and a duration histogram.
+What the card says of the source (its provenance paragraph, front matter, limitations and
+citation) comes from the source, through one hook (`CardText`, see gharuntime.sources.base);
+nothing here knows one kind from another."""
 
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ from gharuntime.builder.filters import FILTERS, MAX_DURATION_S
 from gharuntime.contract import COLUMNS, CONFIGS, DATASET_LAYOUT, SPLITS
 from gharuntime.croissant import bibtex, release_licence
 from gharuntime.dataset import card_front_matter
+from gharuntime.sources.base import CardHook, CardText
 
-__all__ = ["FIGURE", "load_template", "render_card"]
+__all__ = ["FIGURE", "generic_card", "load_template", "render_card", "table"]
 
 FIGURE = "duration_hist.png"
 _QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
@@ -53,7 +57,8 @@ def load_template() -> str:
     )
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+def table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    """A Markdown table (the cells as given: escape what a source wrote)."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
     return "\n".join(out)
@@ -89,52 +94,11 @@ def _histogram(durations: np.ndarray, path: Path) -> None:
     plt.close(fig)
 
 
-def _provenance(provenance: Mapping[str, Any]) -> str:
-    kind = provenance.get("kind")
-    if provenance.get("synthetic"):
-        stores = provenance.get("stores") or []
-        details = "; ".join(
-            ", ".join(
-                f"{k.removeprefix('sim_')} {v}"
-                for k, v in sorted(s.get("meta", {}).items())
-                if k.startswith("sim_") or k == "seed"
-            )
-            for s in stores
-        )
-        if provenance.get("seed") is not None:
-            details = (
-                f"seed {provenance['seed']}, scale {provenance.get('scale')}, crawled over HTTP"
-            )
-        return (
-            "**This dataset is synthetic.** Every repository, workflow, run and job timing comes "
-            "from the project's simulated GitHub (a seeded generator with a hidden cost model, "
-            "serving the GitHub REST API's shapes), not from github.com"
-            f"{f' ({details})' if details.strip('; ') else ''}. Use it to try the toolkit end to "
-            "end and to test methods; its numbers say nothing about real GitHub Actions jobs."
-        )
-    if kind == "api-json":
-        from gharuntime.builder.api_card import api_json_provenance
-
-        return api_json_provenance(provenance)
-    if kind == "ghalogs":
-        return (
-            "Built from the published GHALogs dump (Moriconi et al., MSR 2025: the 5 most recent "
-            "runs of workflows in GitHub repositories with more than 100 stars, conclusion success, "
-            "failure or timed_out, logs capped at 20 MB). GHALogs has no job ids, no workflow YAML "
-            "and no per-job conclusion, so these columns stay null: "
-            f"{', '.join(f'`{c}`' for c in provenance.get('null_columns', []))}. Row ids are a "
-            f"stable hash: {provenance.get('id_rule', '')}. `created_at` is the run's start time. "
-            f"Log archive used: {'yes' if provenance.get('log_archive') else 'no'}."
-        )
-    stores = provenance.get("stores") or []
-    names = ", ".join(
-        f"`{s.get('name')}` ({s.get('records', 0):,} records"
-        f"{', from ' + str(s['meta']['api_url']) if s.get('meta', {}).get('api_url') else ''})"
-        for s in stores
-    )
-    return (
-        "Built from raw stores of GitHub REST API responses collected by the gharuntime crawler: "
-        f"{names or 'none listed'}. Each raw store's shard digest is in manifest.json."
+def generic_card(provenance: Mapping[str, Any]) -> CardText:
+    """What the card says of a source that says nothing of itself (no `card` hook)."""
+    return CardText(
+        f"Built by `gharuntime build` from a source of kind `{provenance.get('kind')}`; where "
+        "its rows came from is in manifest.json under `source`."
     )
 
 
@@ -199,7 +163,7 @@ def _composition_table(manifest: Mapping[str, Any]) -> str:
                 )
     if not rows:
         return "(no rows)"
-    text = _table(("config", "split", "repository", "rows", "runs", "created"), rows)
+    text = table(("config", "split", "repository", "rows", "runs", "created"), rows)
     if left_out:
         text += (
             f"\n\n{left_out:,} more (repository, split) entries are listed in manifest.json under "
@@ -208,8 +172,11 @@ def _composition_table(manifest: Mapping[str, Any]) -> str:
     return text
 
 
-def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
-    """The README.md text; writes figures/duration_hist.png into `folder`."""
+def render_card(
+    manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path, card: CardHook | None = None
+) -> str:
+    """The README.md text; writes figures/duration_hist.png into `folder`. `card` (the
+    source's hook) says what the card tells of the source."""
     figures = folder / DATASET_LAYOUT.figures
     figures.mkdir(parents=True, exist_ok=True)
     durations = jobs["duration_s"].to_numpy()
@@ -219,26 +186,26 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     build = manifest.get("build", {})
     rows = int(manifest["rows"])
     splits = manifest["splits"]
-    split_table = _table(
+    split_table = table(
         ("config", *SPLITS),
         [(c, *(f"{splits[c][s]:,}" for s in SPLITS)) for c in CONFIGS if c in splits],
     )
     os_counts = (
         jobs.group_by("runner_os").len().sort(["len", "runner_os"], descending=[True, False])
     )
-    os_table = _table(
+    os_table = table(
         ("runner_os", "jobs", "share"),
         [(o or "unknown", f"{n:,}", _pct(n, rows)) for o, n in os_counts.iter_rows()],
     )
     qs = np.quantile(durations, _QUANTILES) if rows else np.zeros(len(_QUANTILES))
     duration_table = (
-        _table(("quantile", *(f"{q:g}" for q in _QUANTILES)), [("seconds", *(_fmt(x) for x in qs))])
+        table(("quantile", *(f"{q:g}" for q in _QUANTILES)), [("seconds", *(_fmt(x) for x in qs))])
         + f"\n\nMean {_fmt(float(durations.mean()))} s."
         if rows
         else "(no rows)"
     )
     how = build.get("job_keys", {})
-    job_key_table = _table(
+    job_key_table = table(
         ("resolution", "jobs", "share", "meaning"),
         [(k, f"{n:,}", _pct(n, rows), _JOB_KEY_HOW.get(k, "")) for k, n in how.items()],
     )
@@ -264,7 +231,7 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
     )
     problems = build.get("problems", {}).get("counts", {})
     problem_text = (
-        _table(("problem", "count"), [(f"`{k}`", f"{v:,}") for k, v in problems.items()])
+        table(("problem", "count"), [(f"`{k}`", f"{v:,}") for k, v in problems.items()])
         + "\n\nExamples of each are listed in manifest.json under `build.problems`."
         if problems
         else "None: every input record was read and placed."
@@ -276,48 +243,26 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
             + ", ".join(f"{k} {v:,}" for k, v in errors.items())
             + "."
         )
-    column_table = _table(
+    column_table = table(
         ("column", "type", "role", "meaning"),
         [(f"`{c.name}`", str(c.dtype), c.role.value, c.meaning) for c in COLUMNS],
     )
     t_min: Any = jobs["created_at"].min()
     t_max: Any = jobs["created_at"].max()
+    told = (card or generic_card)(provenance)
     front = card_front_matter(manifest)
-    if provenance.get("kind") == "ghalogs":
-        front["source_datasets"] = ["GHALogs"]
-    elif provenance.get("synthetic"):
-        front["source_datasets"] = ["original"]
-        front["tags"] = [*front["tags"], "synthetic"]
-        front["pretty_name"] = "GHARuntime (synthetic)"
-    else:
-        front["source_datasets"] = ["original"]
+    front["source_datasets"] = list(told.source_datasets)
+    if told.tags:
+        front["tags"] = [*front["tags"], *told.tags]
+    if told.pretty_name is not None:
+        front["pretty_name"] = told.pretty_name
     front["license"] = release_licence(manifest)
-    limitations = []
-    if provenance.get("synthetic"):
-        limitations.append(
-            "- Synthetic: job timings come from the simulator's hidden cost model; do not report "
-            "results on it as results about GitHub Actions."
-        )
-    if provenance.get("kind") == "ghalogs":
-        limitations.append(
-            "- GHALogs rows have no workflow YAML, so the `config` track's richest inputs are null; "
-            "job durations run from the runner's first log line (past the wait for a runner, which "
-            "GitHub's own started_at also leaves out) to the log's last line (or span the logged "
-            "steps); `step_names` stay null because GHALogs has log files only for the steps that "
-            "ran; and a job log file's ' (1)' suffix is dropped from its name."
-        )
-    ghalogs_citation = (
-        "\nThe rows come from GHALogs; cite it too: Moriconi et al., *GHALogs: Large-Scale "
-        "Dataset of GitHub Actions Runs*, MSR 2025."
-        if provenance.get("kind") == "ghalogs"
-        else ""
-    )
     values = {
         "front_matter": yaml.safe_dump(front, sort_keys=False, allow_unicode=True),
         "pretty_name": front["pretty_name"],
         "gharuntime_version": manifest.get("gharuntime_version", ""),
         "schema_version": manifest.get("schema_version", ""),
-        "provenance": _provenance(provenance),
+        "provenance": told.provenance,
         "rows": f"{rows:,}",
         "runs": f"{manifest.get('runs', 0):,}",
         "repositories": f"{manifest.get('repositories', 0):,}",
@@ -335,14 +280,14 @@ def render_card(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -
         "os_table": os_table,
         "duration_table": duration_table,
         "job_key_table": job_key_table,
-        "filter_table": _table(("filter", "removed", "what it removes"), filter_rows),
+        "filter_table": table(("filter", "removed", "what it removes"), filter_rows),
         "conclusion_policy": policy,
         "problems": problem_text,
         "column_table": column_table,
-        "limitations": "\n".join(limitations),
+        "limitations": "\n".join(told.limitations),
         "identity_note": _identity_note(manifest),
         "composition_table": _composition_table(manifest),
-        "ghalogs_citation": ghalogs_citation,
+        "source_citation": told.citation,
         "citation": bibtex(manifest),
         "max_duration_days": f"{MAX_DURATION_S / 86400:.0f}",
     }

@@ -16,10 +16,11 @@ from gharuntime.baselines.request import BaselineRequest, run_request
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.submission_files import SubmissionFiles
+from gharuntime.folderlock import FolderLockError
+from gharuntime.paramtypes import SEED, Text
 
 __all__ = ["baseline_command"]
 
@@ -156,7 +157,7 @@ def baseline_command(
             else nullcontext()
         ) as report:
             result = run_request(request, report)
-    except (MethodError, DatasetError):
+    except (MethodError, DatasetError, FolderLockError):
         finish(wait=False)
         raise
     except OSError as exc:
@@ -169,6 +170,8 @@ def baseline_command(
         return
     for line in result.resumed:
         err_console.print(styled(f"{name}: {line}"))
+    for target, why in (result.meta.get("targets_left_out") or {}).items():
+        err_console.print(styled(f"{name}: {target} left out (not predicted): {why}"))
     err_console.print(
         styled(
             ("wrote", "green"),

@@ -1,12 +1,12 @@
-"""`gharuntime build`: a raw store, a GHALogs dump or a crawl → a dataset folder."""
+"""`gharuntime build`: a raw store, a GHALogs dump or a crawl → a dataset folder. The source
+options are the kinds' own (gharuntime.source_kinds); this command adds what every build takes
+and turns the values into one request."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +17,17 @@ from rich.table import Table
 from gharuntime.builder.build import BuildError, BuildResult
 from gharuntime.builder.crawl_dir import CrawlDirError
 from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
-from gharuntime.builder.request import BuildRequest, parse_conclusions, run_build
-from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS
 from gharuntime.jsonout import finite, strict_dumps
-from gharuntime.sim.world import SCALES
-from gharuntime.source_kinds import SOURCES, SourceOptions, config_from_options
+from gharuntime.paramtypes import Text
+from gharuntime.source_kinds import SOURCES, config_from_options
+from gharuntime.source_kinds import options as source_options
+from gharuntime.source_kinds.request import BuildRequest, parse_conclusions, run_build
 
 __all__ = ["build_command"]
-
-_SOURCE_FIELDS = frozenset(f.name for f in fields(SourceOptions))
 
 
 def _summary(result: BuildResult, seconds: float) -> None:
@@ -61,104 +58,78 @@ def _summary(result: BuildResult, seconds: float) -> None:
         err_console.print("input problems: none")
 
 
-@click.command("build")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
-@click.option(
-    "--raw",
-    "raw",
-    multiple=True,
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="A raw store (crawl output or `simulate dump`); more stores may follow: --raw A B C.",
+_OWN: tuple[tuple[int, click.Parameter], ...] = (
+    (
+        25,
+        click.Option(
+            ["--source", "kind"],  # the source kind's name; a Source is what its config makes,
+            # the manifest's `source` section the provenance the build records
+            # (docs/maintainer/development.md)
+            type=click.Choice(list(SOURCES)),
+            default=None,
+            help="What to build from (default raw): "
+            + "; ".join(f"{kind}: {config.summary}" for kind, config in SOURCES.items())
+            + ". An option the source does not use is refused.",
+        ),
+    ),
+    (
+        55,
+        click.Option(
+            ["--out", "-o"],
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("gharuntime-dataset"),
+            show_default=True,
+            help="Dataset folder to write (replaced only once the new one is complete and valid).",
+        ),
+    ),
+    (
+        56,
+        click.Option(
+            ["--conclusions"],
+            type=Text(1000),
+            default=",".join(DEFAULT_CONCLUSIONS),
+            show_default=True,
+            help="Job conclusions to keep, comma separated, or 'all'.",
+        ),
+    ),
+    (
+        57,
+        click.Option(
+            ["--rows-per-file"],
+            type=click.IntRange(1_000, 100_000_000),
+            default=250_000,
+            show_default=True,
+            help="Rows per Parquet file.",
+        ),
+    ),
+    (
+        300,
+        click.Option(
+            ["--previous"],
+            metavar="OLD",
+            default=None,
+            help="The previous release (a dataset folder or ORG/NAME[@REVISION]): the card gets "
+            "a section on what changed since it, as `gharuntime diff OLD NEW` prints it.",
+        ),
+    ),
+    (
+        301,
+        click.Option(
+            ["--json", "as_json"], is_flag=True, help="Print the manifest as JSON on stdout."
+        ),
+    ),
 )
-@click.option(
-    "--source",
-    "kind",  # the source kind's name; a Source is what its config makes, the manifest's
-    # `source` section the provenance the build records (docs/maintainer/development.md)
-    type=click.Choice(list(SOURCES)),
-    default=None,
-    help="What to build from (default raw): "
-    + "; ".join(f"{kind}: {config.summary}" for kind, config in SOURCES.items())
-    + ". An option the source does not use is refused.",
-)
-@click.option(
-    "--yaml-git",
-    multiple=True,
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="api-json: a git repository (bare or not) of the project whose workflow YAML to read "
-    "at each run's head_sha; repeat for several projects.",
-)
-@click.option(
-    "--cross-repo",
-    "cross_repo",
-    multiple=True,
-    metavar="OWNER/NAME=SPLIT",
-    help="api-json: fix a repository's cross_repo split (train, validation or test), e.g. "
-    "--cross-repo apache/ozone=train --cross-repo apache/ratis=test.",
-)
-@click.option(
-    "--logs",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    default=None,
-    help="GHALogs only: the folder of per-run log archives (adds runner labels and the runner's start and end times).",
-)
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("gharuntime-dataset"),
-    show_default=True,
-    help="Dataset folder to write (replaced only once the new one is complete and valid).",
-)
-@click.option(
-    "--conclusions",
-    type=Text(1000),
-    default=",".join(DEFAULT_CONCLUSIONS),
-    show_default=True,
-    help="Job conclusions to keep, comma separated, or 'all'.",
-)
-@click.option(
-    "--rows-per-file",
-    type=click.IntRange(1_000, 100_000_000),
-    default=250_000,
-    show_default=True,
-    help="Rows per Parquet file.",
-)
-@click.option(
-    "--crawl-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="simulated/github: raw store the crawl writes and the build reads (default: OUT.raw "
-    "beside --out); rerunning with the same folder continues the crawl.",
-)
-@click.option("--seed", type=SEED, default=0, show_default=True, help="simulated: world seed.")
-@click.option(
-    "--scale",
-    type=click.Choice(sorted(SCALES)),
-    default="tiny",
-    show_default=True,
-    help="simulated: world size (tiny 12 repositories ... paper 27,000).",
-)
-@click.option(
-    "--crawl-logs/--no-crawl-logs",
-    default=False,
-    help="simulated/github: also download each job's log (fills log_bytes).",
-)
-@crawl_selection_options("github")
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=min(os.cpu_count() or 1, 4),
-    show_default="the CPU count, at most 4",
-    help="Processes that parse workflow YAML (the slowest part of a large build).",
-)
-@click.option(
-    "--previous",
-    metavar="OLD",
-    default=None,
-    help="The previous release (a dataset folder or ORG/NAME[@REVISION]): the card gets a "
-    "section on what changed since it, as `gharuntime diff OLD NEW` prints it.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+"""The build's own options (every source takes them), each with the rank that places it among
+the source kinds' options in --help (gharuntime.source_kinds.base.SourceOption)."""
+
+
+def _params() -> list[click.Parameter]:
+    """The command's parameters: its own and every source kind's, in --help's order."""
+    ranked = [*_OWN, *((o.rank, o.param) for o in source_options())]
+    return [param for _, param in sorted(ranked, key=lambda pair: pair[0])]
+
+
+@click.command("build", params=_params())
 @click.pass_context
 def build_command(ctx: click.Context, /, **options: Any) -> None:
     """Build the GHARuntime dataset folder from a raw store or the GHALogs dump.
@@ -196,11 +167,10 @@ def build_command(ctx: click.Context, /, **options: Any) -> None:
         for p in ctx.command.params
         if p.name and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
     }
-    values = {k: v for k, v in options.items() if k in _SOURCE_FIELDS}
-    config = config_from_options(options["kind"] or "raw", SourceOptions(**values), given)
+    out: Path = options["out"]
+    config = config_from_options(options["kind"] or "raw", out, options, given)
     for warning in config.warnings():
         err_console.print(styled(("warning", "yellow"), f": {warning}"))
-    out: Path = options["out"]
     request = BuildRequest(
         config,
         out,

@@ -11,15 +11,14 @@ import click
 from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from gharuntime.cli.crawl_options import crawl_selection_options
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, plain_column, styled
-from gharuntime.cli.types import FiniteFloatRange, Text
-from gharuntime.crawler.assembly import CrawlRequest, plan_crawl
+from gharuntime.crawler.assembly import CrawlRequest, crawl_selection_options, plan_crawl
 from gharuntime.crawler.client import BadCredentials, CrawlError, RequestFailed
 from gharuntime.crawler.options import CrawlResult
 from gharuntime.crawler.progress import CrawlEvent, CrawlStats
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import FiniteFloatRange, Text
 
 __all__ = ["crawl_command"]
 

@@ -7,9 +7,9 @@ import click
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import echo_json, err_console, terminal_safe
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import check_endpoint
 from gharuntime.dataset import DatasetError
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import check_endpoint
 from gharuntime.release_diff import diff_datasets, open_side, render_markdown
 
 __all__ = ["diff_command"]

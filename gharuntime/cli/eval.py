@@ -12,7 +12,6 @@ from rich.text import Text as RichText
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import echo_json, err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import INT64_MAX, SEED, Text
 from gharuntime.contract import CONFIGS, SPLITS, TRACKS
 from gharuntime.dataset import DatasetError
 from gharuntime.eval.api import DEFAULT_CONFIG, DEFAULT_SPLIT
@@ -22,6 +21,7 @@ from gharuntime.eval.report import render_tables, write_result
 from gharuntime.eval.request import EvalRequest, evaluate, gold_failures, parse_inputs
 from gharuntime.hub import DATASET_ENV, DEFAULT_DATASET, default_dataset
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import INT64_MAX, SEED, Text
 from gharuntime.problems import ProblemLog
 
 __all__ = ["eval_command"]

@@ -9,9 +9,9 @@ import click
 from gharuntime.cli.errors import Refusal, error_line
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import check_endpoint
 from gharuntime.dataset import DatasetError
 from gharuntime.hub import download, publish
+from gharuntime.paramtypes import check_endpoint
 
 __all__ = ["download_command", "publish_command"]
 

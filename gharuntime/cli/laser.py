@@ -10,8 +10,8 @@ import click
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import echo_json, out_console
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import Text
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import Text
 
 __all__ = ["laser_group"]
 
@@ -57,7 +57,10 @@ def laser_group() -> None:
 )
 @click.option("--layers", type=click.IntRange(1, 64), help="--model random: layers [default: 4].")
 @click.option(
-    "--width", type=click.IntRange(8, 8192), help="--model random: hidden size [default: 256]."
+    "--width",
+    type=click.IntRange(8, 8192),
+    help="--model random: hidden size, a multiple of its 4 heads [default: 256]; the model may "
+    "hold at most 2 billion parameters (--layers × 16 × width² + the embedding).",
 )
 @click.option(
     "--track",

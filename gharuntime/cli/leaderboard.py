@@ -9,6 +9,7 @@ import click
 
 from gharuntime.cli.errors import Refusal
 from gharuntime.cli.output import err_console, styled
+from gharuntime.cli.progress import ProgressView
 from gharuntime.leaderboard.outputs import build_leaderboard
 from gharuntime.leaderboard.registry import LeaderboardError, add_result
 
@@ -139,7 +140,8 @@ def add_command(result: Path, results: Path, allow_partial: bool, replace: bool)
 @click.option(
     "--table",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="With --all: write TABLE.md and TABLE.json [default: ALL/reproduced].",
+    help="With --all: write TABLE.md and TABLE.json [default: ALL/reproduced]; never an input "
+    "(a result, a dataset) or a file that is not such a table.",
 )
 def reproduce_command(
     result: Path | None,
@@ -149,47 +151,33 @@ def reproduce_command(
     table: Path | None,
 ) -> None:
     """Re-run RESULT.json from its own record (dataset revision, method, parameters, seed,
-    resamples) and compare every metric with the recorded one.
+    resamples) and compare every scored number with the recorded one.
 
     \b
-    Prints, per metric, the recorded value, the reproduced one and the difference, then one
-    line: reproduced exactly; reproduced within the method's stated tolerance (the trees and
-    naive methods 1e-9, LASER 0.02; absolute up to 1, relative above); or not reproduced, with why (another commit, and what
-    changed in the method's files since; another gharuntime version).
+    The result is checked whole before anything is built or fitted (the schema, every value,
+    the method's parameters): a file that is not a valid result is refused. Prints, per
+    metric, the recorded value, the reproduced one and the difference, then per section the
+    numbers compared (per-resample values, interval and calibration numbers, breakdowns,
+    counts), then one line: reproduced exactly; reproduced within the method's stated
+    tolerance (the trees and naive methods 1e-9, LASER 0.02; absolute up to 1, relative
+    above; counts exactly); or not reproduced, with why (another commit, and what changed in
+    the method's files since; another gharuntime version).
 
     \b
-    Exit codes: 0 reproduced, 1 not reproduced, 2 cannot be re-run here (no provenance, the
-    dataset revision not at hand offline: give it with --dataset).
+    Exit codes: 0 reproduced, 1 not reproduced, 2 refused (not a valid result) or cannot be
+    re-run here (no provenance, the dataset revision not at hand offline: give it with
+    --dataset). With --all every result is tried and the table written: 2 when one was
+    refused, else 1 when one was not reproduced.
     Examples:
       gharuntime leaderboard reproduce leaderboard/results/gharuntime-sim-small/temporal-config-lightgbm.json
       gharuntime leaderboard reproduce --all leaderboard/results --work data/
     """
-    from gharuntime.cli.progress import ProgressView
-    from gharuntime.leaderboard.reproduce import (
-        ReproduceError,
-        reproduce_all,
-        reproduce_result,
-        write_table,
-    )
+    from gharuntime.leaderboard.reproduce import ReproduceError, reproduce_result
 
     if (result is None) == (all_dir is None):
         raise Refusal("give one RESULT.json, or --all RESULTS_DIR")
     if all_dir is not None:
-        with ProgressView(first="starting") as report:
-            done, left_out = reproduce_all(all_dir, datasets=datasets, work=work, progress=report)
-        md, js = write_table(done, left_out, table or all_dir / "reproduced")
-        failed = [item for item in done if not item.reproduced]
-        for item in done:
-            err_console.print(f"{item.result}: {item.verdict()}", markup=False)
-        for path, why in left_out:
-            err_console.print(f"{path}: not run: {why}", markup=False)
-        err_console.print(
-            f"{len(done) - len(failed)} of {len(done)} reproduced, {len(left_out)} not run; "
-            f"table: {md} and {js}",
-            markup=False,
-        )
-        if failed:
-            raise SystemExit(1)
+        _reproduce_all(all_dir, datasets, work, table)
         return
     assert result is not None
     try:
@@ -197,16 +185,72 @@ def reproduce_command(
             item = reproduce_result(result, datasets=datasets, work=work, progress=report)
     except ReproduceError as exc:
         raise Refusal(str(exc)) from exc
-    width = max((len(row.metric) for row in item.rows), default=6)
+    rows = item.metric_rows
+    width = max((len(row.metric) for row in rows), default=6)
     click.echo(f"{'metric':<{width}}  {'recorded':>16}  {'reproduced':>16}  {'difference':>11}")
-    for row in item.rows:
+    for row in rows:
         diff = "—" if row.difference is None else f"{row.difference:+.3g}"
         click.echo(
             f"{row.metric:<{width}}  {_num(row.committed):>16}  {_num(row.reproduced):>16}  "
             f"{diff:>11}"
         )
+    for section in item.sections:
+        if section.name == "metrics":
+            continue
+        past = f", {section.beyond:,} past the tolerance" if section.beyond else ""
+        click.echo(
+            f"{section.name}: {section.numbers:,} numbers, largest difference "
+            f"{section.largest:.3g}{past}"
+        )
+    for row in item.beyond[:_SHOWN]:
+        click.echo(
+            f"  {row.metric}: recorded {_num(row.committed)}, reproduced {_num(row.reproduced)}"
+        )
     click.echo(item.verdict())
     if not item.reproduced:
+        raise SystemExit(1)
+
+
+_SHOWN = 10  # numbers past the tolerance printed by name
+
+
+def _reproduce_all(
+    all_dir: Path, datasets: tuple[str, ...], work: Path | None, table: Path | None
+) -> None:
+    """`reproduce --all`: the table's place checked first, every result tried, the table
+    written, then the exit code."""
+    from gharuntime.leaderboard.reproduce import reproduce_all, result_files
+    from gharuntime.leaderboard.reproduce_table import table_problems, write_table
+
+    out = table or all_dir / "reproduced"
+    inputs = [*result_files(all_dir), *(Path(d) for d in datasets if Path(d).exists())]
+    problems = table_problems(out, all_dir, inputs)
+    if problems:
+        raise Refusal(
+            *[styled(("error", "red"), f" --table: {problem}") for problem in problems],
+            styled(("nothing run", "bold red"), ": give --table a new path outside the results"),
+        )
+    with ProgressView(first="starting") as report:
+        run = reproduce_all(all_dir, datasets=datasets, work=work, progress=report)
+    md, js = write_table(run, out)
+    for item in run.done:
+        err_console.print(f"{item.result}: {item.verdict()}", markup=False)
+    for skipped in run.not_run:
+        err_console.print(f"{skipped.result}: not run: {skipped.reason}", markup=False)
+    for skipped in run.refused:
+        err_console.print(f"{skipped.result}: refused: {skipped.reason}", markup=False)
+    summary = (
+        f"{len(run.done) - len(run.failed)} of {len(run.done)} reproduced, "
+        f"{len(run.not_run)} not run, {len(run.refused)} refused; table: {md} and {js}"
+    )
+    if run.refused:
+        raise Refusal(
+            styled(("error", "red"), f": {len(run.refused)} refused (each named above); {summary}"),
+            "  fix: correct or remove each refused file (a result is the file `gharuntime eval "
+            "--out` writes), then run again",
+        )
+    err_console.print(summary, markup=False)
+    if run.failed:
         raise SystemExit(1)
 
 

@@ -1,5 +1,5 @@
-"""`gharuntime learn OWNER/NAME --out DIR`: a team's own repositories → a model `predict` uses
-with each job's own history."""
+"""`gharuntime learn OWNER/NAME --out DIR` (or `--from-dataset DATASET`): a team's own
+repositories → a model `predict` uses with each job's own history."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from gharuntime.baselines.methods import METHODS
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import Text
 from gharuntime.crawler.assembly import crawl_window
 from gharuntime.crawler.client import api_url_problem
 from gharuntime.jsonout import strict_dumps
@@ -23,6 +23,7 @@ from gharuntime.learn import (
     run_learn,
     token_from_env,
 )
+from gharuntime.paramtypes import Text
 
 __all__ = ["learn_command"]
 
@@ -33,7 +34,7 @@ def _methods() -> list[str]:
 
 
 @click.command("learn")
-@click.argument("repos", nargs=-1, required=True, type=Text(200))
+@click.argument("repos", nargs=-1, type=Text(200))
 @click.option(
     "--out",
     required=True,
@@ -74,6 +75,14 @@ def _methods() -> list[str]:
     help="Retries of a failing request before the crawl stops (a rerun continues it).",
 )
 @click.option("--fresh", is_flag=True, help="Run every step again, even those finished earlier.")
+@click.option(
+    "--from-dataset",
+    "from_dataset",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Learn from this dataset folder (`gharuntime build`'s output, e.g. built from an "
+    "archive of your runs) instead of crawling: validated, copied into OUT/dataset, fitted. "
+    "No repository names, no token.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print learn.json on stdout when done.")
 def learn_command(
     repos: tuple[str, ...],
@@ -85,6 +94,7 @@ def learn_command(
     method: str,
     max_retries: int,
     fresh: bool,
+    from_dataset: Path | None,
     as_json: bool,
 ) -> None:
     """Learn your own repositories' jobs: crawl their runs, build a dataset, fit a model.
@@ -103,38 +113,58 @@ def learn_command(
 
     \b
     Resumable: after a kill or a failure, run the same command again; it keeps the finished
-    steps (OUT/steps/*.step.json) and continues the crawl where it stopped. The token is read
-    from the variable --token-env names, and never printed or written.
+    steps whose files are still there unchanged (OUT/steps/*.step.json) and continues the crawl
+    where it stopped. The token is read from the variable --token-env names (it must look like
+    a GitHub token), and never printed or written. OUT is learn's own: marked first
+    (OUT/.gharuntime-learn), written by one run at a time.
+
+    \b
+    From a dataset you already built (`gharuntime build`, e.g. from an archive of your runs):
+    `gharuntime learn --from-dataset DATASET --out OUT` validates it against the contract
+    (nothing is written for one that fails), copies it into OUT/dataset and fits both tracks:
+    the same folder, for `predict --model OUT`.
 
     \b
     Exit codes: 0 done, 2 refused (a repository GitHub does not show to the token, a missing
-    token, an OUT that holds something else, no completed job in the window), with the fix.
+    token, an OUT that holds something else or that another learn is writing, no completed job
+    in the window, a dataset that is not valid), with the fix.
     Example:
       GITHUB_TOKEN=... gharuntime learn octo-org/api octo-org/web --out models/mine
       gharuntime predict .github/workflows/ci.yml --model models/mine --repo octo-org/api
+      gharuntime learn --from-dataset out/our-dataset --out models/ours
     """
-    for repo in repos:
-        problem = check_repo_name(repo)
+    if from_dataset is not None:
+        request = _dataset_request(from_dataset, repos, out, method, fresh)
+        source = f"the dataset {from_dataset} → {out}/ (validate, copy"
+    else:
+        if not repos:
+            raise UsageProblem(
+                "no repository to learn from",
+                where="REPOS",
+                fix="name one as OWNER/NAME, or give --from-dataset DATASET",
+            )
+        for repo in repos:
+            problem = check_repo_name(repo)
+            if problem:
+                raise UsageProblem(problem, where="REPOS", fix="name each repository as OWNER/NAME")
+        problem = api_url_problem(api_url)
         if problem:
-            raise UsageProblem(problem, where="REPOS", fix="name each repository as OWNER/NAME")
-    problem = api_url_problem(api_url)
-    if problem:
-        raise UsageProblem(problem, where="--api-url")
-    a, b = crawl_window(since, until)
-    request = LearnRequest(
-        repos=tuple(dict.fromkeys(repos)),
-        out=out,
-        tokens=(token_from_env(token_env),),
-        api_url=api_url,
-        since=a,
-        until=b,
-        method=method,
-        max_retries=max_retries,
-        fresh=fresh,
-    )
+            raise UsageProblem(problem, where="--api-url")
+        a, b = crawl_window(since, until)
+        request = LearnRequest(
+            repos=tuple(dict.fromkeys(repos)),
+            out=out,
+            tokens=(token_from_env(token_env),),
+            api_url=api_url,
+            since=a,
+            until=b,
+            method=method,
+            max_retries=max_retries,
+            fresh=fresh,
+        )
+        source = f"{', '.join(request.repos)} → {out}/ (crawl, build"
     err_console.print(
-        f"learn: {', '.join(request.repos)} → {out}/ (crawl, build, fit {method} on the "
-        f"{' and '.join(LEARN_TRACKS)} tracks)",
+        f"learn: {source}, fit {method} on the {' and '.join(LEARN_TRACKS)} tracks)",
         highlight=False,
         markup=False,
     )
@@ -164,3 +194,37 @@ def learn_command(
     )
     if as_json:
         out_console.print_json(strict_dumps(result.doc))
+
+
+_CRAWL_ONLY = ("token_env", "api_url", "since", "until", "max_retries")
+
+
+def _dataset_request(
+    dataset: Path, repos: tuple[str, ...], out: Path, method: str, fresh: bool
+) -> LearnRequest:
+    """The request of `learn --from-dataset`; a repository name or a crawl's option given with
+    it is refused (exit 2): the dataset is learnt as it was built."""
+    if repos:
+        raise UsageProblem(
+            f"{len(repos)} repository name(s) given with --from-dataset: the dataset's own "
+            "repositories are learnt",
+            where="REPOS",
+            fix="drop the names (predict --repo OWNER/NAME picks one later), or crawl them "
+            "without --from-dataset",
+        )
+    ctx = click.get_current_context()
+    given = [
+        "--" + name.replace("_", "-")
+        for name in _CRAWL_ONLY
+        if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise UsageProblem(
+            f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to a crawl, and "
+            "--from-dataset crawls nothing",
+            where=given[0],
+            fix="drop it: the dataset's jobs are learnt as they were built",
+        )
+    return LearnRequest(
+        repos=(), out=out, tokens=(), method=method, fresh=fresh, from_dataset=dataset
+    )

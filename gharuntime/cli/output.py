@@ -25,9 +25,11 @@ from typing import Any, Final
 import click
 from rich.console import Console
 from rich.json import JSON
+from rich.measure import Measurement
 from rich.progress import TextColumn
 from rich.text import Text
 
+from gharuntime.markdown import INVISIBLE
 from gharuntime.redact import redact
 
 __all__ = [
@@ -36,16 +38,17 @@ __all__ = [
     "json_safe",
     "out_console",
     "plain_column",
+    "print_wide",
     "safe_streams",
     "styled",
     "terminal_safe",
 ]
 
 # C0 controls but newline and tab, DEL, C1 controls (0x9b is a one-byte CSI), and the
-# bidirectional overrides and isolates that reorder what a terminal shows.
-_CONTROL: Final = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
+# invisible format characters: bidirectional overrides and isolates that reorder what a
+# terminal shows, zero-width spaces and joiners (gharuntime.markdown.INVISIBLE, which the
+# Markdown escapes too).
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + INVISIBLE + "]")
 
 
 def terminal_safe(text: str) -> str:
@@ -123,3 +126,17 @@ def plain_column(template: str = "{task.description}", **kwargs: Any) -> TextCol
 
 err_console = _SafeConsole(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 out_console = _SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+def print_wide(renderable: Any) -> None:
+    """Print a table on stdout at a terminal's width, or, when stdout is a pipe or a file
+    (which has no width), at the table's own full width: nothing cut to 80 columns."""
+    if out_console.is_terminal:
+        out_console.print(renderable)
+        return
+    wide = out_console.options.update(max_width=100_000)
+    width = max(Measurement.get(out_console, wide, renderable).maximum, out_console.width)
+    console = _SafeConsole(
+        markup=False, emoji=False, highlight=False, soft_wrap=True, width=width, file=sys.stdout
+    )
+    console.print(renderable)

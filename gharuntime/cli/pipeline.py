@@ -38,11 +38,12 @@ Open OUT/leaderboard/index.html; OUT/leaderboard/README.md has the same tables.
 
 Resumable: run it again over the same OUT after a kill or a failed method, and it keeps
 every step already scored whose inputs are unchanged (dataset revision, code, parameters,
-libraries: recorded in OUT/runs/CONFIG/TRACK/METHOD.step.json) and runs the rest; a step
-whose inputs changed runs again. --fresh runs every step again.
+libraries: recorded in OUT/runs/CONFIG/TRACK/METHOD.step.json) and whose filed result is
+still in OUT unchanged, and runs the rest; a step whose inputs or result changed runs again,
+saying why. --fresh runs every step again. One pipeline at a time over an OUT.
 
 \b
-Exit codes: 0 done, 2 a stage failed (it says which).
+Exit codes: 0 done, 2 a stage failed (it says which), or another run is using OUT.
 """
 
 

@@ -11,18 +11,30 @@ from rich import box
 from rich.table import Table
 
 from gharuntime.billing import JobCost, WorkflowCost
-from gharuntime.cli.output import out_console
-from gharuntime.cli.types import INT64_MAX, Text
+from gharuntime.cli.output import out_console, print_wide
 from gharuntime.jsonout import strict_dumps
 from gharuntime.markdown import md
+from gharuntime.paramtypes import INT64_MAX, FiniteFloatRange, Text
 from gharuntime.predict.learned import PredictModels
 from gharuntime.predict.request import PredictOutcome, PredictRequest, run_predict
-from gharuntime.predict.review import WorkflowReview, review_markdown
+from gharuntime.predict.review import (
+    VISIBILITY_WORDS,
+    ChangeReview,
+    WorkflowReview,
+    base_words,
+    billing_words,
+    deltas_line,
+    noise_line,
+    review_markdown,
+    signed_seconds,
+    signed_usd,
+)
 from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.predict.workflow import (
     BASIS_WORDS,
     FLAG_WORDS,
     FLAGS,
+    HISTORY_MATRIX,
     JobPrediction,
     WorkflowPrediction,
     human_seconds,
@@ -93,6 +105,7 @@ def _table(result: WorkflowPrediction, cost: WorkflowCost) -> Table:
 
 
 _FLAG_WORDS = FLAG_WORDS
+_VISIBILITY_WORDS = VISIBILITY_WORDS
 
 
 def _basis_cell(job: JobPrediction, short: bool = False) -> str:
@@ -100,9 +113,9 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
     on, when the repository's history was asked for; `short` for the table's narrow `history`
     column (`5 runs`, `fallback`, `none`), so the table still fits a terminal."""
     runs = len(job.history)
-    if job.basis == "history":
+    if job.basis in ("history", HISTORY_MATRIX):
         text = f"{runs} run{'s' if runs != 1 else ''}"
-        return text if short else f"history ({text})"
+        return text if short else f"{job.basis} ({text})"
     if short:
         return {"config fallback": "fallback", "no history": "none"}.get(job.basis or "", "")
     return job.basis or ""
@@ -173,14 +186,40 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
 @click.option(
     "--base",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Review a change: the workflow file before it. Prints each job added, removed or changed "
-    "with its time, range and cost before and after, and the run's deltas.",
+    help="Review a change: the workflow file before it. Prints each job added, removed, moved "
+    "(renamed, same steps: it keeps its history) or changed with its time, range and cost "
+    "before and after, and the run's deltas.",
 )
 @click.option(
     "--base-ref",
     type=Text(200),
     help="Review a change against WORKFLOW as it was at this git revision (a commit, branch or "
     "tag of the repository holding it), e.g. the pull request's base.",
+)
+@click.option(
+    "--path",
+    "identity",
+    type=Text(1000),
+    help="The workflow's path in its repository, e.g. .github/workflows/ci.yml: the identity "
+    "its runs are recorded under, for the model, the history and both sides of a review "
+    "[default: the file's place in its git repository, or under its .github/ folder].",
+)
+@click.option(
+    "--callers/--no-callers",
+    default=True,
+    show_default=True,
+    help="Review a change to a reusable workflow (on: workflow_call) through every workflow of "
+    "the repository that calls it, as GitHub records its runs under them; --no-callers: the "
+    "file alone.",
+)
+@click.option(
+    "--threshold",
+    type=FiniteFloatRange(0, 100),
+    default=1.0,
+    show_default=True,
+    help="A review's Δ is beyond the noise when it is over THRESHOLD × the repository's "
+    "run-to-run noise (half the P10–P90 width of its recent runs); without history to measure "
+    "it, when the Δ's own P10–P90 leaves out 0. JSON: `beyond_noise`.",
 )
 @click.option(
     "--format",
@@ -207,6 +246,9 @@ def predict_command(
     public: bool | None,
     base: Path | None,
     base_ref: str | None,
+    identity: str | None,
+    callers: bool,
+    threshold: float,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -226,10 +268,13 @@ def predict_command(
     them; --history-from DATASET for fresher ones) and the repository's metadata; a job that
     never ran falls back to the config-track model, and the `history` column (`basis` in
     --json, `from` in markdown) says which per job: its runs, or `fallback` (config fallback).
+    A matrix given by an expression becomes the jobs its latest runs there show, each from its
+    own runs (`from-history matrix`).
 
     What it cannot know is flagged per job and summed apart: a call to a reusable workflow it
-    cannot read (another repository), a matrix given by an expression (counted as one job, its
-    name template kept), and jobs gated by `if:` (sums given with and without them). A matrix
+    cannot read (another repository), a matrix given by an expression (without history: counted
+    as one job, its name template kept), and jobs gated by `if:` (sums given with and without
+    them). A matrix
     over GitHub's limit of 256 jobs is refused (exit 2).
 
     Cost: each job's predicted run time in billed minutes (rounded up per job, as GitHub bills)
@@ -240,6 +285,16 @@ def predict_command(
     not priced, and says so, until a --prices file names its kind under `labels:`. The kinds
     are GitHub's billing SKUs (linux, windows_8_core, macos_xl, ...), linux_arm, windows_arm
     and self_hosted: the keys of `rates:` in the shipped gharuntime/billing/prices.yml.
+
+    The workflow is named by its path in its repository (--path, else the file's place in its
+    git repository or under its .github/ folder), never by the string typed. Review a change
+    with --base FILE or --base-ref REV: the base is read whole at its revision, the local
+    reusable workflows it calls included; a reusable workflow (on: workflow_call) is reviewed
+    through every workflow of the repository calling it (--no-callers: alone). Each row
+    states its basis (history, config fallback, from-history matrix, config only, unknown);
+    each run-level Δ has a P10–P90 (joint draws, jobs independent, a job on both sides drawn
+    once) and, with the repository's history, its run-to-run noise; `beyond_noise` in JSON
+    says whether a Δ is over --threshold × that noise.
 
     \b
     Exit codes: 0 ok, 2 a file that is not a workflow, a bad price file, a bad model or option.
@@ -268,6 +323,9 @@ def predict_command(
         public=public,
         base=base,
         base_ref=base_ref,
+        path=identity,
+        callers=callers,
+        threshold=threshold,
     )
     outcome = run_predict(request)
     fmt = "json" if as_json else fmt
@@ -288,6 +346,11 @@ def _json(outcome: PredictOutcome) -> dict[str, Any]:
     for job, job_cost in zip(doc["jobs"], cost.jobs, strict=True):
         job.update(job_cost.to_json())
     doc.update(cost.to_json())
+    doc["billing"]["visibility_from"] = outcome.visibility_from
+    if outcome.identity is not None:
+        doc["workflow_from"] = outcome.identity.source
+    if outcome.callers:
+        doc["callers"] = list(outcome.callers)
     if models.history is not None:
         doc["history"] = _history_json(result, models)
     return doc
@@ -296,7 +359,7 @@ def _json(outcome: PredictOutcome) -> dict[str, Any]:
 def _print_table(outcome: PredictOutcome) -> None:
     """The jobs' table, the run's sums and ranges, what cannot be known, and the bill."""
     result, cost, models = outcome.result, outcome.cost, outcome.models
-    out_console.print(_table(result, cost))
+    print_wide(_table(result, cost))
     if models.history is not None:
         out_console.print(_history_line(result, models), highlight=False, markup=False)
     out_console.print(
@@ -331,7 +394,14 @@ def _print_table(outcome: PredictOutcome) -> None:
         )
     for flag, n in flagged.items():
         out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
-    _print_cost(cost)
+    _print_cost(cost, outcome.visibility_from)
+    if outcome.callers:
+        out_console.print(
+            f"a reusable workflow: GitHub records its runs under {', '.join(outcome.callers)}; "
+            "predict that file for its jobs as they run, with their history",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _basis_counts(result: WorkflowPrediction) -> dict[str, int]:
@@ -363,6 +433,11 @@ def _history_line(result: WorkflowPrediction, models: PredictModels) -> str:
     assert h is not None
     counts = _basis_counts(result)
     parts = [f"{counts.get('history', 0)} job(s) from their own recent runs (history)"]
+    if counts.get(HISTORY_MATRIX):
+        parts.append(
+            f"{counts[HISTORY_MATRIX]} of matrices given by an expression, one per job their "
+            f"latest runs show ({HISTORY_MATRIX})"
+        )
     if counts.get("config fallback"):
         parts.append(
             f"{counts['config fallback']} with no earlier run by the config-track model "
@@ -410,18 +485,13 @@ def _markdown(
     return "\n".join(lines) + "\n"
 
 
-def _print_review(review: WorkflowReview, fmt: str) -> None:
-    if fmt == "json":
-        out_console.print_json(strict_dumps(review.to_json()))
-        return
-    if fmt == "markdown":
-        click.echo(review_markdown(review), nl=False)
-        return
-    title = f"{review.new.path} against {review.base.path}"
+def _review_table(review: WorkflowReview, base: str) -> Table:
+    title = f"{review.new.path} against {base}"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for name, justify in (
         ("job", "left"),
         ("change", "left"),
+        ("basis", "left"),
         ("before", "right"),
         ("after", "right"),
         ("Δ time", "right"),
@@ -436,27 +506,59 @@ def _print_review(review: WorkflowReview, fmt: str) -> None:
         usd = (j.cost_after.point.cost_usd if j.cost_after and j.cost_after.point else 0.0) - (
             j.cost_before.point.cost_usd if j.cost_before and j.cost_before.point else 0.0
         )
-        table.add_row(j.name, j.status, before, after, _human(j.delta_s), f"{usd:+.3f}")
-    out_console.print(table)
-    counts = review.counts()
+        table.add_row(
+            j.label,
+            j.status,
+            j.basis,
+            before,
+            after,
+            signed_seconds(j.delta_s),
+            signed_usd(usd),
+        )
+    return table
+
+
+def _print_review(change: ChangeReview, fmt: str) -> None:
+    if fmt == "json":
+        out_console.print_json(strict_dumps(change.to_json()))
+        return
+    if fmt == "markdown":
+        click.echo(review_markdown(change), nl=False)
+        return
+    say = {"highlight": False, "markup": False}
     out_console.print(
-        f"{counts['added']} added, {counts['removed']} removed, {counts['changed']} changed, "
-        f"{counts['unchanged']} unchanged; sum of job time {_human(review.base.total_job_s)} → "
-        f"{_human(review.new.total_job_s)} ({_human(review.delta_total_job_s)}), critical path "
-        f"{_human(review.base.critical_path_s)} → {_human(review.new.critical_path_s)} "
-        f"({_human(review.delta_critical_path_s)}), bill ${review.base_cost.total.cost_usd:.3f} → "
-        f"${review.new_cost.total.cost_usd:.3f} ({review.delta_cost_usd:+.3f})",
-        highlight=False,
-        markup=False,
+        f"{change.workflow} against {base_words(change.base)}: {change.shown_words()}", **say
     )
-    for flag, n in review.new.flagged.items():
-        out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", highlight=False)
+    for review in change.reviews:
+        print_wide(_review_table(review, base_words(change.base)))
+        counts = review.counts()
+        bases = ", ".join(f"{n} {b}" for b, n in review.bases().items())
+        out_console.print(
+            f"{counts['added']} added, {counts['removed']} removed, "
+            + (f"{counts['moved']} moved, " if counts["moved"] else "")
+            + f"{counts['changed']} changed, {counts['unchanged']} unchanged; basis: "
+            f"{bases or 'no job'}",
+            **say,
+        )
+        out_console.print(deltas_line(review, ""), **say)
+        out_console.print(noise_line(review), **say)
+        for flag, n in review.new.flagged.items():
+            out_console.print(f"{n} job(s) {_FLAG_WORDS[flag]}: {FLAGS[flag]}", **say)
+    if change.billing:
+        out_console.print(billing_words(change.billing), **say)
+    out_console.print(
+        f"beyond the noise: {'yes' if change.beyond_noise else 'no'} "
+        f"(threshold {change.threshold:g})",
+        **say,
+    )
 
 
-def _print_cost(cost: WorkflowCost) -> None:
+def _print_cost(cost: WorkflowCost, visibility_from: str = "assumed") -> None:
     """The run's bill, where its rates come from, and which jobs it leaves out and why."""
     total, span = cost.total, cost.total_range
-    where = "public repository: standard runners free" if cost.public else "private repository"
+    where = (
+        "public repository: standard runners free" if cost.public else "private repository"
+    ) + f" ({_VISIBILITY_WORDS.get(visibility_from, visibility_from)})"
     spread = (
         f" ({span[0].billed_minutes}–{span[1].billed_minutes} min, "
         f"{_usd(span[0].cost_usd)}–{_usd(span[1].cost_usd)})"

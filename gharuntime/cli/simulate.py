@@ -14,8 +14,8 @@ import click
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import err_console, out_console
 from gharuntime.cli.progress import ProgressView
-from gharuntime.cli.types import SEED, FiniteFloatRange, Text
 from gharuntime.jsonout import strict_dumps
+from gharuntime.paramtypes import SEED, FiniteFloatRange, Text
 from gharuntime.readfile import InputFileError, read_json
 from gharuntime.sim.faults import Faults
 from gharuntime.sim.world import SCALES, Scale, World

@@ -19,6 +19,7 @@ from gharuntime.errors import GharuntimeError
 from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run_cells
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar
 from gharuntime.eval.metrics import GroupSums, TargetTerms
+from gharuntime.eval.provenance import result_path
 from gharuntime.eval.quantiles import ParsedQuantiles, interval_terms, read_quantiles
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.submission_files import SubmissionFiles
@@ -26,6 +27,7 @@ from gharuntime.eval.truth import Truth
 from gharuntime.problems import ProblemLog
 from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError
+from gharuntime.targets import TargetsHeld
 
 __all__ = [
     "BREAKDOWNS",
@@ -106,7 +108,7 @@ def prepare_submission(
         log.add(
             "revision_mismatch",
             where,
-            f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.id} is at "
+            f"made for dataset revision {meta.dataset_revision!r}, but {truth.dataset.spec} is at "
             f"revision {truth.revision!r} (gharuntime.dataset.dataset_revision: its data files, schema and conclusion policy); predict on that "
             "revision or pass the dataset it was made for",
         )
@@ -116,7 +118,8 @@ def prepare_submission(
         exists = submission.exists()
         log.add("unreadable", where, "not a regular file" if exists else "no such file")
         raise InvalidSubmission(log)
-    targets = TRACKS[meta.track].targets
+    held = truth.held(meta.track)
+    targets = held.held
     try:
         parsed = read_submission(
             submission,
@@ -126,6 +129,7 @@ def prepare_submission(
             log,
             allow_partial=allow_partial,
             progress=progress,
+            left_out=held.left_out,
         )
     except OSError as exc:
         log.add("unreadable", where, f"cannot read: {exc.strerror or exc}")
@@ -136,7 +140,15 @@ def prepare_submission(
         log.add("unreadable", str(sidecar), "no such quantile sidecar")
     elif os.path.lexists(sidecar):  # a FIFO or folder there is refused by the reader, not skipped
         try:
-            parsed_q = read_quantiles(sidecar, truth.ids, targets, meta.track, parsed.present, log)
+            parsed_q = read_quantiles(
+                sidecar,
+                truth.ids,
+                targets,
+                meta.track,
+                parsed.present,
+                log,
+                left_out=tuple(held.left_out),
+            )
         except InputFileError as exc:
             log.add("unreadable", str(sidecar), str(exc))
         except OSError as exc:
@@ -149,7 +161,7 @@ def prepare_submission(
         predictions=parsed.predictions,
         present=parsed.present,
         source={
-            "path": str(submission),
+            "path": result_path(submission),
             "sha256": parsed.sha256,
             "lines": parsed.lines,
             "records": parsed.records,
@@ -162,8 +174,8 @@ def prepare_submission(
 
 def gold_methods(truth: Truth, track: str) -> list[Predictions]:
     """The self-check pair: the ground truth itself, and the training median of each target
-    predicted for every record."""
-    targets = TRACKS[track].targets
+    the dataset holds predicted for every record."""
+    targets = truth.held(track).held
     present = np.ones(truth.rows, dtype=bool)
     base = MethodMeta(track=track, config=truth.config, split=truth.split, inputs=())
     gold = Predictions(
@@ -226,6 +238,7 @@ class Scores:
     bootstrap: Bootstrap
     methods: list[Predictions]
     targets: list[dict[str, TargetScores]]  # per method: target -> scores
+    held: TargetsHeld  # the track's targets scored (those the dataset holds), and the others
 
 
 def _group_sums(
@@ -260,7 +273,8 @@ def score(
     drawn = drawer.submit(lambda: list(boot.weights()))
     drawer.shutdown(wait=False)
     masks = groups(truth)
-    targets = TRACKS[track].targets
+    held = truth.held(track)
+    targets = held.held
     cells: list[Cell | MeanCell] = []
     layout: list[dict[str, tuple[int, dict[str, dict[str, int]], int, int | None]]] = []
     for method in methods:
@@ -350,4 +364,11 @@ def score(
         }
         for per_target in layout
     ]
-    return Scores(truth=truth, track=track, bootstrap=boot, methods=list(methods), targets=scored)
+    return Scores(
+        truth=truth,
+        track=track,
+        bootstrap=boot,
+        methods=list(methods),
+        targets=scored,
+        held=held,
+    )

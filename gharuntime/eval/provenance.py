@@ -4,16 +4,22 @@ Every result document carries `provenance` (the gharuntime version, the git comm
 gharuntime source tree when it is a git checkout, whether that tree had uncommitted changes, and
 the command line) and `warnings` (e.g. too few repositories for the intervals to mean much).
 A split with no records is not scored at all (`EmptySplit`).
+
+A result names the files it read relative to the folder it was scored in (`result_path`), so it
+names no folder of the machine that made it: the submission and its sidecar, and each absolute
+path on the command line (`result_command`). A local dataset is named by its folder's name
+(`gharuntime.dataset_ref.LocalDataset.id`); its revision says exactly which one it was.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Final
 
 from gharuntime.dataset import DatasetError
@@ -26,6 +32,8 @@ __all__ = [
     "check_not_empty",
     "library_versions",
     "provenance",
+    "result_command",
+    "result_path",
     "source_commit",
     "warnings_for",
 ]
@@ -99,16 +107,43 @@ def library_versions() -> dict[str, str]:
     return dict(_library_versions())
 
 
+def result_path(path: Path | str, start: Path | str | None = None) -> str:
+    """How a result names a file or folder: relative to `start` (the current directory, where
+    it is scored), `..` steps for one outside it, '/' between parts. A path with no relative
+    form (another drive, on Windows) is kept as given."""
+    try:
+        relative = os.path.relpath(path, os.curdir if start is None else start)
+    except ValueError:
+        return str(path)
+    return PurePath(relative).as_posix()
+
+
+def result_command(argv: Sequence[str], start: Path | str | None = None) -> list[str]:
+    """`argv` as a result records it: each absolute path (an argument, or an option's value
+    after `=`) named by `result_path`; every other argument as given."""
+    out = []
+    for arg in argv:
+        option, equals, value = arg.partition("=")
+        if os.path.isabs(arg):
+            out.append(result_path(arg, start))
+        elif equals and option.startswith("-") and os.path.isabs(value):
+            out.append(f"{option}={result_path(value, start)}")
+        else:
+            out.append(arg)
+    return out
+
+
 def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
     """The `provenance` object of a result: version, git commit and dirtiness of the source tree
-    (null when it is not a git checkout), the command line (argv list; null when called as a
-    library without one), and the numeric libraries' versions."""
+    (null when it is not a git checkout), the command line (argv list, its absolute paths
+    relative to the current directory: `result_command`; null when called as a library without
+    one), and the numeric libraries' versions."""
     commit, dirty = source_commit()
     return {
         "gharuntime_version": __version__,
         "git_commit": commit,
         "git_dirty": dirty,
-        "command": list(command) if command is not None else None,
+        "command": result_command(command) if command is not None else None,
         "libraries": library_versions(),
     }
 

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from gharuntime.eval.provenance import result_path
 from gharuntime.eval.submission import MAX_LINE_BYTES, read_submission
 from gharuntime.problems import ProblemLog
 from gharuntime.readfile import iter_lines
@@ -121,7 +122,7 @@ class ParsedQuantiles:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "path": str(self.path),
+            "path": result_path(self.path),
             "sha256": self.sha256,
             "lines": self.lines,
             "levels": list(self.levels.names),
@@ -200,9 +201,13 @@ def read_quantiles(
     track: str,
     present: BoolArray,
     log: ProblemLog,
+    *,
+    left_out: Sequence[str] = (),
 ) -> ParsedQuantiles | None:
     """Read and check the sidecar `path` against the split's `ids` and the submission's rows
     (`present`): the same ids, every value finite and non-negative, non-decreasing in the level.
+    The levels of `left_out` targets (those the dataset does not hold) may be given; they are
+    not read.
     Every problem goes to `log` with its line; the values are meaningful only without any.
     None (its problem logged) for a sidecar with more than MAX_LEVELS levels, which is not
     read further. InputFileError (an OSError) for a file that is not regular or whose line
@@ -212,7 +217,16 @@ def read_quantiles(
     if levels is None:
         return None
     fields = tuple(f"{t}_{n}" for t in targets for n in levels.names)
-    parsed = read_submission(path, ids, fields, track, log, allow_partial=True)
+    parsed = read_submission(
+        path,
+        ids,
+        fields,
+        track,
+        log,
+        allow_partial=True,
+        left_out=dict.fromkeys(left_out, ""),  # their levels are not read
+        sidecar=True,
+    )
     has = parsed.present
     lacking = np.flatnonzero(present & ~has)
     if lacking.shape[0]:

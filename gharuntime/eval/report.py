@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from gharuntime.contract import PRIMARY_TARGET
+from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.eval.bootstrap import (
     CONFIDENCE,
     SPEARMAN_EXACT,
@@ -31,7 +30,7 @@ from gharuntime.eval.metrics import (
 )
 from gharuntime.eval.quantiles import QuantileLevels
 from gharuntime.eval.truth import Truth
-from gharuntime.paths import make_temp_file
+from gharuntime.paths import write_atomic
 from gharuntime.version import __version__
 
 __all__ = [
@@ -39,6 +38,8 @@ __all__ = [
     "RESULT_VERSION",
     "SAMPLE_SEED",
     "SAMPLE_SIZE",
+    "SUMMARY_MEANING",
+    "SUMMARY_METRICS",
     "render_tables",
     "result_json",
     "write_result",
@@ -54,7 +55,19 @@ so two results on the same resamples can be compared pairwise), `bootstrap.repo_
 (actual, predicted) pairs and the quantiles of |ln(p'/y')|). Optional, without a bump:
 `dataset.rows_group_in_train` (scored rows whose job group, repository + workflow path + job
 name, the train split holds; null where the rows do not say), which the leaderboard captions
-quote."""
+quote. Optional, without a bump: `targets` (the track's targets scored, those the dataset
+holds, and those left out with the reason: gharuntime.targets) and, on a track of several
+targets (multi), `summary` (SUMMARY_MEANING: the mean over the scored targets of each one's
+RMSLE and within-2x, with its per-resample values; a comparison's `summary` and
+`summary_difference` likewise), which the leaderboard ranks a multi table by."""
+
+SUMMARY_METRICS: Final = ("rmsle", "within_2x")
+"""The metrics a multi result summarises over its targets (their mean); RMSLE ranks."""
+SUMMARY_MEANING: Final = (
+    "the mean over the scored targets of each target's metric (RMSLE, within 2×), every "
+    "target weighing the same; its 95% interval from the same repository resamples (the mean "
+    "in each resample), so two methods' summaries compare pairwise"
+)
 
 PER_RESAMPLE_METRICS: Final = tuple(m.name for m in HEADLINE_METRICS)
 """The metrics whose per-resample values a result stores (the leaderboard's columns)."""
@@ -149,6 +162,48 @@ def _plot_data(truth: Truth, method: Predictions) -> dict[str, Any]:
             "value": [_num(v) for v in values.tolist()],
         },
     }
+
+
+def _summary_series(targets: dict[str, TargetScores]) -> dict[str, tuple[float, Any]]:
+    """Per summary metric: the mean over the targets of its point, and of its resamples
+    (resample by resample: the same resamples for every target)."""
+    out: dict[str, tuple[float, Any]] = {}
+    for m in SUMMARY_METRICS:
+        point = float(np.mean([s.overall.point[m] for s in targets.values()]))
+        values = np.mean(np.stack([s.overall.resamples[m] for s in targets.values()]), axis=0)
+        out[m] = (point, values)
+    return out
+
+
+def _summary_block(series: dict[str, tuple[float, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for m, (point, values) in series.items():
+        ci = interval(values)
+        out[m] = {
+            "value": _num(point),
+            "ci_low": ci[0] if ci else None,
+            "ci_high": ci[1] if ci else None,
+            "higher_is_better": METRIC_BY_NAME[m].higher_is_better,
+        }
+    return out
+
+
+def _summary_json(targets: dict[str, TargetScores]) -> dict[str, Any]:
+    """The multi summary of one method: its estimates and per-resample values."""
+    series = _summary_series(targets)
+    return {
+        "meaning": SUMMARY_MEANING,
+        "targets": list(targets),
+        "metrics": _summary_block(series),
+        "per_resample": {
+            m: [_sig(v) for v in values.tolist()] for m, (_, values) in series.items()
+        },
+    }
+
+
+def _summary_difference(a: dict[str, TargetScores], b: dict[str, TargetScores]) -> dict[str, Any]:
+    sa, sb = _summary_series(a), _summary_series(b)
+    return _summary_block({m: (sa[m][0] - sb[m][0], sa[m][1] - sb[m][1]) for m in sa})
 
 
 def _difference(a: CellResult, b: CellResult) -> dict[str, Any]:
@@ -303,6 +358,8 @@ def result_json(scores: Scores) -> dict[str, Any]:
     constant median of --gold) is compared with it, A minus B, on the same resamples."""
     truth = scores.truth
     first = _method_json(scores.methods[0], scores.targets[0])
+    several = len(TRACKS[scores.track].targets) > 1  # multi: its targets, and their summary
+    summarised = several and bool(scores.targets[0])
     result: dict[str, Any] = {
         "result_version": RESULT_VERSION,
         "gharuntime_version": __version__,
@@ -324,6 +381,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "duration_decile_edges": [float(e) for e in truth.decile_edges()],
         },
         "track": scores.track,
+        **({"targets": scores.held.to_json()} if several else {}),
         "bootstrap": {
             "seed": scores.bootstrap.seed,
             "resamples": scores.bootstrap.resamples,
@@ -351,6 +409,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
         "failure": _FAILURE,
         **{k: first[k] for k in ("name", "meta", "submission", "counts", "metrics", "breakdowns")},
         "intervals": first["intervals"],
+        **({"summary": _summary_json(scores.targets[0])} if summarised else {}),
         "plot_data": _plot_data(truth, scores.methods[0]),
         "comparison": None,
     }
@@ -360,6 +419,9 @@ def result_json(scores: Scores) -> dict[str, Any]:
             t: _difference(scores.targets[0][t].overall, scores.targets[1][t].overall)
             for t in scores.targets[0]
         }
+        if summarised:
+            second["summary"] = _summary_json(scores.targets[1])
+            second["summary_difference"] = _summary_difference(scores.targets[0], scores.targets[1])
         a, b = scores.methods[0].quantiles, scores.methods[1].quantiles
         if a is not None and b is not None:
             second["intervals_difference"] = {
@@ -398,19 +460,10 @@ def result_json(scores: Scores) -> dict[str, Any]:
 
 def write_result(result: dict[str, Any], out: Path) -> None:
     """Write the result JSON atomically: a temporary file beside `out`, then a rename."""
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp_file(out)
-    try:
-        text = json.dumps(result, indent=2, allow_nan=False)
-        # lists of numbers (per-resample values, samples) on one line each, not one per line
-        text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(result, indent=2, allow_nan=False)
+    # lists of numbers (per-resample values, samples) on one line each, not one per line
+    text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s+", ", ", m[1]) + "]", text)
+    write_atomic(out.resolve(), text + "\n")
 
 
 def _fmt(metric: str, value: float | None, unit: str = "s") -> str:
@@ -528,9 +581,46 @@ def _interval_with_ci(metric: str, block: dict[str, Any]) -> Any:
     return _value_ci(value, spec.format(block["ci_low"]), spec.format(block["ci_high"]))
 
 
+def _summary_tables(result: dict[str, Any], pct: int) -> list[Any]:
+    """A multi result's summary over its targets (with a comparison: B's and A − B), and a
+    line per target left out, saying why."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out: list[Any] = []
+    summary = result.get("summary")
+    if summary:
+        comparison = result.get("comparison") or {}
+        other = (comparison.get("summary") or {}).get("metrics")
+        diff = comparison.get("summary_difference")
+        table = Table(
+            title=f"multi summary · mean over {', '.join(summary['targets'])} · {pct}% intervals",
+            title_justify="left",
+        )
+        table.add_column("metric")
+        table.add_column(f"A: {result['name']}" if other else result["name"], justify="right")
+        if other and diff:
+            table.add_column(f"B: {comparison['name']}", justify="right")
+            table.add_column("A − B", justify="right")
+        for name, block in summary["metrics"].items():
+            m = METRIC_BY_NAME[name]
+            row = [
+                f"mean {m.label} {'↑' if m.higher_is_better else '↓'}",
+                _with_ci(name, block, ""),
+            ]
+            if other and diff:
+                row += [_fmt(name, other[name]["value"], ""), _with_ci(name, diff[name], "")]
+            table.add_row(*row)
+        out.append(table)
+    for target, why in ((result.get("targets") or {}).get("left_out") or {}).items():
+        out.append(Text(f"{target}: left out, not scored: {why}"))
+    return out
+
+
 def render_tables(result: dict[str, Any]) -> list[Any]:
     """Rich renderables for a result document: one table per target (value and interval, and
-    with a comparison the other method and the difference), then the primary target's
+    with a comparison the other method and the difference), on multi the summary over the
+    targets and a line per target left out, the interval tables, then the primary target's
     breakdowns."""
     from rich.table import Table
 
@@ -564,6 +654,7 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
                 ]
             table.add_row(*row)
         tables.append(table)
+    tables += _summary_tables(result, pct)
     intervals = result.get("intervals")
     if intervals:
         tables += _interval_tables(result, intervals, pct)

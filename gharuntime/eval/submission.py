@@ -4,14 +4,16 @@ number, and compute the file's sha256 on the way."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -161,6 +163,17 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
+_TARGET_LIKE: Final = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:s|bytes|seconds|sec)$")
+
+
+def _looks_like_target(key: str) -> bool:
+    """A key that names a target the contract does not have (`wait_s`, `duration`, `queue_S`):
+    one of its unit suffixes, or close to a target's name."""
+    if key in TARGETS or key == "id":
+        return False
+    return bool(_TARGET_LIKE.match(key) or difflib.get_close_matches(key, TARGETS, n=1, cutoff=0.6))
+
+
 def _describe(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -175,16 +188,23 @@ def read_submission(
     *,
     allow_partial: bool = False,
     progress: Progress | None = None,
+    left_out: Mapping[str, str] | None = None,
+    sidecar: bool = False,
 ) -> ParsedSubmission:
-    """Parse `path` against the split's `ids` (in row order) for the track's `targets`.
+    """Parse `path` against the split's `ids` (in row order) for `targets`: the track's
+    targets the dataset holds (gharuntime.targets); a record may also give those `left_out`
+    (target -> why), which are not read. `sidecar`: the fields are a quantile sidecar's
+    (`queue_s_p90`), reported as fields rather than targets.
 
     Problems go to `log`; the predictions are only meaningful when none were added. Blank lines
-    are ignored. Records of the split with no line are a problem unless `allow_partial`.
+    are ignored. Records of the split with no line are a problem unless `allow_partial`. A
+    target missing from a record, or a key the contract does not know, is reported with its
+    line, or once for the whole file where every record has the same problem.
     The file is read in batches of lines; a batch of well-formed lines is parsed and checked
     with whole-batch operations, any other batch line by line, reporting each problem. Ids are
     matched to the split's rows at the end, in one join.
     """
-    reader = _Reader(str(path), targets, track, log)
+    reader = _Reader(str(path), targets, track, log, left_out or {}, sidecar)
     digest = hashlib.sha256()
     total_bytes = path.stat().st_size
     done_bytes = 0
@@ -216,6 +236,7 @@ def read_submission(
                 reader.line_by_line(numbers, objs)
             if progress:
                 progress("reading " + path.name, done_bytes, total_bytes)
+    reader.report_keys()
     rows, values, row_line = reader.resolve(ids)
     n = ids.len()
     present = np.zeros(n, dtype=bool)
@@ -251,12 +272,26 @@ class _Reader:
     """The checks, and what the lines with a string id gave: the id, the line and the values
     (NaN where a value is bad), a batch at a time."""
 
-    def __init__(self, where: str, targets: tuple[str, ...], track: str, log: ProblemLog) -> None:
+    def __init__(
+        self,
+        where: str,
+        targets: tuple[str, ...],
+        track: str,
+        log: ProblemLog,
+        left_out: Mapping[str, str] | None = None,
+        sidecar: bool = False,
+    ) -> None:
         self.where = where
         self.targets = targets
         self.track = track
         self.log = log
+        self.left_out = dict(left_out or {})
+        self.sidecar = sidecar
         self.allowed = {"id", *targets}
+        self.objects = 0  # lines holding an object
+        # (kind, key) -> lines with that problem (the first KEEP_PER_KIND) and their count:
+        # reported at the end, once for the file when every object line has it
+        self.key_lines: dict[tuple[str, str], tuple[list[int], int]] = {}
         self.id_chunks: list[pl.Series] = []
         self.line_chunks: list[IntArray] = []
         self.value_chunks: dict[str, list[FloatArray]] = {t: [] for t in targets}
@@ -285,6 +320,7 @@ class _Reader:
                 return False
             values[t] = array
         self._take(ids, np.arange(first, first + len(objs), dtype=np.int64), values)
+        self.objects += len(objs)
         return True
 
     def _take(self, ids: list[str], lines: IntArray, values: dict[str, FloatArray]) -> None:
@@ -309,6 +345,7 @@ class _Reader:
                     ln,
                 )
                 continue
+            self.objects += 1
             rid: Any = obj.get("id")
             keep = type(rid) is str and _is_unicode(rid)
             if keep:
@@ -338,6 +375,9 @@ class _Reader:
                     too_large = True
                 if keep:
                     values[target].append(math.nan)
+                if value is None and target not in obj and not self.sidecar:
+                    self._key_problem("missing_target", target, ln)
+                    continue
                 if value is None:
                     problem = f"no {target!r}" if target not in obj else f"{target!r} is null"
                 elif too_large:
@@ -357,9 +397,53 @@ class _Reader:
             {t: np.asarray(v, dtype=np.float64) for t, v in values.items()},
         )
 
+    def _key_problem(self, kind: str, key: str, line: int) -> None:
+        lines, count = self.key_lines.get((kind, key), ([], 0))
+        if len(lines) < KEEP_PER_KIND:
+            lines.append(line)
+        self.key_lines[(kind, key)] = (lines, count + 1)
+
+    def _key_message(self, kind: str, key: str) -> str:
+        holds = ", ".join(self.targets)
+        if kind == "missing_target":
+            return (
+                f"no {key!r}, a target of track {self.track!r} that this dataset holds; every "
+                f"record gives 'id' and {holds}"
+            )
+        close = difflib.get_close_matches(key, [*TARGETS, "id"], n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return (
+            f"{key!r} is not a target the contract knows ({', '.join(TARGETS)}){hint}; track "
+            f"{self.track!r} predicts {holds} on this dataset: rename the key or drop it"
+        )
+
+    def report_keys(self) -> None:
+        """The problems of missing targets and unknown target names: once for the file where
+        every object line has it (with the count), else per line."""
+        for (kind, key), (lines, count) in self.key_lines.items():
+            message = self._key_message(kind, key)
+            if count == self.objects and count > 1:
+                self.log.add(
+                    kind, self.where, f"on all {count:,} lines: {message}", lines[0], n=count
+                )
+                continue
+            for line in lines:
+                self.log.add(kind, self.where, message, line)
+            if count > len(lines):
+                self.log.add_count(kind, count - len(lines))
+
+    def _left_out_level(self, key: str) -> bool:
+        """A sidecar's level of a left-out target (`log_bytes_p90`), which is not read."""
+        return any(key.startswith(t + "_") for t in self.left_out)
+
     def _fields(self, obj: dict[str, Any], ln: int) -> None:
         for key in obj:
-            if key in self.allowed:
+            if key in self.allowed or (key in self.left_out and not self.sidecar):
+                continue
+            if self.sidecar and self._left_out_level(key):
+                continue
+            if not self.sidecar and _looks_like_target(key):
+                self._key_problem("unknown_target", key, ln)
                 continue
             if key in TARGETS:
                 self.log.add(

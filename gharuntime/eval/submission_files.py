@@ -18,8 +18,7 @@ with a deprecation notice saying what to rename it to.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -27,7 +26,7 @@ from typing import IO, Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from gharuntime.paths import make_temp_file
+from gharuntime.paths import write_atomic
 
 __all__ = [
     "META_SUFFIX",
@@ -90,19 +89,6 @@ class SubmissionFiles:
         return None
 
 
-def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
-    """Write under a temporary name and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = make_temp_file(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _digits(target: str) -> int:
     """Values are rounded to 0.1 s, and to whole bytes for `log_bytes`."""
     return 0 if target == "log_bytes" else 1
@@ -122,7 +108,7 @@ def _write_predictions(
                 row[t] = round(col[i], d) if d else float(round(col[i]))
             f.write(json.dumps(row, separators=(",", ":")) + "\n")
 
-    _atomic_write(path, lines)
+    write_atomic(path, lines)
 
 
 def _write_quantiles(
@@ -147,7 +133,7 @@ def _write_quantiles(
                 row[name] = values[i]
             f.write(json.dumps(row, separators=(",", ":")) + "\n")
 
-    _atomic_write(path, lines)
+    write_atomic(path, lines)
 
 
 def write_submission_files(
@@ -165,7 +151,7 @@ def write_submission_files(
     files = SubmissionFiles(predictions_path)
     _write_predictions(files.predictions, ids, predictions)
     text = json.dumps(dict(meta), indent=2) + "\n"
-    _atomic_write(files.meta, lambda f: f.write(text))
+    write_atomic(files.meta, text)
     if quantiles:
         _write_quantiles(files.quantiles, ids, quantiles)
     else:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +25,7 @@ from gharuntime.dataset import (
 from gharuntime.dataset_ref import HUB_ID
 from gharuntime.parquet import read_parquet
 from gharuntime.splits import GROUP
+from gharuntime.targets import TargetsHeld, count_values, targets_held
 
 __all__ = ["HUB_ID", "Truth", "load_truth", "resolve_dataset"]
 
@@ -75,6 +76,18 @@ class Truth:
     synthetic: bool | None = None  # the manifest's source.synthetic; None when it does not say
     cluster_by: str = "repo_id"  # what the bootstrap resamples: repo_id, or run_id (few repos)
     group_seen: int | None = None  # rows whose job group (GROUP) the train split holds
+    train_values: dict[str, int] = field(default_factory=dict)  # per target: train rows with one
+    train_rows: int = 0
+
+    def held(self, track: str) -> TargetsHeld:
+        """The track's targets this dataset holds on the config (gharuntime.targets: a value in
+        its train split) and why the others are left out: what a submission must predict and
+        eval scores."""
+        if self.train_rows:
+            return targets_held(track, self.train_values, config=self.config, rows=self.train_rows)
+        # no train split (a method trained elsewhere is scored): what the scored split holds
+        values = {t: int(np.count_nonzero(np.isfinite(y))) for t, y in self.targets.items()}
+        return targets_held(track, values, config=self.config, rows=self.rows, split=self.split)
 
     @property
     def rows(self) -> int:
@@ -124,6 +137,7 @@ class Truth:
                 )
                 .height
             )
+        train_values = count_values(train_rows, TARGETS)
         medians: dict[str, float] = {}
         for t in TARGETS:
             value: Any = train_rows[t].cast(pl.Float64).drop_nulls().median()
@@ -148,6 +162,8 @@ class Truth:
             source_kind=str(source["kind"]) if source and source.get("kind") else None,
             synthetic=_synthetic(source),
             group_seen=group_seen,
+            train_values=train_values,
+            train_rows=train_rows.height,
         )
 
     def decile_edges(self) -> FloatArray:

@@ -9,6 +9,7 @@ fitted, ready for `predict`.
     history/      the history-track model (each job's own recent durations and its config)
     config/       the config-track model: the fallback for a job with no earlier run
     steps/        one record per finished step (gharuntime.resume), so a rerun keeps them
+    .gharuntime-learn   the mark that learn began the folder (written first, with its format)
 
 Never a token: the API's address is recorded, the credential is not.
 """
@@ -16,6 +17,8 @@ Never a token: the API's address is recorded, the credential is not.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +32,8 @@ from gharuntime.readfile import InputFileError, read_json
 __all__ = [
     "LEARNED_FILE",
     "LEARNED_FORMAT",
+    "LEARN_FOLDER_FORMAT",
+    "LEARN_MARKER",
     "STEPS_DIR",
     "Learned",
     "LearnedError",
@@ -42,6 +47,10 @@ __all__ = [
 LEARNED_FORMAT: Final = "gharuntime-learned/1"
 LEARNED_FILE: Final = "learn.json"
 STEPS_DIR: Final = "steps"
+LEARN_MARKER: Final = ".gharuntime-learn"
+"""The first file `learn` writes in its --out: the folder is learn's own (a rerun continues it;
+a non-empty folder without it is never written into)."""
+LEARN_FOLDER_FORMAT: Final = "gharuntime-learn-folder/1"
 MAX_LEARNED_BYTES: Final = 2**20
 
 
@@ -51,14 +60,38 @@ class LearnedError(GharuntimeError):
 
 def is_learned_folder(folder: Path) -> bool:
     """Whether `folder` is (or was begun as) a learned folder rather than a plain model."""
-    return os.path.lexists(folder / LEARNED_FILE) or (folder / STEPS_DIR).is_dir()
+    return (
+        os.path.lexists(folder / LEARNED_FILE)
+        or os.path.lexists(folder / LEARN_MARKER)
+        or (folder / STEPS_DIR).is_dir()
+    )
+
+
+_REPO_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+"""A GitHub repository's OWNER/NAME, as `learn` takes it."""
 
 
 def relearn_command(doc: dict[str, Any] | None, folder: Path) -> str:
-    """The `gharuntime learn` command that (re)writes `folder`, as far as `doc` tells."""
+    """The `gharuntime learn` command that (re)writes `folder`, as far as `doc` tells, safe to
+    paste into a shell: `learn.json` is a file anyone can edit, so only its repositories that
+    are OWNER/NAME are named (any other value gives the placeholder OWNER/NAME), and every
+    word is quoted for the shell (a folder named `a; rm -rf ~` stays one argument). A folder
+    learnt from a built dataset is relearnt from that dataset."""
+    origin = doc.get("from_dataset") if isinstance(doc, dict) else None
+    if isinstance(origin, dict) and isinstance(origin.get("path"), str) and origin["path"]:
+        return shlex.join(
+            ["gharuntime", "learn", "--from-dataset", origin["path"], "--out", str(folder)]
+        )
     repos = doc.get("repos") if isinstance(doc, dict) else None
-    names = " ".join(str(r) for r in repos) if isinstance(repos, list) and repos else "OWNER/NAME"
-    return f"gharuntime learn {names} --token-env GITHUB_TOKEN --out {folder}"
+    names = (
+        [r for r in repos if isinstance(r, str) and _REPO_NAME.fullmatch(r)]
+        if isinstance(repos, list) and len(repos) <= 1_000
+        else []
+    )
+    if not names or (isinstance(repos, list) and len(names) != len(repos)):
+        names = ["OWNER/NAME"]
+    words = ["gharuntime", "learn", *names, "--token-env", "GITHUB_TOKEN", "--out", str(folder)]
+    return shlex.join(words)
 
 
 @dataclass(frozen=True)
@@ -120,6 +153,17 @@ def load_learned(folder: Path) -> Learned:
     return Learned(folder, doc, models["history"], models["config"], folder / "dataset")
 
 
+def _visibility(doc: dict[str, Any], repo: str) -> tuple[bool, str] | None:
+    """(public, "learn.json") for `repo` when the learned folder recorded its visibility."""
+    seen = doc.get("visibility")
+    if not isinstance(seen, dict):
+        return None
+    value = next((v for k, v in seen.items() if str(k).lower() == repo.lower()), None)
+    if value not in ("public", "private", "internal"):
+        return None
+    return value == "public", "learn.json"
+
+
 @dataclass(frozen=True)
 class PredictModels:
     """What `predict` runs: the model, the fallback for jobs without history, the repository's
@@ -129,6 +173,7 @@ class PredictModels:
     meta: dict[str, Any]
     fallback: Method | None
     history: RepoHistory | None
+    visibility: tuple[bool, str] | None = None  # (public, where it was read), when known
 
 
 def _pick_repo(repo: str | None, held: list[str], where: str, fix: str) -> str:
@@ -173,8 +218,9 @@ def open_predict_models(
             "fallback": "config",
             "dataset": {"id": str(dataset)},
         }
+        history = load_repo_history(dataset, name)
         return PredictModels(
-            learned.history, meta, learned.config, load_repo_history(dataset, name)
+            learned.history, meta, learned.config, history, _visibility(learned.doc, history.repo)
         )
     method, meta = load_model(model_dir)
     if history_from is None:

@@ -15,18 +15,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import polars as pl
 
 from gharuntime.baselines.method import Method
 from gharuntime.contract import HISTORY_COLUMN, job_table_schema
+from gharuntime.expressions import Partial, UnknownExpression, evaluate
 from gharuntime.predict.history import RepoHistory
+from gharuntime.predict.history_jobs import HistoryAlias, JobUnit, history_jobs, history_rows
+from gharuntime.predict.steps import step_fingerprint
 from gharuntime.predict.timeout import Timeout, recommend_timeout
 from gharuntime.readfile import InputFileError, read_text
 from gharuntime.workflow import (
@@ -48,11 +51,15 @@ __all__ = [
     "BASIS_WORDS",
     "FLAGS",
     "FLAG_WORDS",
+    "HISTORY_MATRIX",
     "JobPrediction",
     "RepoMeta",
     "WorkflowPrediction",
+    "critical_path_draws",
     "human_seconds",
+    "job_context",
     "job_flags",
+    "may_skip",
     "predict_workflow",
     "repo_meta_from_json",
     "repo_workflow_path",
@@ -230,7 +237,10 @@ FLAGS: dict[str, str] = {
     "levels: GitHub refuses such a run; predicted as one job from the caller's YAML",
     "unknown_inputs": "a job of a reusable workflow whose `with:` inputs are expressions known "
     "only at run time: those `${{ inputs.* }}` are left as written",
-    "expression_matrix": "its matrix is an expression only known at run time: counted as one job",
+    "expression_matrix": "its matrix is an expression only known at run time, and the "
+    "repository's history has no run of it: counted as one job",
+    "history_matrix": "its matrix is an expression only known at run time: one job for each name "
+    "the job's latest runs in the repository's history show, each from its own runs",
     "conditional": "gated by `if:`: it may be skipped, so it is left out of the sums without "
     "conditional jobs",
     "needs_cycle": "on or behind a cycle of `needs:` (GitHub refuses such a run): the critical "
@@ -242,6 +252,7 @@ FLAG_WORDS: dict[str, str] = {
     "reusable_refused": "reusable workflow cycle or too deep",
     "unknown_inputs": "with: inputs from expressions",
     "expression_matrix": "matrix from an expression",
+    "history_matrix": "matrix from history",
     "conditional": "if: may skip it",
     "needs_cycle": "needs: cycle",
 }
@@ -263,8 +274,61 @@ def human_seconds(seconds: float) -> str:
 """What `predict` cannot know about a job, by flag name."""
 
 
-def job_flags(job: ExpandedJob) -> tuple[str, ...]:
-    """The FLAGS that apply to one expanded job, in FLAGS order."""
+STATUS_IN_A_PASSING_RUN: Final = {
+    "success": True,
+    "always": True,
+    "cancelled": False,
+    "failure": False,
+}
+"""The status functions of an `if:` in a run whose earlier jobs all pass (the run predict
+predicts): a job gated by `always()` or `success()` runs, one gated by `failure()` does not."""
+
+
+def _condition_text(condition: str) -> str | None:
+    """The expression of an `if:` (written with or without `${{ }}`); None when it mixes text
+    and expressions, which predict does not read."""
+    text = condition.strip()
+    if text.startswith("${{") and text.endswith("}}") and text.count("${{") == 1:
+        return text[3:-2]
+    return None if "${{" in text else text
+
+
+def may_skip(condition: str | None, context: Mapping[str, Any] | None) -> bool:
+    """Whether a job gated by `condition` may be skipped in a passing run on the trigger
+    `context` describes (`github`: a Partial holding what is known, `matrix`): False when the
+    `if:` is true there (`always()`, `github.event_name == 'push'` on a push, ...), True when
+    it is false or needs what predict cannot know (`needs.*.outputs`, `vars`, ...). Without a
+    context every `if:` may skip."""
+    if condition is None:
+        return False
+    if context is None:
+        return True
+    text = _condition_text(condition)
+    if text is None:
+        return True
+    if text.lower() in ("true", "false"):  # YAML's `if: true` (read as a boolean)
+        return text.lower() == "false"
+    try:
+        return not bool(evaluate(text, context, STATUS_IN_A_PASSING_RUN))
+    except UnknownExpression:
+        return True
+
+
+def job_context(job: ExpandedJob, event: str, repo: str | None) -> dict[str, Any]:
+    """What an `if:` of `job` can read in the run predicted: the trigger's name, the
+    repository's name when known, the job's matrix values when known."""
+    github = Partial(event_name=event)
+    if repo is not None:
+        github["repository"] = repo
+    context: dict[str, Any] = {"github": github}
+    if job.matrix is not None or expand_matrix(job.spec.matrix) is not None:
+        context["matrix"] = job.matrix or {}
+    return context
+
+
+def job_flags(job: ExpandedJob, context: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The FLAGS that apply to one expanded job, in FLAGS order. With `context` (job_context),
+    an `if:` flags the job only when it may skip it there."""
     flags = []
     if job.call_problem in ("cycle", "too_deep"):
         flags.append("reusable_refused")
@@ -276,7 +340,7 @@ def job_flags(job: ExpandedJob) -> tuple[str, ...]:
         job.callee is not None and expand_matrix(job.callee.matrix) is None
     ):
         flags.append("expression_matrix")
-    if job.spec.condition is not None or job.callee_if is not None:
+    if may_skip(job.spec.condition, context) or may_skip(job.callee_if, context):
         flags.append("conditional")
     return tuple(flags)
 
@@ -294,10 +358,16 @@ def workflow_rows(
     at: datetime,
     workflow: Workflow | None = None,
     local_file: Path | None = None,
+    resolve_reusable: Callable[[str], Workflow | None] | None = None,
 ) -> tuple[pl.DataFrame, list[ExpandedJob]]:
-    """Job-table rows (inputs filled, outcome columns null) for every job GitHub would create."""
+    """Job-table rows (inputs filled, outcome columns null) for every job GitHub would create.
+    Local reusable workflows are read by `resolve_reusable` when given (a side of a review),
+    else beside `local_file`; `path` is the workflow's identity."""
     wf = workflow or parse_workflow(text, path)
-    jobs = expand_jobs(wf, _local_resolver(local_file), chain=(_repo_path(local_file) or path,))
+    if resolve_reusable is not None:
+        jobs = expand_jobs(wf, resolve_reusable, chain=(path,))
+    else:
+        jobs = expand_jobs(wf, _local_resolver(local_file), chain=(_repo_path(local_file) or path,))
     sha = hashlib.sha256(text.encode()).hexdigest()
     rows = []
     for i, job in enumerate(jobs):
@@ -344,6 +414,10 @@ def workflow_rows(
     return frame, jobs
 
 
+HISTORY_MATRIX = "from-history matrix"
+"""The basis of a job of a matrix given by an expression, expanded from the history."""
+
+
 @dataclass(frozen=True)
 class JobPrediction:
     """One expanded job and its predicted targets."""
@@ -360,6 +434,9 @@ class JobPrediction:
     timeout: Timeout | None = None
     basis: str | None = None  # a BASIS_WORDS key when the repository's history was asked for
     history: tuple[float, ...] = ()  # the job's recent durations the prediction used
+    steps: str = ""  # what its steps run (moves.step_fingerprint): a review pairs moves by it
+    history_key: tuple[str, str] | None = None  # (workflow path, identity) its history is under
+    from_history: tuple[str, str] | None = None  # a matrix member from history: history_jobs
 
 
 BASIS_WORDS: dict[str, str] = {
@@ -368,6 +445,9 @@ BASIS_WORDS: dict[str, str] = {
     "the repository's history: predicted by the config-track model from its configuration",
     "no history": "no earlier run of this job in the repository's history, and no config-track "
     "model to fall back on: predicted by the history-track model without history",
+    HISTORY_MATRIX: "its matrix is an expression only known at run time: one job per name its "
+    "latest runs in the repository's history show, each predicted by the history-track model "
+    "from that job's own recent runs",
 }
 """What each job's prediction rests on, when `predict` is given the repository's history."""
 
@@ -505,6 +585,29 @@ def critical_path(jobs: list[JobPrediction], level: str | None = None) -> float:
     return max(finish.values(), default=0.0)
 
 
+def critical_path_draws(jobs: list[JobPrediction], seconds: np.ndarray) -> np.ndarray:
+    """`critical_path` in each of many draws: `seconds[i]` holds job i's drawn durations (one
+    column per draw); the path of each draw is computed as critical_path computes one."""
+    draws = seconds.shape[1] if seconds.ndim == 2 else 0
+    longest: dict[str, np.ndarray] = {}
+    for j, row in zip(jobs, seconds, strict=True):
+        longest[j.key] = np.maximum(longest[j.key], row) if j.key in longest else row
+    waits = _waits(jobs)
+    order, stuck = _order(waits)
+    finish: dict[str, np.ndarray] = {}
+    zero = np.zeros(draws)
+    for key in [*order, *sorted(stuck)]:
+        start = zero
+        for d in waits[key]:
+            if d in finish:
+                start = np.maximum(start, finish[d])
+        finish[key] = start + longest[key]
+    path = zero
+    for value in finish.values():
+        path = np.maximum(path, value)
+    return path
+
+
 def _run(
     method: Method, frame: pl.DataFrame
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -568,6 +671,8 @@ def predict_workflow(
     history: RepoHistory | None = None,
     fallback: Method | None = None,
     history_path: str | None = None,
+    aliases: Mapping[JobUnit, HistoryAlias] | None = None,
+    resolve_reusable: Callable[[str], Workflow | None] | None = None,
 ) -> WorkflowPrediction:
     """Predict every job of the workflow `text`; raises WorkflowError for a file that is not one.
 
@@ -575,22 +680,35 @@ def predict_workflow(
     durations there, matched by workflow path, job key and matrix values; a job without any is
     predicted by `fallback` (a config-track model) when given, and each job says which
     (`basis`). `history_path` is the workflow path to look up (default: `local_file`'s place
-    in its repository): a review's base file is looked up as the file it changes."""
+    in its repository): a review's base file is looked up as the file it changes. A matrix
+    given by an expression becomes the jobs its latest runs show (basis `from-history
+    matrix`); `aliases` (a review's moved jobs, gharuntime.predict.moves) name where a job
+    with no run of its own finds its history. `resolve_reusable` reads the local reusable
+    workflows it calls (default: beside `local_file`). An `if:` flags its job only when it may
+    skip it on `meta.event`."""
     when = at or datetime.now(timezone.utc)
+    meta = meta or RepoMeta()
     frame, jobs = workflow_rows(
         text,
         path=path,
-        meta=meta or RepoMeta(),
+        meta=meta,
         at=when,
         local_file=local_file,
+        resolve_reusable=resolve_reusable,
     )
+    repo_name = meta.repo if meta.repo != RepoMeta.repo else None
     lists: list[list[float]] = [[] for _ in jobs]
     with_history: np.ndarray | None = None
+    looked: list[tuple[str, str] | None] = [None] * len(jobs)
+    members: list[tuple[str, str] | None] = [None] * len(jobs)
     if history is not None:
         where = history_path or repo_workflow_path(local_file, path)
-        lists = history.durations(where, jobs, when)
-        if frame.height:
-            frame = frame.with_columns(pl.Series(HISTORY_COLUMN, lists, dtype=pl.List(pl.Float64)))
+        picked = history_jobs(jobs, history, where, when, aliases)
+        jobs = [p.job for p in picked]
+        lists = [p.durations for p in picked]
+        looked = [p.lookup for p in picked]
+        members = [p.from_history for p in picked]
+        frame = history_rows(frame, picked)
         with_history = np.array([bool(x) for x in lists], dtype=bool)
     predictions, levels = _predict_frame(frame, method, fallback, with_history)
     out = []
@@ -598,7 +716,11 @@ def predict_workflow(
         labels = tuple(job.runner_labels)
         quantiles = {q: float(v[i]) for q, v in levels.items()}
         basis = None
-        if with_history is not None:
+        flags = job_flags(job, job_context(job, meta.event, repo_name))
+        if members[i] is not None:
+            basis = HISTORY_MATRIX
+            flags = tuple("history_matrix" if f == "expression_matrix" else f for f in flags)
+        elif with_history is not None:
             basis = (
                 "history"
                 if with_history[i]
@@ -613,11 +735,14 @@ def predict_workflow(
                 matrix=job.matrix,
                 needs=job_needs(job),
                 predicted={t: float(v[i]) for t, v in predictions.items()},
-                flags=job_flags(job),
+                flags=flags,
                 quantiles=quantiles,
                 timeout=recommend_timeout(quantiles),
                 basis=basis,
                 history=tuple(lists[i]),
+                steps=step_fingerprint(job),
+                history_key=looked[i],
+                from_history=members[i],
             )
         )
     cycle = needs_cycle(out)

@@ -1,23 +1,50 @@
 """`--source github`: crawl GitHub (or the API at --api-url) for the repositories of --repos
-or --search into a raw store, then build from it (gharuntime.builder.crawled.GitHubSource).
-Tokens, repositories and window are read as `gharuntime crawl` reads them
-(gharuntime.crawler.assembly)."""
+or --search into a raw store, then build from it. The kind whole: its options (the crawl's
+selection, declared once in gharuntime.crawler.assembly for `gharuntime crawl` too, plus
+--crawl-dir, --crawl-logs, --workers), its config and its Source (`GitHubSource`). Tokens,
+repositories, window and CrawlOptions are made as `gharuntime crawl` makes them
+(gharuntime.crawler.assembly); the card says what the raw kind says of the store it wrote."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from gharuntime.crawler.assembly import crawl_window, load_tokens, make_client, read_repos
-from gharuntime.crawler.client import Token
+from gharuntime.builder.build import BuildError
+from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
+from gharuntime.crawler.assembly import (
+    CrawlRequest,
+    crawl_options,
+    load_tokens,
+    make_client,
+    selection_options,
+)
+from gharuntime.crawler.client import GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions
-from gharuntime.source_kinds.base import SourceConfig, SourceOptionError, SourceOptions
-from gharuntime.sources.base import Source
+from gharuntime.progress import Progress
+from gharuntime.source_kinds.base import (
+    CRAWL_DIR,
+    CRAWL_LOGS,
+    WORKERS,
+    SourceConfig,
+    SourceOption,
+    SourceOptionError,
+    crawl_dir_of,
+)
+from gharuntime.source_kinds.crawled import CrawledSource, crawl_into
+from gharuntime.sources.base import Candidates, Source
 
-__all__ = ["GitHubConfig"]
+__all__ = ["SELECTION", "GitHubConfig", "GitHubSource"]
 
 NO_TOKEN = "unauthenticated requests get 60 an hour; pass --token-file or set GITHUB_TOKEN"
+
+SELECTION = tuple(
+    SourceOption(option, rank=100 + i) for i, option in enumerate(selection_options("github"))
+)
+"""--repos, --search, --max-repos, --since, --until, --max-runs-per-workflow, --token-file,
+--api-url, --max-retries: what `gharuntime crawl` takes, the same declarations."""
 
 
 @dataclass(frozen=True)
@@ -26,22 +53,7 @@ class GitHubConfig(SourceConfig):
     store, and the YAML workers. A Token's repr never shows its secret."""
 
     kind: ClassVar[str] = "github"
-    options: ClassVar[frozenset[str]] = frozenset(
-        {
-            "crawl_dir",
-            "crawl_logs",
-            "repos_file",
-            "search",
-            "max_repos",
-            "since",
-            "until",
-            "max_runs_per_workflow",
-            "token_file",
-            "api_url",
-            "max_retries",
-            "workers",
-        }
-    )
+    options: ClassVar[tuple[SourceOption, ...]] = (CRAWL_DIR, CRAWL_LOGS, *SELECTION, WORKERS)
     summary: ClassVar[str] = "a crawl of GitHub (--repos FILE or --search QUERY)"
 
     crawl_dir: Path
@@ -53,38 +65,31 @@ class GitHubConfig(SourceConfig):
     inputs: tuple[Path, ...] = ()  # the --repos and --token-file files read
 
     @classmethod
-    def from_options(cls, opts: SourceOptions) -> GitHubConfig:
+    def from_options(cls, out: Path, values: Mapping[str, Any]) -> GitHubConfig:
         """Exactly one of --repos FILE or --search QUERY; the window, tokens and crawl folder
         (default: OUT.raw beside --out)."""
-        if (opts.repos_file is None) == (opts.search is None):
+        crawl_dir = crawl_dir_of(out, values)
+        request = CrawlRequest(
+            out=crawl_dir,
+            logs=values[CRAWL_LOGS.name],
+            **{o.name: values[o.name] for o in SELECTION},
+        )
+        if (request.repos_file is None) == (request.search is None):
             raise SourceOptionError(
                 "--source github needs exactly one of --repos FILE or --search QUERY",
                 option="--repos",
             )
-        repos = read_repos(opts.repos_file) if opts.repos_file is not None else None
-        since, until = crawl_window(opts.since, opts.until)
-        crawl = CrawlOptions(
-            repos=repos,
-            search=opts.search,
-            max_repos=opts.max_repos,
-            since=since,
-            until=until,
-            max_runs_per_workflow=opts.max_runs_per_workflow,
-            logs=opts.crawl_logs,
-        )
         return cls(
-            crawl_dir=opts.crawl_dir or opts.out.with_name(opts.out.name + ".raw"),
-            crawl=crawl,
-            api_url=opts.api_url,
-            tokens=tuple(load_tokens(opts.token_file)),
-            max_retries=opts.max_retries,
-            workers=opts.workers,
-            inputs=tuple(p for p in (opts.repos_file, opts.token_file) if p is not None),
+            crawl_dir=crawl_dir,
+            crawl=crawl_options(request),
+            api_url=request.api_url,
+            tokens=tuple(load_tokens(request.token_file)),
+            max_retries=request.max_retries,
+            workers=values[WORKERS.name],
+            inputs=tuple(p for p in (request.repos_file, request.token_file) if p is not None),
         )
 
     def source(self) -> Source:
-        from gharuntime.builder.crawled import GitHubSource
-
         client = make_client(self.api_url, list(self.tokens), max_retries=self.max_retries)
         return GitHubSource(self.crawl_dir, self.crawl, client, self.api_url, self.workers)
 
@@ -93,3 +98,33 @@ class GitHubConfig(SourceConfig):
 
     def warnings(self) -> list[str]:
         return [] if self.tokens else [NO_TOKEN]
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    """A crawl of GitHub (or any API at `client`'s URL, named `api_url` in the crawl folder's
+    record) into `raw`, then built; `raw` must be new, empty or a crawl of that same API."""
+
+    raw: Path
+    opts: CrawlOptions
+    client: GitHubClient
+    api_url: str
+    workers: int = 1
+
+    def _crawl(self, progress: Progress | None) -> dict[str, Any]:
+        try:
+            claim_crawl_dir(self.raw, f"the API at {self.api_url}")
+        except CrawlDirError as exc:
+            raise BuildError(str(exc)) from None
+        result = crawl_into(self.raw, self.opts, self.client, progress, "crawling GitHub")
+        return {
+            "kind": "github",
+            "synthetic": False,
+            "since": result.since,
+            "until": result.until,
+            "crawl_failures": len(result.failures),
+        }
+
+    def read(self, progress: Progress | None = None) -> Candidates:
+        """Crawl, then the store's candidate rows."""
+        return CrawledSource(self.raw, self._crawl, self.workers).read(progress)

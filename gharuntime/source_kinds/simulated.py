@@ -1,6 +1,9 @@
 """`--source simulated`: serve the seeded simulated GitHub on 127.0.0.1, crawl it with the real
-crawler over real HTTP into a raw store, and build from that (a synthetic dataset; says so).
-The one source module that uses the simulator, so the builder never imports it.
+crawler over real HTTP into a raw store, and build from that (a synthetic dataset; says so:
+the raw kind's card tells a store of the simulated GitHub). The kind whole: its options
+(--seed, --scale, --crawl-dir, --crawl-logs, --workers), its config and its Source (a
+CrawledSource of the world's crawl). The one source module that uses the simulator, so the
+builder never imports it.
 
 Same parameters, same bytes: `prepare_simulated_store` continues only a store of the same
 world (seed, scale, logs); any other store is refused, never removed (`claim_crawl_dir`)."""
@@ -8,39 +11,63 @@ world (seed, scale, logs); any other store is refused, never removed (`claim_cra
 from __future__ import annotations
 
 import secrets
-import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, build
+import click
+
+from gharuntime.builder.build import BuildError
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir, simulated_world
-from gharuntime.builder.crawled import CrawledSource, crawl_into
-from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
 from gharuntime.crawler.client import EtagCache, GitHubClient, Token
 from gharuntime.crawler.crawl import CrawlOptions, CrawlResult
+from gharuntime.paramtypes import SEED as SEED_TYPE
 from gharuntime.progress import Progress
-from gharuntime.release_diff import DatasetSide
-from gharuntime.source_kinds.base import SourceConfig, SourceOptions
+from gharuntime.sim.world import SCALES
+from gharuntime.source_kinds.base import (
+    CRAWL_DIR,
+    CRAWL_LOGS,
+    WORKERS,
+    SourceConfig,
+    SourceOption,
+    crawl_dir_of,
+)
+from gharuntime.source_kinds.crawled import CrawledSource, crawl_into
 from gharuntime.sources.base import Source
 from gharuntime.sources.raw import count_records
 
 __all__ = [
+    "SCALE",
+    "SEED",
     "SimulatedConfig",
-    "build_from_simulated",
     "crawl_simulated",
     "prepare_simulated_store",
     "simulated_store_identity",
 ]
+
+SEED = SourceOption(
+    click.Option(
+        ["--seed"], type=SEED_TYPE, default=0, show_default=True, help="simulated: world seed."
+    ),
+    rank=70,
+)
+SCALE = SourceOption(
+    click.Option(
+        ["--scale"],
+        type=click.Choice(sorted(SCALES)),
+        default="tiny",
+        show_default=True,
+        help="simulated: world size (tiny 12 repositories ... paper 27,000).",
+    ),
+    rank=80,
+)
 
 
 def simulated_store_identity(seed: int, scale: str, logs: bool) -> dict[str, str]:
     """What a crawl of the simulated GitHub records in its store's meta: the world (seed, scale,
     the scale's sizes) and whether logs were crawled. Two stores with the same identity hold the
     same records once complete."""
-    from gharuntime.sim import SCALES
-
     sc = SCALES[scale]
     return {
         "sim_seed": str(seed),
@@ -75,7 +102,7 @@ def crawl_simulated(
 
     The crawl window is the world's own: its `days` up to its fixed END, never the wall clock.
     A store at `raw` of another world is refused (BuildError), never removed."""
-    from gharuntime.sim import END, SCALES, ServerConfig, World, serve
+    from gharuntime.sim import END, ServerConfig, World, serve
     from gharuntime.sim.world import DAY, iso
 
     if scale not in SCALES:
@@ -115,9 +142,7 @@ class SimulatedConfig(SourceConfig):
     """The world (seed, scale), whether logs are crawled, the crawl's raw store, YAML workers."""
 
     kind: ClassVar[str] = "simulated"
-    options: ClassVar[frozenset[str]] = frozenset(
-        {"crawl_dir", "seed", "scale", "crawl_logs", "workers"}
-    )
+    options: ClassVar[tuple[SourceOption, ...]] = (CRAWL_DIR, SEED, SCALE, CRAWL_LOGS, WORKERS)
     summary: ClassVar[str] = "a crawl of the seeded simulated GitHub on 127.0.0.1 (synthetic)"
 
     crawl_dir: Path
@@ -127,10 +152,15 @@ class SimulatedConfig(SourceConfig):
     workers: int = 1
 
     @classmethod
-    def from_options(cls, opts: SourceOptions) -> SimulatedConfig:
+    def from_options(cls, out: Path, values: Mapping[str, Any]) -> SimulatedConfig:
         """--seed, --scale, --crawl-logs; --crawl-dir (default: OUT.raw beside --out)."""
-        crawl_dir = opts.crawl_dir or opts.out.with_name(opts.out.name + ".raw")
-        return cls(crawl_dir, opts.seed, opts.scale, opts.crawl_logs, opts.workers)
+        return cls(
+            crawl_dir_of(out, values),
+            values[SEED.name],
+            values[SCALE.name],
+            values[CRAWL_LOGS.name],
+            values[WORKERS.name],
+        )
 
     def _crawl(self, progress: Progress | None) -> dict[str, Any]:
         result, info = crawl_simulated(
@@ -149,31 +179,3 @@ class SimulatedConfig(SourceConfig):
 
     def reads(self) -> list[Path]:
         return [self.crawl_dir]
-
-
-def build_from_simulated(
-    out: Path,
-    raw: Path,
-    *,
-    seed: int,
-    scale: str,
-    logs: bool = False,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    workers: int = 1,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Deprecated: `build(SimulatedConfig(raw, seed, scale, logs, workers).source(), out,
-    BuildOptions(conclusions=conclusions, previous=previous, progress=progress))`."""
-    warnings.warn(
-        "build_from_simulated is deprecated and will be removed; use "
-        "build(SimulatedConfig(...).source(), out, BuildOptions(...))",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    config = SimulatedConfig(crawl_dir=raw, seed=seed, scale=scale, logs=logs, workers=workers)
-    return build(
-        config.source(),
-        out,
-        BuildOptions(conclusions=conclusions, previous=previous, progress=progress),
-    )

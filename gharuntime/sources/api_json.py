@@ -14,7 +14,8 @@ need not be checked out), in any JSON shape:
 Other files are not read; a source's info counts them by suffix. Every record keeps where it
 came from (source, file path, the source's commit when it is a git repository). Nothing is
 filled in that the record does not say: a field it lacks is null here. A file that is not JSON
-(or not gzip, or over MAX_FILE_BYTES once decompressed), a document that holds no record, or an
+(or not gzip, or over MAX_FILE_BYTES once decompressed, or holding over MAX_FILE_CONTAINERS
+objects and arrays: never parsed), a document that holds no record, or an
 item of a list of records that is not one, is counted in `Problems` with the file named, and
 skipped.
 """
@@ -31,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from gharuntime.errors import GharuntimeError
 from gharuntime.progress import Progress
 from gharuntime.sources._columns import (
     ColumnBuffer,
@@ -46,6 +48,7 @@ from gharuntime.workflow import strip_ref
 __all__ = [
     "JOB_SCHEMA",
     "MAX_FILE_BYTES",
+    "MAX_FILE_CONTAINERS",
     "REPOSITORY_SCHEMA",
     "RUN_SCHEMA",
     "SUFFIXES",
@@ -62,6 +65,12 @@ PLAIN_SUFFIXES = (".json", ".jsonl", ".ndjson")
 SUFFIXES = (*PLAIN_SUFFIXES, *(s + ".gz" for s in PLAIN_SUFFIXES))
 MAX_FILE_BYTES = 1 << 30
 """A file larger than this (once decompressed) is counted as unreadable, not read."""
+MAX_FILE_CONTAINERS = 1 << 23
+"""A file holding more JSON objects and arrays than this (8,388,608, counted as its `{` and `[`
+before anything is parsed) is counted as unreadable, not read: parsed, each costs Python about
+70 bytes, so 900 MB of `[{},{},...]` (a 0.9 MB .json.gz) would be 300 million dicts, over 20 GB.
+Real API files hold about one per 100 to 250 bytes: a 1 GB one, some 4 to 10 million."""
+_PIECE_BYTES = 16 << 20
 _STRS = pl.List(pl.String)
 _REPO_IN_URL = re.compile(r"/repos/([^/]+/[^/]+)/")
 
@@ -149,36 +158,75 @@ def source_label(path: Path, repo: GitRepo | None) -> str:
     return name.removesuffix(".git")
 
 
-def _gunzip(data: bytes, limit: int) -> bytes:
-    """The bytes of a gzip file (every member), refusing more than `limit` once decompressed
-    (a small bomb must not fill the memory). Raises ValueError."""
+class _TooLarge(GharuntimeError, ValueError):
+    """A file over a cap (its bytes, decompressed, or its objects and arrays): not read."""
+
+
+def _containers(data: bytes) -> int:
+    """How many JSON objects and arrays `data` can hold at most: its `{` and `[` (those inside
+    strings counted too), counted in C without parsing anything."""
+    return data.count(b"{") + data.count(b"[")
+
+
+def _too_many(count: int, limit: int) -> _TooLarge:
+    return _TooLarge(
+        f"holds over {limit:,} JSON objects and arrays (counted as {{ and [: {count:,} so far), "
+        "more than any API file holds (about one per 100 bytes); it is not read: split it into "
+        "smaller files"
+    )
+
+
+def _gunzip(data: bytes, limit: int, max_containers: int) -> bytes:
+    """The bytes of a gzip file (every member), decompressed in pieces of at most 16 MiB,
+    refusing more than `limit` bytes or `max_containers` objects and arrays once decompressed:
+    a small bomb (1 MB of `[{},{},...]` is 1 GB) stops at the piece that passes a cap, never
+    held whole, never parsed. Raises ValueError."""
     out: list[bytes] = []
-    size = 0
+    size = containers = 0
     while data:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            chunk = d.decompress(data, limit - size + 1)
-        except zlib.error as exc:
-            raise ValueError(f"not gzip ({exc})") from None
-        size += len(chunk)
-        if size > limit or d.unconsumed_tail:
-            raise ValueError(f"over {limit:,} bytes once decompressed")
+        tail = data
+        while not d.eof:
+            try:
+                piece = d.decompress(tail, min(_PIECE_BYTES, limit - size + 1))
+            except zlib.error as exc:
+                raise ValueError(f"not gzip ({exc})") from None
+            tail = d.unconsumed_tail
+            if not piece and not tail:
+                break  # no input left and no output: the stream ends early
+            size += len(piece)
+            if size > limit:
+                raise _TooLarge(f"over {limit:,} bytes once decompressed")
+            containers += _containers(piece)
+            if containers > max_containers:
+                raise _too_many(containers, max_containers)
+            out.append(piece)
         if not d.eof:
             raise ValueError("truncated gzip file")
-        out.append(chunk)
         data = d.unused_data.lstrip(b"\0")
     return b"".join(out)
 
 
-def documents(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> Iterator[tuple[int, Any]]:
+def documents(
+    data: bytes,
+    name: str,
+    limit: int = MAX_FILE_BYTES,
+    max_containers: int | None = None,
+) -> Iterator[tuple[int, Any]]:
     """(line number or 0, document) of a JSON or JSON Lines file, gzip-compressed when `name`
     ends in `.gz`. Raises ValueError (with the line) when the file is neither; a JSON Lines file
-    with some bad lines raises at the first."""
+    with some bad lines raises at the first. A file over `limit` bytes or `max_containers`
+    objects and arrays (default MAX_FILE_CONTAINERS) is refused before anything is parsed
+    (ValueError)."""
+    if max_containers is None:
+        max_containers = MAX_FILE_CONTAINERS
     if name.endswith(".gz"):
-        data = _gunzip(data, limit)
+        data = _gunzip(data, limit, max_containers)
         name = name.removesuffix(".gz")
     elif len(data) > limit:
-        raise ValueError(f"over {limit:,} bytes")
+        raise _TooLarge(f"over {limit:,} bytes")
+    elif _containers(data) > max_containers:
+        raise _too_many(_containers(data), max_containers)
     text = data.decode("utf-8-sig")
     if not name.endswith((".jsonl", ".ndjson")):
         try:
@@ -371,6 +419,9 @@ class _Reader:
         jobs = runs = 0
         try:
             docs = list(documents(data, file))
+        except _TooLarge as exc:
+            self.problems.add("unreadable_file", f"{where}: {exc}")
+            return 0, 0
         except (ValueError, UnicodeDecodeError) as exc:
             self.problems.add("unreadable_file", f"{where}: not JSON ({exc})")
             return 0, 0

@@ -1,7 +1,9 @@
 """What every source gives the build: `Candidates`, the candidate job rows in the contract's
 columns with the problems met reading them and the provenance for the manifest, from a `Source`
-whose `read()` makes them. One shape for every source (raw stores, the GHALogs dump, API JSON),
-so one build (`gharuntime.builder.build.build`) serves them all.
+whose `read()` makes them, and what the dataset card says of the source (`CardText`, made by the
+Candidates' `card` hook). One shape for every source (raw stores, the GHALogs dump, API JSON),
+so one build (`gharuntime.builder.build.build`) serves them all; the Source of each kind a
+person names is in its module of `gharuntime.source_kinds`.
 
 The column helpers the readers share live here too, below the builder, so no reader imports
 from `gharuntime.builder` (the builder imports the readers, never the other way round)."""
@@ -19,10 +21,42 @@ from gharuntime.progress import Progress
 from gharuntime.sources._columns import Problems
 from gharuntime.workflow import MAX_YAML_BYTES, runner_os
 
-__all__ = ["Candidates", "CardRender", "Source", "Texts", "to_datetime", "with_runner_os"]
+__all__ = [
+    "AddFiles",
+    "Candidates",
+    "CardHook",
+    "CardRender",
+    "CardText",
+    "Source",
+    "Texts",
+    "to_datetime",
+    "with_runner_os",
+]
 
 CardRender = Callable[[Mapping[str, Any], pl.DataFrame, Path], str]
 """render(manifest, jobs, folder) -> the dataset card's Markdown."""
+
+
+@dataclass(frozen=True)
+class CardText:
+    """What the dataset card says of its source: the provenance paragraph, the Hub front
+    matter's `source_datasets` (and any tags and pretty name it adds), the limitations that
+    follow from the source (Markdown list items) and what else to cite."""
+
+    provenance: str
+    source_datasets: tuple[str, ...] = ("original",)
+    tags: tuple[str, ...] = ()
+    pretty_name: str | None = None
+    limitations: tuple[str, ...] = ()
+    citation: str = ""
+
+
+CardHook = Callable[[Mapping[str, Any]], CardText]
+"""card(the manifest's `source` section, as written) -> what the card says of the source."""
+
+AddFiles = Callable[[Mapping[str, Any], pl.DataFrame, Path], None]
+"""add_files(manifest, jobs kept, new folder): files a source writes beside `data/` (and their
+entries in the manifest's `source` section), before the card is rendered."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +97,8 @@ class Candidates:
     any filter; `problems` counts the bad input met; `provenance` is the manifest's `source`.
     The rest is optional: `build` adds to the manifest's build parameters (records read, fetch
     errors), `texts` holds the YAML texts joined on at the end, `cross_repo` fixes some
-    repositories' cross_repo split, `render` replaces the default card."""
+    repositories' cross_repo split, `card` says what the card tells of the source (a generic
+    paragraph without it), `add_files` writes files of the source's own into the dataset."""
 
     frame: pl.DataFrame
     problems: Problems
@@ -71,7 +106,8 @@ class Candidates:
     build: dict[str, Any] = field(default_factory=dict)
     texts: Texts | None = None
     cross_repo: Mapping[int, str] | None = None
-    render: CardRender | None = None
+    card: CardHook | None = None
+    add_files: AddFiles | None = None
 
 
 class Source(Protocol):

@@ -34,7 +34,6 @@ import re
 import tarfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -52,14 +51,13 @@ from gharuntime.sources._columns import (
     gc_paused,
     pack_list,
 )
-from gharuntime.sources.base import Candidates, to_datetime, with_runner_os
+from gharuntime.sources.base import to_datetime, with_runner_os
 from gharuntime.sources.raw import runner_from_log
 from gharuntime.sources.values import api_id, api_int
 from gharuntime.workflow import strip_ref
 
 __all__ = [
     "GHALOGS_FILES",
-    "GhalogsSource",
     "job_name_from_log_file",
     "read_ghalogs",
     "runner_start",
@@ -442,22 +440,3 @@ def read_ghalogs(
         "id_rule": "ghalogs-<first 24 hex of sha256('ghalogs:{repo_id}:{run_id}:{attempt}:{log file}')>",
     }
     return with_runner_os(rows), problems, info
-
-
-@dataclass(frozen=True)
-class GhalogsSource:
-    """The GHALogs dump at `dump` (and its log archives under `logs`) as a build Source."""
-
-    dump: Path
-    logs: Path | None = None
-
-    def read(self, progress: Progress | None = None) -> Candidates:
-        """read_ghalogs' rows, problems and provenance as Candidates (SourceError: no dump)."""
-        read = [read_ghalogs(self.dump, logs=self.logs, progress=progress)]
-        _, problems, info = read[0]
-        return Candidates(
-            frame=read.pop()[0],  # no reference kept here: the build frees it stage by stage
-            problems=problems,
-            provenance={"kind": "ghalogs", "synthetic": False, **info},
-            build={"records": info.get("runs_read", 0)},
-        )

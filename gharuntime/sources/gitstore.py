@@ -10,6 +10,7 @@ at its head_sha.
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator
@@ -22,6 +23,26 @@ from gharuntime.errors import GharuntimeError
 __all__ = ["GitError", "GitRepo", "looks_like_git_dir"]
 
 _GIT = ("git", "-c", "safe.directory=*", "-c", "core.quotePath=false")
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _kind(mode: str) -> str:
+    """What a tree entry of `mode` is: a file (100644, 100755), a symlink, a submodule's
+    commit or a tree."""
+    if mode.startswith("100"):
+        return "blob"
+    return {"120000": "symlink", "160000": "commit"}.get(mode, "tree")
+
+
+def _request(what: str) -> bytes:
+    """One line of `git cat-file --batch` input; a name holding a line break (or NUL) would
+    be read as two requests and put every later answer out of step, so it is refused."""
+    if "\n" in what or "\0" in what or "\r" in what:
+        raise GitError(
+            f"{what!r}: an object name holding a line break cannot be asked of git",
+            fix="give a commit, branch or tag and a path without line breaks",
+        )
+    return what.encode("utf-8", "surrogateescape") + b"\n"
 
 
 class GitError(GharuntimeError):
@@ -53,14 +74,17 @@ class _Batch:
         self.lock = threading.Lock()
 
     def header(self) -> tuple[str, str, int] | None:
-        """(object name, type, size) of the next answer, or None when it is missing."""
+        """(object name, type, size) of the next answer, or None when it is missing. git
+        echoes the name asked for in its "missing" answer, spaces and all (`HEAD:my ci.yml
+        missing`), so an answer is an object only in git's exact form: a hex id, a type and a
+        size, three fields."""
         line = self.stdout.readline()
         if not line:
             raise GitError("git cat-file stopped answering")
-        parts = line.decode("utf-8", "replace").split()
-        if len(parts) != 3:  # "<what> missing" / "<what> ambiguous" / "dangling ..."
-            return None
-        return parts[0], parts[1], int(parts[2])
+        parts = line.decode("utf-8", "replace").rstrip("\n").split(" ")
+        if len(parts) == 3 and _OID.fullmatch(parts[0]) and parts[2].isdigit():
+            return parts[0], parts[1], int(parts[2])
+        return None  # "<what> missing" / "<what> ambiguous" / "dangling ..."
 
     def body(self, size: int) -> bytes:
         data = self.stdout.read(size)
@@ -135,7 +159,7 @@ class GitRepo:
     def files(self, ref: str = "HEAD") -> Iterator[tuple[str, str]]:
         """(path, blob sha) of every file in the tree of `ref`."""
         proc = subprocess.Popen(
-            [*_GIT, f"--git-dir={self.git_dir}", "ls-tree", "-r", "-z", ref],
+            [*_GIT, f"--git-dir={self.git_dir}", "ls-tree", "-r", "-z", "--end-of-options", ref],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -168,7 +192,7 @@ class GitRepo:
             self._cat = _Batch(self.git_dir, check=False)
         batch = self._cat
         with batch.lock:
-            batch.stdin.write(what.encode() + b"\n")
+            batch.stdin.write(_request(what))
             batch.stdin.flush()
             head = batch.header()
             if head is None:
@@ -179,12 +203,13 @@ class GitRepo:
         """(name, bytes or None) for each object name, in order: a second process reads them
         while a thread writes the requests, so git never waits for us between objects."""
         wanted = list(names)
+        lines = [_request(name) for name in wanted]
         batch = _Batch(self.git_dir, check=False)
 
         def feed() -> None:
             try:
-                for name in wanted:
-                    batch.stdin.write(name.encode() + b"\n")
+                for line in lines:
+                    batch.stdin.write(line)
                 batch.stdin.flush()
             except (OSError, ValueError):
                 pass
@@ -206,14 +231,64 @@ class GitRepo:
 
     def object_type(self, what: str) -> str | None:
         """'commit', 'tree', 'blob', ... for an object name, or None when it is not there."""
+        found = self.object_info(what)
+        return found[0] if found is not None else None
+
+    def object_info(self, what: str) -> tuple[str, int] | None:
+        """(type, size in bytes) of an object, without reading it; None when it is not there."""
         if self._check is None:
             self._check = _Batch(self.git_dir, check=True)
         batch = self._check
         with batch.lock:
-            batch.stdin.write(what.encode() + b"\n")
+            batch.stdin.write(_request(what))
             batch.stdin.flush()
             head = batch.header()
-        return head[1] if head is not None else None
+        return (head[1], head[2]) if head is not None else None
+
+    def commit_of(self, rev: str) -> str | None:
+        """The commit id `rev` (a sha, branch or tag) names, None when there is none by that
+        name. `rev` reaches git after `--end-of-options`, so it is never read as an option."""
+        try:
+            done = subprocess.run(
+                [*_GIT, f"--git-dir={self.git_dir}", "rev-parse", "--verify", "-q",
+                 "--end-of-options", f"{rev}^{{commit}}"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise GitError(f"cannot run git in {self.path}: {exc}") from exc
+        oid = done.stdout.strip()
+        return oid if done.returncode == 0 and _OID.fullmatch(oid) else None
+
+    def entry_at(self, commit: str, path: str) -> tuple[str, str] | None:
+        """(kind, object id) of what `path` names in `commit`'s tree: kind `blob`, `tree`,
+        `symlink` or `commit` (a submodule); None when it is not there. The path is walked one
+        tree at a time and never handed to git as text, so a name with spaces, a colon or a
+        line break is a name like any other."""
+        if not _OID.fullmatch(commit):
+            raise GitError(f"{commit!r}: not a commit id")
+        oid, kind = commit + "^{tree}", "tree"
+        for part in [p for p in path.split("/") if p]:
+            if kind != "tree":
+                return None
+            listing = self.tree(oid)
+            if listing is None or part not in listing:
+                return None
+            mode, oid = listing[part]
+            kind = _kind(mode)
+        return kind, oid
+
+    def listing_at(self, commit: str, folder: str) -> dict[str, tuple[str, str]]:
+        """{name: (kind, object id)} of the entries of `folder` in `commit`'s tree (empty when
+        there is no such folder)."""
+        found = self.entry_at(commit, folder)
+        if found is None or found[0] != "tree":
+            return {}
+        return {
+            name: (_kind(mode), oid) for name, (mode, oid) in (self.tree(found[1]) or {}).items()
+        }
 
     def tree(self, what: str) -> dict[str, tuple[str, str]] | None:
         """{name: (mode, sha)} of the tree object `what` (e.g. `SHA:.github/workflows`)."""

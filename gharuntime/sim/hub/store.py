@@ -3,20 +3,18 @@ checks), commit records, and each repository's refs file (replaced by one rename
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 from gharuntime.errors import GharuntimeError
+from gharuntime.paths import write_atomic
 
 __all__ = [
     "COMMIT_RE",
@@ -74,29 +72,25 @@ class Store:
             self._write_atomic(self.object_path(sha), data)
         return sha
 
-    def _write_atomic(self, path: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+    def _write_atomic(self, path: Path, data: bytes | Callable[[IO[Any]], object]) -> None:
+        """paths.write_atomic with the temporary file in the store's tmp/ (so objects/ holds
+        only complete objects), private to this user as the store's files always were."""
+        write_atomic(path, data, binary=True, mode=0o600, temp_dir=self.root / "tmp")
 
     def receive_object(self, expected: str, stream: Iterator[bytes]) -> None:
         """Stream an upload into a temporary file; keep it only if its sha256 is `expected`."""
-        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp")
-        h = hashlib.sha256()
-        try:
-            with os.fdopen(fd, "wb") as f:
-                for block in stream:
-                    h.update(block)
-                    f.write(block)
+
+        def checked(f: IO[bytes]) -> None:
+            h = hashlib.sha256()
+            for block in stream:
+                h.update(block)
+                f.write(block)
             if h.hexdigest() != expected:
                 raise HubHTTPError(
                     400, f"uploaded content has sha256 {h.hexdigest()}, not {expected}"
                 )
-            os.replace(tmp, self.object_path(expected))
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+
+        self._write_atomic(self.object_path(expected), checked)
 
     def _repo_file(self, repo_id: str) -> Path:
         # percent-encoded, "/" and "%" included: one file per id (replacing "/" with "__" gave

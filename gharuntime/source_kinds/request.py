@@ -1,7 +1,8 @@
 """`gharuntime build` as one typed request and one call: `run_build(BuildRequest(...))` checks
 the dataset folder and the previous release, then builds the source's config with
 `build(config.source(), out, options)`. The command line only turns its options into the
-request (`gharuntime.source_kinds.config_from_options` for the source)."""
+request (`gharuntime.source_kinds.config_from_options` for the source). It sits with the kinds,
+above the builder it calls."""
 
 from __future__ import annotations
 

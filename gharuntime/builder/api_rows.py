@@ -1,6 +1,8 @@
-"""`gharuntime build --source api-json`: job and run API records as found in the wild (folders
-or git histories of JSON files) plus the projects' git histories for the workflow YAML at each
-head_sha → a dataset folder, through the same filters, history, splits and card as every build.
+"""The rows of an api-json build (`gharuntime.source_kinds.api_json`): job and run API records
+as found in the wild (read by gharuntime.sources.api_json) plus the projects' git histories for
+the workflow YAML at each head_sha → candidate rows, their per-row provenance and the counts the
+card shows. Below the kind, beside the rest of the builder's resolution (job keys, workflow
+files at a commit).
 
 What the records do not say stays null (repository language, stars, size, topics, creation
 time, default branch, runner image, log size), and the card counts the nulls of every column.
@@ -11,45 +13,38 @@ run's `created_at` (counted per kind in the card: the last two include the wait 
 counted as `absent_assumed_1`).
 
 Each row's provenance (source, file, the source's commit; the history and commit its YAML came
-from and how its workflow file was found) is written to `provenance.parquet` beside `data/`.
+from and how its workflow file was found) is a frame of its own, which the kind writes to
+`provenance.parquet` beside `data/`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import polars as pl
 
-from gharuntime.builder.api_card import PLACED_WITHOUT_RUN
-from gharuntime.builder.build import BuildError, BuildOptions, BuildResult, build
-from gharuntime.builder.card import render_card
-from gharuntime.builder.filters import DEFAULT_CONCLUSIONS
+from gharuntime.builder.build import BuildError
 from gharuntime.builder.jobkeys import local_calls, resolve_job_keys, resolve_unit, yaml_sha256
-from gharuntime.builder.normalize import Texts
-from gharuntime.builder.workflows_at import (
-    WorkflowFinder,
-    detect_licence,
-    most_common,
-    open_histories,
-)
-from gharuntime.contract import COLUMNS
-from gharuntime.dataset import DEFAULT_ROWS_PER_FILE, sha256_file
-from gharuntime.parquet import write_parquet
+from gharuntime.builder.workflows_at import WorkflowFinder, detect_licence, most_common
 from gharuntime.progress import Progress
-from gharuntime.release_diff import DatasetSide
 from gharuntime.sources._columns import Problems
-from gharuntime.sources.api_json import RUN_SCHEMA, ApiSource, ApiTables, read_api_json
-from gharuntime.sources.base import Candidates, to_datetime, with_runner_os
+from gharuntime.sources.api_json import RUN_SCHEMA, ApiSource, ApiTables
+from gharuntime.sources.base import Texts, to_datetime, with_runner_os
 from gharuntime.sources.gitstore import GitError, GitRepo, looks_like_git_dir
 
-__all__ = ["PROVENANCE_FILE", "ApiJsonSource", "build_from_api_json"]
+__all__ = [
+    "PLACED_WITHOUT_RUN",
+    "api_candidates",
+    "cross_repo_ids",
+    "source_infos",
+    "surrogate_repo_id",
+]
 
-PROVENANCE_FILE = "provenance.parquet"
+PLACED_WITHOUT_RUN: Final = "jobs placed without a run record (from their own fields)"
+"""The derived count, in the manifest, of jobs a jobs-only source placed by their own fields."""
 _STRS = pl.List(pl.String)
 
 _RESOLVED_SCHEMA = {
@@ -300,7 +295,7 @@ def _count(frame: pl.DataFrame, column: str) -> dict[str, int]:
     }
 
 
-def _source_infos(tables: ApiTables, paths: Sequence[ApiSource]) -> list[dict[str, Any]]:
+def source_infos(tables: ApiTables, paths: Sequence[ApiSource]) -> list[dict[str, Any]]:
     """The reader's per-source info plus each git source's licence."""
     by_label = {}
     for s in paths:
@@ -316,7 +311,7 @@ def _source_infos(tables: ApiTables, paths: Sequence[ApiSource]) -> list[dict[st
     return out
 
 
-def _candidates(
+def api_candidates(
     tables: ApiTables,
     finder: WorkflowFinder,
     problems: Problems,
@@ -536,179 +531,7 @@ def _candidates(
     return with_runner_os(rows), provenance, texts, counts
 
 
-def _render_with_provenance(row_provenance: pl.DataFrame) -> Any:
-    """render_card plus the provenance file, the null counts and the per-project figures: all
-    computed on the rows actually kept, in the dataset's temporary folder before it is
-    validated and renamed into place."""
-
-    def render(manifest: Mapping[str, Any], jobs: pl.DataFrame, folder: Path) -> str:
-        kept = row_provenance.join(jobs.select("id"), on="id", how="semi").sort("id")
-        path = folder / PROVENANCE_FILE
-        write_parquet(kept, path)
-        provenance: dict[str, Any] = manifest["source"]  # the manifest being written; filled in
-        provenance["provenance"] = {
-            "path": PROVENANCE_FILE,
-            "rows": kept.height,
-            "sha256": sha256_file(path),
-            "columns": kept.columns,
-        }
-        provenance["null_counts"] = {
-            c.name: int(jobs[c.name].null_count())
-            for c in COLUMNS
-            if c.name in jobs.columns and jobs[c.name].null_count()
-        }
-        projects = (
-            jobs.group_by("repo_id")
-            .agg(
-                pl.col("repo").first(),
-                pl.len().alias("rows"),
-                pl.col("run_id").n_unique().alias("runs"),
-                pl.col("created_at").min().alias("first"),
-                pl.col("created_at").max().alias("last"),
-                (pl.col("job_key").is_not_null().sum()).alias("job_key_resolved"),
-            )
-            .sort("repo", "repo_id")
-        )
-        calls = (
-            kept.filter(pl.col("reusable").is_not_null())
-            .group_by("run_source", "reusable")
-            .len()
-            .sort("run_source", "reusable")
-        )
-        reusable: dict[str, dict[str, int]] = {}
-        for src, status, n in calls.iter_rows():
-            reusable.setdefault(str(src), {})[str(status)] = int(n)
-        provenance["reusable_calls"] = reusable
-        provenance["projects"] = [
-            {
-                "repo": r["repo"],
-                "rows": int(r["rows"]),
-                "runs": int(r["runs"]),
-                "first": f"{r['first']:%Y-%m-%d}",
-                "last": f"{r['last']:%Y-%m-%d}",
-                "job_key_resolved": int(r["job_key_resolved"]),
-            }
-            for r in projects.iter_rows(named=True)
-        ]
-        return render_card(manifest, jobs, folder)
-
-    return render
-
-
-@dataclass(frozen=True)
-class ApiJsonSource:
-    """Folders or git repositories of job/run API JSON, with the workflow YAML read from the
-    `yaml_git` histories at each run's head_sha, as a build Source.
-
-    `cross_repo` fixes the cross_repo split of named repositories ({"owner/name": "train"});
-    the others keep the contract's hash rule. `description` adds a paragraph to the card."""
-
-    paths: Sequence[Path | ApiSource]
-    yaml_git: Sequence[Path] = ()
-    cross_repo: Mapping[str, str] | None = None
-    workers: int = 1
-    description: str | None = None
-
-    def read(self, progress: Progress | None = None) -> Candidates:
-        """read_api_json's records, placed and resolved to candidate rows (BuildError when no
-        job record is found or none can be placed, SourceError when a path cannot be read)."""
-        sources = [p if isinstance(p, ApiSource) else ApiSource(Path(p)) for p in self.paths]
-        # every --yaml-git is checked before the (long) read of the records
-        for repo in open_histories(self.yaml_git):
-            repo[1].close()
-        tables = read_api_json(sources, progress=progress)
-        problems = tables.problems
-        if tables.jobs.height == 0:
-            counts = "; ".join(
-                f"{k} {v} (e.g. {(problems.examples.get(k) or ['-'])[0]})"
-                for k, v in sorted(problems.counts.items())
-            )
-            raise BuildError(
-                f"no job record found in {', '.join(str(s.path) for s in sources)} "
-                f"({sum(s['files'] for s in tables.sources)} JSON files read"
-                + (f"; problems: {counts}" if counts else "")
-                + "); pass folders or git repositories of GitHub jobs API JSON"
-            )
-        histories = open_histories(self.yaml_git)
-        finder = WorkflowFinder((label, repo) for label, repo, _ in histories)
-        try:
-            infos = _source_infos(tables, sources)
-            yaml_infos = [{**info, "licence": detect_licence(repo)} for _, repo, info in histories]
-            candidates, row_provenance, texts, derived = _candidates(
-                tables, finder, problems, workers=self.workers, progress=progress
-            )
-        finally:
-            finder.close()
-        del tables
-        if candidates.height == 0:
-            raise BuildError(
-                "no job record could be placed (in a source with run records, every job lacks "
-                "its run; in a jobs-only source, its run_url names no repository; problems: "
-                + ", ".join(f"{k} {v}" for k, v in sorted(problems.counts.items()))
-                + ")"
-            )
-        fixed = _cross_repo_ids(candidates, self.cross_repo)
-        licences = {i.get("licence") for i in [*infos, *yaml_infos]}
-        provenance = {
-            "kind": "api-json",
-            "synthetic": False,
-            "sources": infos,
-            "yaml_histories": yaml_infos,
-            "licence": "apache-2.0" if licences == {"Apache-2.0"} else None,
-            "description": self.description,
-            "derived": derived,
-            "provenance_columns": row_provenance.columns,
-        }
-        if fixed:
-            provenance["cross_repo_fixed"] = {name: split for name, (_, split) in fixed.items()}
-        frames = [candidates]
-        del candidates  # only `frames` holds the rows: the build frees them stage by stage
-        return Candidates(
-            frame=frames.pop(),
-            problems=problems,
-            provenance=provenance,
-            build={"records": int(sum(i["jobs"] + i["runs"] for i in infos))},
-            texts=texts,
-            cross_repo={rid: split for rid, split in fixed.values()} or None,
-            render=_render_with_provenance(row_provenance),
-        )
-
-
-def build_from_api_json(
-    paths: Sequence[Path | ApiSource],
-    out: Path,
-    *,
-    yaml_git: Sequence[Path] = (),
-    cross_repo: Mapping[str, str] | None = None,
-    conclusions: Sequence[str] | None = DEFAULT_CONCLUSIONS,
-    progress: Progress | None = None,
-    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
-    workers: int = 1,
-    description: str | None = None,
-    previous: DatasetSide | None = None,
-) -> BuildResult:
-    """Deprecated: `build(ApiJsonSource(paths, yaml_git=..., cross_repo=..., workers=...,
-    description=...), out, BuildOptions(conclusions, rows_per_file, previous, progress))`."""
-    warnings.warn(
-        "build_from_api_json is deprecated and will be removed; use "
-        "build(ApiJsonSource(...), out, BuildOptions(...))",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return build(
-        ApiJsonSource(
-            list(paths),
-            yaml_git=list(yaml_git),
-            cross_repo=cross_repo,
-            workers=workers,
-            description=description,
-        ),
-        out,
-        BuildOptions(conclusions, rows_per_file, previous, progress),
-    )
-
-
-def _cross_repo_ids(
+def cross_repo_ids(
     candidates: pl.DataFrame, cross_repo: Mapping[str, str] | None
 ) -> dict[str, tuple[int, str]]:
     """{name: (repo_id, split)} for the repositories whose cross_repo split is fixed."""

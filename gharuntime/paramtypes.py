@@ -3,7 +3,9 @@ with control characters or bytes in another encoding, numbers that are not finit
 what the command can hold, and files that cannot be read as UTF-8 text.
 
 Every command declares its options with these, so a bad value is a usage error (exit 2) that
-names the option, never a traceback deep inside the library."""
+names the option, never a traceback deep inside the library. They sit below the commands, so
+what declares options of its own (a source kind of `gharuntime build`, the crawl's selection in
+gharuntime.crawler.assembly) uses them without importing the command line."""
 
 from __future__ import annotations
 

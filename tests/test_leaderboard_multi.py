@@ -1,0 +1,156 @@
+"""The multi track on the leaderboard: ranked by its summary over the targets the dataset holds
+(the same paired rule), a summary table, a table per target, and the targets left out named."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from leaderboard_support import RESAMPLES
+
+from gharuntime.dataset import load
+from gharuntime.eval import evaluate_file, write_result
+from gharuntime.leaderboard import LeaderboardError, add_result, load_result, scan
+from gharuntime.leaderboard.markdown import render_markdown
+from gharuntime.leaderboard.page import render_page
+from gharuntime.leaderboard.view import table_views
+
+# method -> log factor of (duration_s, queue_s): prediction = truth × exp(factor)
+MULTI = {
+    "duration-first": (0.05, np.log(20.0)),  # near-exact durations, waits 20× too long
+    "balanced": (np.log(2.5), 0.05),  # durations 2.5× too long, near-exact waits
+    "both-close": (0.1, 0.1),
+}
+
+
+def _score(tmp: Path, dataset: Path, method: str, factors: tuple[float, float]) -> Path:
+    rows = load(dataset, "temporal", "test")
+    sign = np.where(np.arange(rows.height) % 2 == 0, 1.0, -1.0)
+    d = rows["duration_s"].to_numpy() * np.exp(factors[0] * np.where(factors[0] > 0.5, 1, sign))
+    q = rows["queue_s"].to_numpy() * np.exp(factors[1] * np.where(factors[1] > 0.5, 1, sign))
+    sub = tmp / f"{method}.jsonl"
+    sub.write_text(
+        "".join(
+            json.dumps({"id": i, "duration_s": round(float(a), 2), "queue_s": round(float(b), 2)})
+            + "\n"
+            for i, a, b in zip(rows["id"].to_list(), d, q, strict=True)
+        )
+    )
+    meta = {"method": method, "method_version": "1.0", "track": "multi", "config": "temporal"}
+    (tmp / f"{method}.meta.json").write_text(json.dumps(meta))
+    out = tmp / f"{method}.result.json"
+    write_result(evaluate_file(sub, dataset, resamples=RESAMPLES), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def multi_results(no_logs_dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("multi")
+    dataset = tmp / "gharuntime-nologs"  # its folder name is its name on the leaderboard
+    shutil.copytree(no_logs_dataset, dataset)
+    results = tmp / "results"
+    for method, factors in MULTI.items():
+        add_result(_score(tmp, dataset, method, factors), results)
+    return results
+
+
+def test_a_multi_table_is_ranked_by_its_summary(multi_results: Path) -> None:
+    (view,) = table_views(scan(multi_results))
+    order = [r.entry.method for r in view.ranked]
+    # by duration_s alone duration-first would lead; over both targets it comes last
+    by_duration = sorted(view.rows, key=lambda r: r["rmsle"])
+    assert by_duration[0]["method"] == "duration-first"
+    assert order == ["both-close", "balanced", "duration-first"]
+    summaries = [r.entry.result["summary"]["metrics"]["rmsle"]["value"] for r in view.ranked]
+    assert summaries == sorted(summaries)
+    assert [r.group for r in view.ranked] == [1, 2, 3]  # far apart: three groups
+    assert view.targets == ("duration_s", "queue_s")
+    assert "holds no value of it" in view.left_out["log_bytes"]
+
+
+def test_the_markdown_has_a_summary_and_a_table_per_target(multi_results: Path) -> None:
+    views = table_views(scan(multi_results))
+    text = render_markdown(views, "results")
+    assert "## gharuntime-nologs · temporal / multi" in text
+    assert "- `log_bytes` left out, not scored: the dataset holds no value of it" in text
+    summary = text.split("### Multi summary")[1].split("### `duration_s`")[0]
+    assert (
+        "| group | method | version | mean RMSLE ↓ | mean within 2× ↑ | duration_s RMSLE ↓ |"
+        in summary
+    )
+    rows = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r.split(" | ")[1] for r in rows[1:]] == ["both-close", "balanced", "duration-first"]
+    for target in ("duration_s", "queue_s"):
+        block = text.split(f"### `{target}`")[1].split("###")[0]
+        lines = [line for line in block.splitlines() if line.startswith("| ")]
+        assert "RMSLE ↓ | MAE (s) ↓" in lines[0]
+        # the rows keep the table's order and groups, with this target's own values
+        assert [x.split(" | ")[:2] for x in lines[2:]] == [
+            ["| 1", "both-close"],
+            ["| 2", "balanced"],
+            ["| 3", "duration-first"],
+        ]
+    assert "### `log_bytes`" not in text
+
+
+def test_the_page_has_a_row_per_method_and_target(multi_results: Path) -> None:
+    views = table_views(scan(multi_results))
+    page = render_page(views, "results")
+    data = json.loads(page.split('id="leaderboard-data">')[1].split("</script>")[0])
+    rows = data["rows"]
+    assert [(r["method"], r["target"]) for r in rows] == [
+        (m, t)
+        for t in ("duration_s", "queue_s")
+        for m in ("both-close", "balanced", "duration-first")
+    ]
+    for r in rows:  # each row carries its method's summary
+        summary = views[0].target_rows["duration_s"][
+            [x["method"] for x in rows[:3]].index(r["method"])
+        ]
+        assert r["summary_rmsle"] == summary["summary_rmsle"] is not None
+
+
+def _doc(results: Path) -> dict[str, Any]:
+    return load_result(sorted(results.glob("*/*.json"))[0]).result
+
+
+def test_a_multi_result_without_its_summary_is_refused(multi_results: Path, tmp_path: Path) -> None:
+    doc = copy.deepcopy(_doc(multi_results))
+    del doc["summary"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LeaderboardError, match="a multi result without `targets` and `summary`"):
+        load_result(path)
+
+
+def test_a_multi_result_whose_blocks_miss_a_scored_target_is_refused(
+    multi_results: Path, tmp_path: Path
+) -> None:
+    doc = copy.deepcopy(_doc(multi_results))
+    del doc["metrics"]["queue_s"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LeaderboardError, match="metrics holds duration_s, but targets/scored"):
+        load_result(path)
+
+
+def test_results_scoring_other_targets_do_not_share_a_table(
+    multi_results: Path, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(multi_results, results)
+    path = sorted(results.glob("*/*.json"))[0]
+    doc = json.loads(path.read_text())
+    doc["targets"]["scored"] = doc["summary"]["targets"] = ["duration_s"]
+    for block in (doc["metrics"], doc["counts"]["scored"], doc["bootstrap"]["per_resample"]):
+        del block["queue_s"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(
+        LeaderboardError, match=r"targets duration_s, queue_s differs from .* \(duration_s\)"
+    ):
+        scan(results)
