@@ -44,27 +44,38 @@ one (runs of commits off that line are left out). The runs *after* are the first
 the commit and later, before the next workflow change that the recorded runs use; the runs
 *before* are the last 3 of the earlier commits, since the previous such change.
 
+A changed reusable workflow is reviewed as predict reviews it by default: through the
+workflows of the repository that call it, each review's `workflow` the caller shown (the one
+the runs are recorded under is the one scored).
+
 - **Job names matched**: the share of the after-runs' job rows (each run's latest attempt)
   whose name (GitHub's, e.g. `CI / compile (17)`) is a job on the after side of one of the
-  commit's reviews; the review of the recorded workflow first, where a name is in several.
-- **Per basis** (each row's `basis`, on its after side or on the row, in the review's JSON:
-  history, config fallback, from-history matrix, anything else or none is unknown): over the
-  matched rows, RMSLE = sqrt(mean((log1p(predicted) − log1p(actual))²)), the share inside the
-  row's P10–P90 (rows with both), and the share within 2× (predicted/actual in [0.5, 2], both
-  floored at 1 s).
+  commit's reviews; the review of the recorded workflow first, where a name is in several. A
+  job the review shows as `moved` (renamed, same steps) is matched under its new name, a
+  matrix expanded from history under each member's name.
+- **Per basis** (each row's `basis` on its after side in the review's JSON, predict's words:
+  history, config fallback, from-history matrix, config only; any other value or none is
+  unknown): over the matched rows, RMSLE = sqrt(mean((log1p(predicted) − log1p(actual))²)),
+  the share inside the row's P10–P90 (rows with both), and the share within 2×
+  (predicted/actual in [0.5, 2], both floored at 1 s). Each commit also lists, per basis, the
+  3 rows furthest from what ran (`worst_rows`).
 - **Actual change** = Σ over job names of the median of the 3 runs after − the same over the
-  3 runs before (a job absent from a run counts 0 s there, so a job in 2 of 3 runs keeps its
-  median and one in 1 of 3 counts 0).
+  3 runs before, each job's median over the runs that have it: the dataset holds successful
+  jobs only, so a run without a job had it fail, get cancelled or skipped, not take 0 s. A job
+  no run of a side has counts 0 s there when the review's jobs on that side do not hold it
+  (added or removed by the change); when they do (it ran there, never successfully in these
+  3 runs), its change is not measured and it is left out of both sides.
 - **Noise** (the repository's run-to-run swing of that sum when no workflow changed): the same
   3-against-3 statistic over consecutive windows of the recorded workflows' last 60 runs
   before the commit, leaving out every window whose runs straddle a workflow change the
-  recorded runs use; noise = half the width between its 10th and 90th percentiles (none with
-  fewer than 10 windows): the rule `predict` itself states for a review's noise (half the
-  P10–P90 width of the runs' sum), applied to the statistic the actual change is measured
-  with.
+  recorded runs use (a job in one half only is left out: no workflow changed); noise = half
+  the width between its 10th and 90th percentiles (none with fewer than 10 windows): the rule
+  `predict` itself states for a review's noise (half the P10–P90 width of the runs' sum),
+  applied to the statistic the actual change is measured with.
 - **Predicted change**: the review's Δ of the sum of job time for the recorded workflow (one
   per workflow the runs are recorded under); where no review shows it, the sum of the Δs of
-  the files reviewed (what a reader is shown).
+  the files reviewed (what a reader is shown). Beside it, predict's own P10–P90 of that Δ and
+  its verdict (`beyond_noise` of the reviews scored), shown, not scored.
 - **Sign**: counted on the commits with 3 runs before, 3 after and an actual change whose size
   is over the noise; right when the predicted Δ has the actual change's sign (0 is wrong).
   Shown beside it, not a goal: the same on every commit with 3 runs on each side.
@@ -110,7 +121,8 @@ RUNS_AROUND = 3
 NOISE_RUNS = 60
 NOISE_LEVELS = (0.1, 0.9)
 MIN_NOISE_WINDOWS = 10
-BASES = ("history", "config fallback", "from-history matrix", "unknown")
+BASES = ("history", "config fallback", "from-history matrix", "config only", "unknown")
+WORST_ROWS = 3
 GOAL_MATCHED = 0.95
 GOAL_HISTORY_RMSLE = 0.20
 GOAL_COVERAGE = (0.70, 0.90)
@@ -328,14 +340,30 @@ def repo_runs(rows: pl.DataFrame, pos: dict[str, int]) -> list[Run]:
 
 
 def job_medians(runs: Sequence[Run]) -> dict[str, float]:
-    """Each job name's median over the runs, 0 s where a run lacks it."""
+    """Each job name's median over the runs that have it (the dataset keeps successful jobs
+    only: a run without the job had it fail, get cancelled or skipped, not take 0 s)."""
     names = sorted({n for r in runs for n in r.jobs})
-    return {n: float(np.median([r.jobs.get(n, 0.0) for r in runs])) for n in names}
+    return {n: float(np.median([r.jobs[n] for r in runs if n in r.jobs])) for n in names}
 
 
-def three_vs_three(before: Sequence[Run], after: Sequence[Run]) -> float:
-    """Σ per-job medians of the runs after − the same of the runs before."""
-    return sum(job_medians(after).values()) - sum(job_medians(before).values())
+def three_vs_three(
+    before: Sequence[Run],
+    after: Sequence[Run],
+    defined: tuple[Iterable[str], Iterable[str]] | None = None,
+) -> float:
+    """Σ per-job medians of the runs after − the same of the runs before. A job no run of one
+    side has counts 0 s there (added or removed), unless `defined` (the job names the
+    workflow has before and after; default: every name the runs show) has it on that side:
+    then it ran there without success in these runs, and its change is not measured (left out
+    of both sides)."""
+    was, now = job_medians(before), job_medians(after)
+    if defined is None:
+        seen = set(was) | set(now)
+        defined = (seen, seen)
+    unmeasured = (set(defined[0]) - set(was)) | (set(defined[1]) - set(now))
+    return sum(v for n, v in now.items() if n not in unmeasured) - sum(
+        v for n, v in was.items() if n not in unmeasured
+    )
 
 
 def noise_of(
@@ -453,21 +481,15 @@ class Predicted:
     p10: float | None
     p90: float | None
     basis: str
+    name: str = ""
+    status: str = ""
+    old_name: str | None = None
 
 
 def basis_bucket(basis: Any) -> str:
-    """A row's basis as one of BASES (config only, with no history given, counts as config
-    fallback: the config-track model's guess)."""
-    if not isinstance(basis, str) or not basis:
-        return "unknown"
-    b = basis.lower()
-    if "matrix" in b:
-        return "from-history matrix"
-    if b.startswith("history") or b.endswith(" runs"):
-        return "history"
-    if "fallback" in b or b.startswith("config"):
-        return "config fallback"
-    return "unknown"
+    """A row's basis as one of BASES, predict's own words (`basis` of a review's row or side);
+    any other value, or none, is unknown."""
+    return basis if isinstance(basis, str) and basis in BASES else "unknown"
 
 
 def reviews_of(doc: Any) -> list[dict[str, Any]]:
@@ -502,11 +524,35 @@ def review_delta(review: dict[str, Any]) -> float:
     return 0.0
 
 
+def review_measure(review: dict[str, Any]) -> dict[str, Any]:
+    """The review's Δ of the sum of job time as predict judges it: its P10–P90, the
+    repository's run-to-run noise band and whether the Δ is beyond it."""
+    total = review.get("total_job_s")
+    keys = ("delta", "delta_p10", "delta_p90", "noise", "beyond_noise")
+    return {k: total.get(k) for k in keys} if isinstance(total, dict) else {}
+
+
 def review_changed(review: dict[str, Any]) -> int:
     jobs = review.get("jobs")
     if not isinstance(jobs, list):
         return 0
     return sum(1 for j in jobs if isinstance(j, dict) and j.get("status") != "unchanged")
+
+
+def side_names(reviews: Sequence[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The job names the reviews show before the change and after it (a moved job under its
+    old name before, its new one after)."""
+    was: set[str] = set()
+    now: set[str] = set()
+    for review in reviews:
+        for job in review.get("jobs") or []:
+            if not isinstance(job, dict):
+                continue
+            if isinstance(job.get("before"), dict):
+                was.add(str(job.get("old_name") or job.get("name")))
+            if isinstance(job.get("after"), dict):
+                now.add(str(job.get("name")))
+    return was, now
 
 
 def predicted_jobs(reviews: Sequence[dict[str, Any]]) -> dict[str, Predicted]:
@@ -525,11 +571,15 @@ def predicted_jobs(reviews: Sequence[dict[str, Any]]) -> dict[str, Predicted]:
                 value = side.get(key)
                 return float(value) if isinstance(value, int | float) else None
 
+            old = job.get("old_name")
             out[name] = Predicted(
                 float(after["duration_s"]),
                 level("p10"),
                 level("p90"),
                 basis_bucket(after.get("basis") or job.get("basis")),
+                name,
+                str(job.get("status") or ""),
+                old if isinstance(old, str) else None,
             )
     return out
 
@@ -567,6 +617,26 @@ def score(rows: Sequence[tuple[float, Predicted]]) -> dict[str, Any]:
         "coverage_rows": len(ranged),
         "within_2x": round(float(np.mean((ratio >= 0.5) & (ratio <= 2.0))), 4),
     }
+
+
+def worst_rows(rows: Sequence[tuple[float, Predicted]]) -> dict[str, list[dict[str, Any]]]:
+    """Per basis, the WORST_ROWS matched rows furthest from what ran (|log1p ratio|): for a
+    reader looking for why a figure is what it is."""
+    ranked = sorted(rows, key=lambda r: -abs(np.log1p(r[1].duration_s) - np.log1p(r[0])))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for a, p in ranked:
+        mine = out.setdefault(p.basis, [])
+        if len(mine) < WORST_ROWS:
+            mine.append(
+                {
+                    "name": p.name,
+                    "actual_s": round(a, 1),
+                    "predicted_s": round(p.duration_s, 1),
+                    "p10": p.p10,
+                    "p90": p.p90,
+                }
+            )
+    return out
 
 
 def goals(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -774,12 +844,14 @@ def replay_commit(
     of_recorded = [shown[w] for w in sorted(recorded_paths) if w in shown]
     ordered = of_recorded + [r for r in reviews if r not in of_recorded]
     predicted = predicted_jobs(ordered)
-    delta = sum(review_delta(r) for r in (of_recorded or reviews))
+    used = of_recorded or reviews
+    delta = sum(review_delta(r) for r in used)
     actual_rows = [(name, s) for run in after for name, s in sorted(run.jobs.items())]
     matched = [(s, predicted[name]) for name, s in actual_rows if name in predicted]
+    moved = sorted({f"{j.old_name} → {j.name}" for _, j in matched if j.status == "moved"})
     history = [r for r in repo.runs if r.pos < p and r.created_at < when][-NOISE_RUNS:]
     noise, windows = noise_of(history, repo.changes_between)
-    actual = three_vs_three(before, after) if before else None
+    actual = three_vs_three(before, after, side_names(used)) if before else None
     right = None  # the predicted Δ's sign against the actual change's, with 3 runs each side
     if actual is not None and len(before) == len(after) == RUNS_AROUND:
         right = delta != 0 and (delta > 0) == (actual > 0)
@@ -797,7 +869,14 @@ def replay_commit(
         "matched_rows": len(matched),
         "unmatched_names": sorted({n for n, _ in actual_rows if n not in predicted})[:20],
         "rows": [(s, pred.__dict__) for s, pred in matched],
+        "by_basis": {b: score([r for r in matched if r[1].basis == b]) for b in BASES},
+        "worst_rows": worst_rows(matched),
+        "moved_jobs": moved,
         "predicted_delta_s": round(delta, 1),
+        "predicted_range": [
+            review_measure(r) | {"workflow": review_path(r, repo.clone)} for r in used
+        ],
+        "predict_beyond_noise": any(review_measure(r).get("beyond_noise") is True for r in used),
         "actual_delta_s": None if actual is None else round(actual, 1),
         "noise_s": None if noise is None else round(noise, 1),
         "noise_windows": windows,
@@ -844,7 +923,9 @@ def summarise(commits: list[dict[str, Any]]) -> dict[str, Any]:
             "beyond_noise": sum(bool(c["beyond_noise"]) for c in done),
             "right": sum(bool(c["sign_right"]) for c in done),
             "agrees_with_3_and_3": sum(bool(c["sign_agrees"]) for c in done),
+            "predict_beyond_noise": sum(bool(c["predict_beyond_noise"]) for c in done),
         },
+        "moved_jobs": sum(len(c["moved_jobs"]) for c in done),
     }
 
 
@@ -899,6 +980,9 @@ def markdown(result: dict[str, Any]) -> str:
         )
     rows.append(("all matched rows", [_figures(s[n]["all"]) for n in names]))
     rows.append(
+        ("jobs shown as moved (renamed, same steps)", [str(s[n]["moved_jobs"]) for n in names])
+    )
+    rows.append(
         (
             "self-compare: commits with Δ ≠ 0 (max abs Δ)",
             [
@@ -918,6 +1002,15 @@ def markdown(result: dict[str, Any]) -> str:
             ],
         )
     )
+    rows.append(
+        (
+            "commits predict calls beyond the noise",
+            [
+                f"{s[n]['sign']['predict_beyond_noise']} of {s[n]['commits_reviewed']}"
+                for n in names
+            ],
+        )
+    )
     text = table("review of real workflow changes", rows) + "\n"
     goal_rows = []
     for i, g in enumerate(repos[names[0]]["goals"] if names else []):
@@ -928,25 +1021,32 @@ def markdown(result: dict[str, Any]) -> str:
         goal_rows.append((g["goal"], cells))
     text += table("goal", goal_rows) + "\n"
     lines = [
-        "| repository | commit | period | files reviewed | predicted Δ | actual Δ | noise | sign "
-        "| self Δ | names matched |",
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|",
+        "| repository | commit | period | files reviewed | predicted Δ (P10–P90) | predict's "
+        "verdict | actual Δ | noise | sign | self Δ | names matched |",
+        "|---|---|---|---|---:|---|---:|---:|---|---:|---:|",
     ]
     for n in names:
         for c in repos[n]["commits"]:
             files = ", ".join(_code(Path(f).name) for f in c["files_reviewed"]) or "—"
             first = f"| {n} | {c['commit'][:9]} | {c['period']} | {files} |"
             if "skipped" in c:
-                lines.append(f"{first} skipped: {c['skipped']} | | | | | |")
+                lines.append(f"{first} skipped: {c['skipped']} | | | | | | |")
                 continue
             sign = {True: "right", False: "wrong", None: "—"}[c["sign_agrees"]]
             sign += "" if c["beyond_noise"] else " (inside the noise)" if c["noise_s"] else ""
             matched = c["matched_rows"] / c["actual_rows"] if c["actual_rows"] else None
             noise = "—" if c["noise_s"] is None else f"{c['noise_s']:,.0f} s"
             own = "refused" if c["self_delta_s"] is None else f"{c['self_delta_s']:g} s"
+            ranges = [r for r in c["predicted_range"] if r.get("delta_p10") is not None]
+            span = (
+                f" ({_seconds(ranges[0]['delta_p10'])} to {_seconds(ranges[0]['delta_p90'])})"
+                if len(ranges) == 1
+                else ""
+            )
+            verdict = "beyond the noise" if c["predict_beyond_noise"] else "inside the noise"
             lines.append(
-                f"{first} {_seconds(c['predicted_delta_s'])} | {_seconds(c['actual_delta_s'])} | "
-                f"{noise} | {sign} | {own} | {_share(matched)} |"
+                f"{first} {_seconds(c['predicted_delta_s'])}{span} | {verdict} | "
+                f"{_seconds(c['actual_delta_s'])} | {noise} | {sign} | {own} | {_share(matched)} |"
             )
     return text + "\n".join(lines) + "\n"
 

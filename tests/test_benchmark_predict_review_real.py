@@ -103,9 +103,15 @@ def _run_id(i: int, k: int) -> int:
     return 1000 + i * RUNS_PER_COMMIT + k
 
 
+def _failed(i: int, k: int, job: str) -> bool:
+    """`build` fails in commit 19's first two runs: the dataset keeps successful jobs only, so
+    those runs have no row of it."""
+    return i == 19 and k < 2 and job == "build"
+
+
 def _rows(shas: list[str], side: str | None = None, runs: Any = _runs_of) -> pl.DataFrame:
     """The runs of each commit at day i, hours 1, 2, 3 (`test` by their order on the main
-    line); the side commit's one run at day 1, hour 12, its test 500 s."""
+    line), less the _failed jobs; the side commit's one run at day 1, hour 12, its test 500 s."""
     rows: list[dict[str, Any]] = []
     plan = [(i, sha, k) for i, sha in enumerate(shas) for k in range(runs(i))]
     plan += [(1, side, 9)] if side else []
@@ -113,6 +119,8 @@ def _rows(shas: list[str], side: str | None = None, runs: Any = _runs_of) -> pl.
         yaml_text = _workflow(i)
         created = START + timedelta(days=i, hours=12 if k == 9 else 1 + k)
         for job in _jobs_at(i):
+            if _failed(i, k, job):
+                continue
             seconds = 500.0 if k == 9 and job == "test" else _duration(job, index)
             rows.append(
                 {
@@ -204,19 +212,31 @@ def test_replays_the_workflow_changes_against_their_runs(
     assert c17["runs_after"] == [_run_id(17, 0), _run_id(17, 1), _run_id(18, 0)]
     assert c19["runs_before"] == [_run_id(18, k) for k in range(3)]
     assert c19["runs_after"] == [_run_id(19, k) for k in range(3)]
-    # c17: lint +50 s, test's median 200 -> 210; c19: docs +30 s, test 210 -> 200. The side
-    # branch's run (test 500 s) is off the line: the noise stays 10 s
+    # c17: lint +50 s, test's median 200 -> 210; c19: docs +30 s, test 210 -> 200, build still
+    # 100 s (the one run where it succeeded: the 2 failed runs have no row of it, not 0 s).
+    # The side branch's run (test 500 s) is off the line: the noise stays 10 s
     assert (c17["actual_delta_s"], c19["actual_delta_s"]) == (60.0, 20.0)
     assert c17["noise_s"] == c19["noise_s"] == 10.0
     assert c17["beyond_noise"] and c19["beyond_noise"]
     assert c17["errors"] == c19["errors"] == []
     # every job of the runs after is a job of the review, by GitHub's name
-    assert (c17["actual_rows"], c19["actual_rows"]) == (9, 12)
-    assert c17["matched_rows"] == 9 and c19["matched_rows"] == 12
+    assert (c17["actual_rows"], c19["actual_rows"]) == (9, 10)
+    assert c17["matched_rows"] == 9 and c19["matched_rows"] == 10
+    for c in (c17, c19):
+        assert sum(f["rows"] for f in c["by_basis"].values()) == c["matched_rows"]
+        # predict's own Δ of the recorded workflow, with its P10-P90 and verdict beside it
+        (measure,) = c["predicted_range"]
+        assert measure["workflow"] == ".github/workflows/ci.yml"
+        assert measure["delta"] == c["predicted_delta_s"]
+        assert measure["delta_p10"] <= measure["delta"] <= measure["delta_p90"]
+        assert c["predict_beyond_noise"] is measure["beyond_noise"]
+    # a job added with no earlier run is the config-track model's guess (learn fits both)
+    assert result["fit"] == "learn --from-dataset"
+    assert {r["name"] for r in c19["worst_rows"]["config fallback"]} == {"docs"}
     summary = repo["summary"]
     assert summary["commits_in_periods"] == 3 and summary["commits_reviewed"] == 2
     assert summary["jobs"]["matched_share"] == 1.0
-    assert sum(f["rows"] for f in summary["by_basis"].values()) == 21
+    assert sum(f["rows"] for f in summary["by_basis"].values()) == 19
     sign = summary["sign"]
     assert (sign["with_3_and_3"], sign["beyond_noise"]) == (2, 2)
     right = sum(c["sign_right"] is True for c in (c17, c19))
@@ -351,3 +371,71 @@ def test_noise_is_half_the_p10_p90_width_of_the_no_change_windows() -> None:
     assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi) == (0.0, 10)
     # a second change, at 4, leaves out 4 windows more: too few to measure the noise
     assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
+
+
+def _run(i: int, jobs: dict[str, float]) -> Any:
+    return load_script("predict_review_real").Run(i, START + timedelta(hours=i), i, "ci.yml", jobs)
+
+
+def test_a_job_missing_from_a_run_failed_there_and_took_no_zero_seconds() -> None:
+    """The dataset holds successful jobs only. `b` succeeds in 1 of the 3 runs after: its
+    median is that run's, not 0 s; `c` ran before and never succeeded after: left out while
+    the workflow still has it, counted as removed when the change removed it; `d` is added."""
+    script = load_script("predict_review_real")
+    before = [_run(i, {"a": 100.0, "b": 50.0, "c": 300.0}) for i in range(3)]
+    after = [_run(3, {"a": 110.0, "b": 50.0}), _run(4, {"a": 110.0}), _run(5, {"a": 110.0})]
+    kept = ({"a", "b", "c"}, {"a", "b", "c"})
+    assert script.three_vs_three(before, after, kept) == 10.0
+    assert script.three_vs_three(before, after, ({"a", "b", "c"}, {"a", "b"})) == -290.0
+    added = [_run(i, {**r.jobs, "d": 20.0}) for i, r in enumerate(after, 3)]
+    assert script.three_vs_three(before, added, ({"a", "b", "c"}, {"a", "b", "c", "d"})) == 30.0
+    # no workflow change between the halves (the noise's windows): a job in one half only
+    # failed in the other
+    assert script.three_vs_three(before, after) == 10.0
+
+
+def _side(basis: str, seconds: float) -> dict[str, Any]:
+    return {"duration_s": seconds, "p10": seconds / 2, "p90": seconds * 2, "basis": basis}
+
+
+def test_review_rows_are_read_by_predicts_names_and_bases() -> None:
+    """A review as `predict --base-ref --format json` writes it: `reviews[]`, each row with its
+    status, `old_name` for a moved job and each side's `basis` in predict's words."""
+    script = load_script("predict_review_real")
+    rows = [
+        ("moved", "CI / build", "build", _side("history", 10), _side("history", 11)),
+        ("unchanged", "CI / basic (unit)", None, None, _side("from-history matrix", 20)),
+        ("added", "CI / docs", None, None, _side("config fallback", 30)),
+        ("added", "CI / lint", None, None, _side("config only", 40)),
+        ("added", "CI / remote", None, None, _side("a basis newer than this script", 50)),
+        ("removed", "old", None, _side("history", 60), None),
+    ]
+    doc = {
+        "workflow": ".github/workflows/post-commit.yml",
+        "reviews": [
+            {
+                "workflow": ".github/workflows/post-commit.yml",
+                "jobs": [
+                    {"status": st, "name": n, "old_name": o, "basis": (a or b or {})["basis"]}
+                    | {"before": b, "after": a}
+                    for st, n, o, b, a in rows
+                ],
+            }
+        ],
+    }
+    reviews = script.reviews_of(doc)
+    predicted = script.predicted_jobs(reviews)
+    assert {n: p.basis for n, p in predicted.items()} == {
+        "CI / build": "history",
+        "CI / basic (unit)": "from-history matrix",
+        "CI / docs": "config fallback",
+        "CI / lint": "config only",
+        "CI / remote": "unknown",
+    }
+    assert (predicted["CI / build"].status, predicted["CI / build"].old_name) == ("moved", "build")
+    assert predicted["CI / docs"].duration_s == 30.0 and predicted["CI / docs"].p90 == 60.0
+    # the moved job is on the base side under its old name
+    assert script.side_names(reviews) == (
+        {"build", "old"},
+        {"CI / build", "CI / basic (unit)", "CI / docs", "CI / lint", "CI / remote"},
+    )
