@@ -125,6 +125,17 @@ def tree_params(learning_rate: float, *own: ParamSpec) -> ParamTable:
             "the test will not know",
         ),
         ParamSpec(
+            "new_job_share",
+            "float",
+            0.0,
+            low=0,
+            high=0.5,
+            help="with masking: at least this share of training rows learn as a job training has "
+            "not seen (0: the validation split's own share); `learn` uses "
+            "0.05, so a renamed or new job is predicted from its history and configuration",
+            recorded_at_default=False,
+        ),
+        ParamSpec(
             "intervals",
             "choice",
             "conformal",
@@ -239,6 +250,8 @@ class GBDT(Method):
         uses_identity = self.params["identity"] or self.params["target_encoding"]
         if self.params["masking"] and uses_identity:
             self.shares = unseen_shares(train, validation)
+            floor = float(self.params["new_job_share"])
+            self.shares["job"] = max(self.shares["job"], floor)
         masks = identity_masks(train.height, self.shares or {"repo": 0.0, "job": 0.0}, self.seed)
         if self.identity is not None:
             self._mask_identity(x_train, masks)

@@ -186,8 +186,15 @@ class Method(ABC):
 
     def config(self) -> dict[str, Any]:
         """Hyperparameters and options, recorded in the model folder and the submission: its
-        parameters' values (none for a method without any)."""
-        return dict(self.params)
+        parameters' values (none for a method without any). A parameter added after results
+        were recorded (`recorded_at_default=False`) is named only when set, so a config those
+        results record is still this method's config."""
+        specs = type(self).param_specs
+        return {
+            k: v
+            for k, v in self.params.items()
+            if k not in specs or specs[k].recorded_at_default or v != specs[k].default
+        }
 
     def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
         """{"p10": {target: values}, "p50": ..., "p90": ...} of the last predict, ascending in

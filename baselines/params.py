@@ -42,6 +42,7 @@ class ParamSpec:
     low_open: bool = False  # low itself not allowed (lr > 0)
     choices: tuple[str, ...] = ()
     optional: bool = False  # None allowed (the method then decides)
+    recorded_at_default: bool = True  # False: config() names it only when set (added later)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

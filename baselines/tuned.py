@@ -92,7 +92,7 @@ class _Tuned(GBDT):
         self._journal: TuningJournal | None = None
 
     def config(self) -> dict[str, Any]:
-        out = dict(self.params)
+        out = super().config()
         if self.tuning:
             out["tuning"] = self.tuning
         return out

@@ -44,7 +44,7 @@ from typing import Any, Final
 import polars as pl
 
 from gharuntime.baselines.method import MethodError
-from gharuntime.baselines.methods import make_method
+from gharuntime.baselines.methods import METHODS, make_method
 from gharuntime.baselines.run import run_baseline
 from gharuntime.builder.build import BuildError, BuildOptions, build
 from gharuntime.builder.crawl_dir import CrawlDirError, claim_crawl_dir
@@ -97,6 +97,7 @@ from gharuntime.version import __version__
 
 __all__ = [
     "LEARN_CONFIG",
+    "LEARN_PARAMS",
     "LEARN_TRACKS",
     "WAIT_TRACK",
     "LearnError",
@@ -105,6 +106,7 @@ __all__ = [
     "StepDone",
     "check_dataset",
     "check_repo_name",
+    "fit_params",
     "run_learn",
     "token_from_env",
 ]
@@ -113,6 +115,10 @@ LEARN_CONFIG: Final = "temporal"
 """Fit on each repository's earlier runs, stop early on the next ones, score on the latest."""
 LEARN_TRACKS: Final = ("history", "config")
 """The two duration models: each job from its own recent runs, else from its configuration."""
+LEARN_PARAMS: Final = {"new_job_share": 0.05}
+"""Defaults learn gives a method that takes them (the user's --param wins): a learned model is
+asked most about jobs a workflow change renamed or added, so its trees practise on at least 5%
+of rows whose job they have not seen (a validation period that knows every job gives 0)."""
 WAIT_TRACK: Final = "multi"
 """The track of the third model, fitted for its queue_s: each job's wait for a runner."""
 WAIT_TARGET: Final = "queue_s"
@@ -584,6 +590,14 @@ def _learn_steps(
     return LearnResult(out, doc, steps.kept, steps.ran)
 
 
+def fit_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters learn fits `method` with: LEARN_PARAMS the method declares, under the
+    user's own."""
+    cls = METHODS.get(method)
+    declared = set(cls.param_specs) if cls is not None else set()
+    return {**{k: v for k, v in LEARN_PARAMS.items() if k in declared}, **params}
+
+
 def _fit_tracks(
     request: LearnRequest,
     steps: _Steps,
@@ -595,6 +609,7 @@ def _fit_tracks(
     dataset holds queue_s, the multi-track model for the wait (step fit-multi): learn.json's
     `models`, and why there is no wait model (None when there is one)."""
     out = request.out
+    params = fit_params(request.method, request.params)
     models: dict[str, Any] = {}
     why_not = _no_wait(dataset)
     tracks = (*LEARN_TRACKS, WAIT_TRACK) if why_not is None else LEARN_TRACKS
@@ -610,7 +625,7 @@ def _fit_tracks(
                 track=track,
                 out=submission,
                 model_dir=out / track,
-                params=request.params or None,
+                params=params or None,
                 progress=progress,
             )
             say(progress, f"scoring the {track}-track model on the latest runs")
@@ -635,7 +650,7 @@ def _fit_tracks(
             _inputs(
                 f"fit-{track}",
                 method=request.method,
-                params=request.params,
+                params=params,
                 dataset_sha256=_sha256(manifest_path),
             ),
             do_fit,

@@ -158,3 +158,22 @@ def test_cross_repo_validation_hides_the_qualified_columns_in_training(
     gains = dict(m.importances()["duration_s"])
     for name in ("id.repo", "id.workflow", "id.job_key", "id.job", "enc_repo_mean"):
         assert gains[name] == 0.0, name  # never seen in training, so never split on
+
+
+def test_new_job_share_is_a_floor_on_the_rows_that_learn_as_a_new_job(
+    fixture_dataset_master: Path,
+) -> None:
+    """Temporal validation that knows every job gives a share of 0, so without a floor the trees
+    never see a job without its identity; `new_job_share` sets that floor (learn uses it)."""
+    train = load(fixture_dataset_master, "temporal", "train")
+    val = load(fixture_dataset_master, "temporal", "validation")
+    measured = make_method("lightgbm", "config", params=SMALL)
+    measured.fit(train, val)
+    floored = make_method("lightgbm", "config", params={**SMALL, "new_job_share": 0.3})
+    floored.fit(train, val)
+    job = measured.shares["job"]  # type: ignore[attr-defined]
+    assert job < 0.3
+    assert floored.shares == {**measured.shares, "job": 0.3}  # type: ignore[attr-defined]
+    # recorded when set; at its default the config is what results recorded before it existed
+    assert floored.config()["new_job_share"] == 0.3
+    assert "new_job_share" not in measured.config()

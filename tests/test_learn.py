@@ -577,3 +577,16 @@ def test_a_second_learn_on_the_same_folder_is_refused(
         first.kill()
         first.communicate()
     _refused(second, f"is in use by process {first.pid}", "gharuntime learn", "fix:")
+
+
+def test_learn_fits_its_trees_to_practise_on_new_jobs(learned_from_dataset: Path) -> None:
+    """A learned model is asked about renamed and added jobs: its trees fit with
+    LEARN_PARAMS' new_job_share unless the user sets it."""
+    from gharuntime.learn import LEARN_PARAMS, fit_params
+
+    assert fit_params("lightgbm", {}) == {"new_job_share": LEARN_PARAMS["new_job_share"]}
+    assert fit_params("lightgbm", {"new_job_share": 0.0}) == {"new_job_share": 0.0}
+    assert fit_params("median", {}) == {}  # a method without the parameter gets none
+    for track in ("history", "config"):
+        model = json.loads((learned_from_dataset / track / "model.json").read_text())
+        assert model["config"]["new_job_share"] == LEARN_PARAMS["new_job_share"], track
