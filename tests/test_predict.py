@@ -459,7 +459,7 @@ def test_jobs_whose_runner_cannot_be_known_are_not_priced_and_say_why(
 
 def test_the_table_shows_a_jobs_cost_and_the_run_line_its_range() -> None:
     from gharuntime.billing import Bill, JobCost
-    from gharuntime.cli.predict import _cost_cell
+    from gharuntime.predict.render import cost_cell as _cost_cell
 
     ranged = JobCost("linux", Bill(3, 0.018), Bill(2, 0.012), Bill(5, 0.03))
     assert _cost_cell(ranged) == _cost_cell(JobCost("linux", Bill(3, 0.018))) == "$0.018"
