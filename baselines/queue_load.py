@@ -11,7 +11,7 @@ observable at t enters: whether it had started and whether it had finished by th
 (started is taken as at least created, completed as at least started, so a malformed row is
 never counted twice). A job's own started_at and completed_at, which are its targets
 (queue_s = started - created, duration_s = completed - started), never reach its own counts,
-nor does anything of a job created at or after t: `tests/test_baselines_queue_load.py` moves
+nor does anything of a job created at or after t: `tests/baselines/test_queue_load.py` moves
 them all and sees the counts unchanged.
 
 The events are the rows of the dataset's config that a run reads (train, validation and the

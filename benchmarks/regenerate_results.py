@@ -23,7 +23,7 @@ Committed results must be reproducible from a commit: the script refuses a tree 
 changes to tracked files (--allow-dirty for a trial run, whose results say git_dirty), and
 stages every folder's results outside the tree, installing them only once all are made, so no
 result is scored on a tree that earlier results already changed. Commit the results afterwards
-(tests/test_committed_results.py checks every committed result's commit is clean and an ancestor
+(tests/project/test_committed_results.py checks every committed result's commit is clean and an ancestor
 of HEAD). Old result files of a folder are removed before its new ones are written, so nothing
 stale survives. The last line printed is one JSON object.
 """

@@ -1,6 +1,6 @@
 """Varied eval inputs (ties, null truths, missing predictions, few repositories, several
 targets and methods, both Spearman paths, medians outside the first window) and every number
-`score` gives for them, as JSON: what tests/test_eval_equivalence.py compares with the scores
+`score` gives for them, as JSON: what tests/eval/test_equivalence.py compares with the scores
 the code gave before issue #31's speed-ups."""
 
 from __future__ import annotations

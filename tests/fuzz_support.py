@@ -1,4 +1,4 @@
-"""What every fuzzing test asserts about one run of a command or a reader (tests/test_fuzz_*):
+"""What every fuzzing test asserts about one run of a command or a reader (tests/hostile/test_fuzz*):
 an exit code of 0, 1 or 2; no traceback; no secret in the output; nothing written on refusal;
 and, for the heavy cases, bounded memory (a subprocess under an RLIMIT_AS limit)."""
 

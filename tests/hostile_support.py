@@ -1,4 +1,4 @@
-"""What the hostile-input sweeps of issue 37 share (tests/test_hostile_{secrets,writes,injection,
+"""What the hostile-input sweeps of issue 37 share (tests/hostile/test_{secrets,writes,injection,
 messages}.py): a small world (a dataset, a scored submission with its sidecars, a model, a raw
 store, a workflow), a private sandbox copy of it per case, and every text or path option of
 every command, found by walking the click group, each with a valid invocation to add it to."""

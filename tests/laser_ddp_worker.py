@@ -1,4 +1,4 @@
-"""One rank of a LASER training for tests/test_laser_ddp.py, under `accelerate launch` or plain.
+"""One rank of a LASER training for tests/baselines/laser/test_train_ddp.py, under `accelerate launch` or plain.
 
     python tests/laser_ddp_worker.py OUT CONFIG_JSON
 

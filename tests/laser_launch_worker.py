@@ -1,4 +1,4 @@
-"""Run in each process of `accelerate launch` by tests/test_laser_launch.py: share 7 items out,
+"""Run in each process of `accelerate launch` by tests/baselines/laser/test_method_launch.py: share 7 items out,
 collect them back, broadcast the main process's value; report as OUT/rank-R.json."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ through the final norm and the vocabulary projection at the kept positions. Ther
 keys and values of every position (two small projections) and nothing else of the others: the
 queries, the attention, the output projection and the feed-forward block run for the kept
 positions alone. The loss and every gradient are the full forward's, up to float rounding
-(`tests/test_laser_kept_rows.py`); a 2-layer model does about half the work per token.
+(`tests/baselines/laser/test_kept_rows.py`); a 2-layer model does about half the work per token.
 
 `install(model)` gives the model's last layer a forward that does this when the model is called
 with `kept_positions=` (a 1-D tensor of positions, the same for every row of the batch) and

@@ -10,7 +10,7 @@ layout needs more columns than planned). Each decode step attends in two parts, 
 by their log-sum-exp: the draws' queries against the shared prompt keys (one matrix product per
 prompt for all its draws) and against their own tokens. Same inputs, same positions, same masks
 as the reference, so the logits agree up to float rounding and a seeded run draws the same
-tokens (`tests/test_laser_shared_kv.py`).
+tokens (`tests/baselines/laser/test_shared_kv.py`).
 
 It runs the decoder layers itself from the model's own modules, so it serves the Llama-family
 layouts it knows (`llama`, `mistral`, `qwen2`: LASER's tiny models and SmolLM2) with full

@@ -42,7 +42,7 @@ it everywhere (the reference; also what a layout `kept_rows` does not serve gets
   a checkpoint resumes under any P and A with the same product. Losses and token counts are the
   whole step's, progress is reported by the main process only, and a process launched as one of
   several that accelerate runs alone (`--multi_gpu` without a GPU or ACCELERATE_USE_CPU) is
-  refused. Verified on CPU with P=2 (tests/test_laser_ddp.py): the weights of 1 process with
+  refused. Verified on CPU with P=2 (tests/baselines/laser/test_train_ddp.py): the weights of 1 process with
   twice the accumulation, equal on both ranks, a killed run resumed under 2 or 1 process; and
   `gharuntime baseline laser` as a whole (`baselines/laser/processes.py`: the tokenizer trained
   once, prediction split, files written by the main process). Not run on GPUs (nccl).

@@ -525,7 +525,7 @@ class TargetTerms:
         group, ascending within each; a stable sort of each value order by label gives every
         group's order of values. Ranks and stats are whole-array operations over that layout,
         and each group's terms are views into it: the numbers a group-by-group computation
-        gives, bit for bit (tests/test_eval_equivalence.py), in far fewer passes over the rows.
+        gives, bit for bit (tests/eval/test_equivalence.py), in far fewer passes over the rows.
         """
         key = _group_key(labels, groups)
         member = int(np.count_nonzero(key >= 0))

@@ -1,4 +1,4 @@
-"""Write the golden scores that tests/test_eval_equivalence.py compares the eval code against.
+"""Write the golden scores that tests/eval/test_equivalence.py compares the eval code against.
 
 Run with the eval code as it was before issue #31's speed-ups (commit e3b17ec), from that
 checkout, from a folder outside the project (else the project on the current folder shadows it):
