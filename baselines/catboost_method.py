@@ -23,7 +23,7 @@ class CatBoost(GBDT):
     """CatBoost (native categoricals, RMSE on log1p)."""
 
     name = "catboost"
-    version = "2.0"
+    version = "2.1"
     model_suffix = ".cbm"
     defaults: ClassVar[dict[str, Any]] = {
         "n_estimators": 2000,
@@ -35,6 +35,7 @@ class CatBoost(GBDT):
         "target_encoding": True,
         "masking": True,
         "intervals": "conformal",
+        "calibrate_by": "recency",
     }
     specs: ClassVar[dict[str, Spec]] = {
         **TREE_SPECS,

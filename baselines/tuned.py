@@ -264,7 +264,7 @@ class LightGBMTuned(_Tuned, LightGBM):
     """LightGBM with its hyperparameters searched on validation (`trials` Optuna trials)."""
 
     name = "lightgbm-tuned"
-    version = "2.0"
+    version = "2.1"
     base = "lightgbm"
     defaults: ClassVar[dict[str, Any]] = {**LightGBM.defaults, **_Tuned.tuning_defaults}
     specs: ClassVar[dict[str, Spec]] = {**LightGBM.specs, **_Tuned.tuning_specs}
@@ -274,7 +274,7 @@ class XGBoostTuned(_Tuned, XGBoost):
     """XGBoost with its hyperparameters searched on validation (`trials` Optuna trials)."""
 
     name = "xgboost-tuned"
-    version = "2.0"
+    version = "2.1"
     base = "xgboost"
     defaults: ClassVar[dict[str, Any]] = {**XGBoost.defaults, **_Tuned.tuning_defaults}
     specs: ClassVar[dict[str, Spec]] = {**XGBoost.specs, **_Tuned.tuning_specs}

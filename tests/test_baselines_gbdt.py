@@ -191,3 +191,59 @@ def test_the_trees_are_the_same_for_any_thread_count(
         assert _threads_used(name, m.boosters["duration_s"]) == threads  # type: ignore[attr-defined]
         runs.append(m.predict_rows(larger_splits["test"])["duration_s"])
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_conformal_ranges_are_calibrated_per_recency_stratum(splits: dict, tmp_path: Path) -> None:
+    """Validation rows of job groups training never saw, with large errors, widen the ranges
+    of such groups only (Mondrian split-conformal by recency); the calibration is recorded,
+    saved with the model and used again after a reload."""
+    import polars as pl
+
+    train = splits["train"]
+    rng = np.random.default_rng(0)
+    seen = train.sample(150, seed=1)  # groups in training, their own earlier rows
+    renamed = train.sample(150, seed=2).with_columns(
+        pl.col("job_name") + " (renamed)",
+        pl.col("duration_s") * pl.Series(np.exp(rng.normal(0.0, 1.5, 150))),
+    )
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(train, pl.concat([seen, renamed]))
+    record = model.calibration()["duration_s"]
+    assert record["by"] == "recency" and record["source"] == "validation"
+    assert record["rows"] == 300 and record["strata"]["never"]["rows"] == 150
+    assert record["strata"]["never"]["from"] == ["never"]
+
+    test = train.sample(50, seed=3)  # 0-7 days after their group's latest training row
+    both = pl.concat([test, test.with_columns(pl.col("job_name") + " (renamed)")])
+    model.predict_rows(both)
+    q = model.quantiles()
+    width = np.log1p(q["p90"]["duration_s"]) - np.log1p(q["p10"]["duration_s"])
+    known, new = width[: test.height], width[test.height :]
+    assert new.min() > 2 * known.max(), (known.max(), new.min())
+
+    save_model(model, tmp_path / "m", {})
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["state"]["calibration"]["duration_s"] == record
+    assert saved["state"]["group_clock"]
+    loaded, _ = load_model(tmp_path / "m")
+    loaded.predict_rows(both)
+    for level in q:
+        np.testing.assert_allclose(
+            loaded.quantiles()[level]["duration_s"], q[level]["duration_s"], rtol=1e-6
+        )
+
+
+def test_pooled_calibration_is_one_offset_for_every_row(splits: dict) -> None:
+    model = make_method("lightgbm", "config", params={**SMALL, "calibrate_by": "none"})
+    model.fit(splits["train"], splits["validation"])
+    record = model.calibration()["duration_s"]
+    assert record["by"] == "none" and list(record["strata"]) == ["all"]
+    assert record["rows"] == splits["validation"].height
+
+
+def test_without_validation_the_training_residuals_calibrate_and_say_so(splits: dict) -> None:
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(splits["train"], None)
+    record = model.calibration()["duration_s"]
+    assert record["source"] == "training" and record["by"] == "none"
+    assert record["rows"] == splits["train"].height

@@ -41,6 +41,9 @@ SPECS: Final[dict[str, Spec]] = {
     "stop_after": Spec("int", 1, _BIG, optional=True),
     "validate_every": Spec("int", 0, _BIG),
     "validation_rows": Spec("int", 1, 1_000_000),
+    "calibration": Spec("choice", choices=("conformal", "none")),
+    "calibration_rows": Spec("int", 1, 10_000_000),
+    "calibrate_by": Spec("choice", choices=("recency", "none")),
 }
 """Every parameter but the codec's (checked by the codec itself when it is made)."""
 
