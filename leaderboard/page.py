@@ -105,6 +105,9 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
             low = fmt_metric(key, row[f"{key}_low"])
             high = fmt_metric(key, row[f"{key}_high"])
             text += f' <span class="ci">[{escape(low)}, {escape(high)}]</span>'
+        if key == "coverage" and row.get("uncalibrated"):
+            why = escape(f"not calibrated on held-out jobs: {row['uncalibrated']}", quote=True)
+            text += f' <span class="uncalibrated" title="{why}">†</span>'
     elif key in ("fit_s_per_1k", "predict_s_per_1k"):
         text = "—" if value is None else f"{value:.3g}"
     elif key in ("records", "repositories"):
@@ -167,6 +170,12 @@ def render_page(
             )
         note = f'<p class="note">{_code(view.note)}</p>' if view.note else ""
         note += f'<p class="note">{escape(view.intervals)}</p>'
+        note += "".join(
+            f'<p class="note">† {escape(row["method"])}: ranges not calibrated on held-out jobs: '
+            f"{escape(row['uncalibrated'])}</p>"
+            for row in view.rows
+            if row["uncalibrated"]
+        )
         warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
         plots.append(
             f'<section class="plots" {_attrs(view)}><h2>{escape(view.title)}</h2>{note}{warnings}'

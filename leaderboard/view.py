@@ -19,8 +19,10 @@ __all__ = [
     "TableView",
     "fmt_count",
     "fmt_metric",
+    "recency_coverage",
     "table_order",
     "table_views",
+    "uncalibrated",
 ]
 
 METRIC_COLUMNS: Final = tuple(
@@ -167,6 +169,47 @@ def _calibration(result: dict[str, Any]) -> list[tuple[float, float]]:
     return out
 
 
+def uncalibrated(result: dict[str, Any]) -> str:
+    """Why the result's ranges (on duration_s) were not calibrated on held-out jobs, from the
+    calibration its method recorded (`Method.calibration`); "" when they were, or when the
+    result does not say."""
+    extra = (result.get("meta") or {}).get("extra") or {}
+    record = extra.get("calibration") if isinstance(extra, dict) else None
+    block = record.get(RANK_TARGET) if isinstance(record, dict) else None
+    if not isinstance(block, dict) or not result.get("intervals"):
+        return ""
+    if block.get("method") == "none":
+        why = block.get("why")
+        return str(why)[:300] if isinstance(why, str) and why else "not calibrated"
+    if block.get("source") == "training":
+        return (
+            "no validation split (as in cross_repo), so the ranges come from the training "
+            "residuals, not from held-out jobs"
+        )
+    return ""
+
+
+def _share(value: Any) -> float | None:
+    """A coverage read from a result: a number in [0, 1], else None."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and 0.0 <= value <= 1.0 else None
+
+
+def recency_coverage(result: dict[str, Any]) -> dict[str, tuple[float | None, int]]:
+    """(P10-P90 coverage, rows) of each train_recency group of the result (eval's breakdown
+    by how recently the job group last ran in training), on duration_s; {} without one."""
+    groups = (result.get("breakdowns") or {}).get(RANK_TARGET, {}).get("train_recency") or {}
+    out: dict[str, tuple[float | None, int]] = {}
+    for bucket, entry in groups.items() if isinstance(groups, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        block = ((entry.get("intervals") or {}).get(HEADLINE_INTERVAL) or {}).get("coverage")
+        rows = entry.get("rows")
+        count = rows if isinstance(rows, int) and not isinstance(rows, bool) else 0
+        out[str(bucket)] = (_share(block.get("value")) if isinstance(block, dict) else None, count)
+    return out
+
+
 def _row(r: Ranked) -> dict[str, Any]:
     res = r.entry.result
     metrics = res["metrics"][RANK_TARGET]
@@ -201,6 +244,8 @@ def _row(r: Ranked) -> dict[str, Any]:
         row[f"{metric}_low"] = block.get("ci_low")
         row[f"{metric}_high"] = block.get("ci_high")
     row["calibration"] = _calibration(res)
+    row["uncalibrated"] = uncalibrated(res)
+    row["recency_coverage"] = recency_coverage(res)
     return row
 
 
