@@ -39,7 +39,7 @@ import numpy as np
 import polars as pl
 
 from gharuntime.baselines.intervals import fit_calibration, row_strata
-from gharuntime.baselines.method import QUANTILE_LEVELS
+from gharuntime.baselines.method import QUANTILE_LEVELS, ForbiddenInputError
 from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.run import run_baseline
 from gharuntime.contract import TRACKS
@@ -94,9 +94,12 @@ def _calibration_summary(record: Any) -> dict[str, Any] | None:
 
 
 def _coverage(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, buckets: np.ndarray) -> dict[str, Any]:
+    """P10-P90 coverage of the range, rounded to 0.1 s as the submission writer rounds it (so
+    the `recency` variant's figure is eval's), overall and per recency bucket."""
+    lo, hi = np.round(lo, 1), np.round(hi, 1)
     inside = (lo <= y) & (y <= hi)
     return {
-        "coverage": round(float(inside.mean()), 4),
+        "coverage": round(float(inside.mean()), 5),
         "log_width": round(float(np.mean(np.log1p(hi) - np.log1p(lo))), 4),
         "by_recency": {
             b: round(float(inside[buckets == i].mean()), 4)
@@ -192,10 +195,13 @@ def main(argv: list[str] | None = None) -> int:
                 sub = work / f"{config}-{track}-{label}.jsonl"
                 model_dir = work / f"{config}-{track}-{label}.model"
                 t0 = time.perf_counter()
-                run = run_baseline(
-                    method, args.dataset, config=config, track=track, out=sub,
-                    model_dir=model_dir, params=params,
-                )  # fmt: skip
+                try:
+                    run = run_baseline(
+                        method, args.dataset, config=config, track=track, out=sub,
+                        model_dir=model_dir, params=params,
+                    )  # fmt: skip
+                except ForbiddenInputError:  # last-run reads history: not on config
+                    continue
                 result = evaluate_file(sub, args.dataset, resamples=args.resamples)
                 if not result.get("intervals"):
                     print(f"  {label:20s} no ranges", flush=True)
@@ -208,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                     f["study"] = _tree_study(model_dir, args.dataset, config, track, buckets)
                     after = f["study"]["recency"]["coverage"]
                     if (f["calibration"] or {}).get("by") == "recency":
-                        assert abs(after - f["coverage_p10_p90"][0]) < 1e-3, (after, f)
+                        assert abs(after - f["coverage_p10_p90"][0]) < 1e-4, (after, f)
                 if args.study and method == "laser":
                     f["study"] = _laser_raw(model_dir, args.dataset, config, buckets)
                 block[label] = f
