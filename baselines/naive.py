@@ -8,11 +8,13 @@
 
 Each writes quantiles (QUANTILE_LEVELS): the training quantiles of its group. Group-median
 takes them from the most specific group with at least QUANTILE_MIN_ROWS rows (a job seen
-twice has no spread to speak of), last-run scales its group's quantiles by the ratio of the
-last duration to the group's median and calibrates them on the validation split
-(split-conformal per recency stratum, `gharuntime.baselines.intervals`): the group's whole
-spread around a job's last run is wider than its run-to-run change, and covered 97% of the
-real temporal/history test jobs for a nominal 80%.
+twice has no spread to speak of). last-run, with a validation split, adds to its prediction the
+split-conformal offsets of the validation jobs' errors (per stratum: with history, else the
+recency of the job group; `gharuntime.baselines.intervals`, the trees' code): a job's change
+from its last run, not its group's whole spread, which covered 97% of the real
+temporal/history test jobs for a nominal 80% (most of them in groups renamed since training,
+whose spread is the repository's). Without one it scales its group's quantiles by the ratio of
+the last duration to the group's median.
 """
 
 from __future__ import annotations
@@ -234,27 +236,20 @@ class LastRun(Method):
         self.calibrations = {}
         if validation is None or validation.height == 0:
             return  # no held-out jobs: the ranges stay the group's spread (calibration() says)
-        self._raw_predict(validation)
+        point = self._raw_predict(validation)
         strata = row_strata(validation, self.clock, uses_history=True)
-        for t, values in self._transposed().items():
+        for t, values in point.items():
             y = as_float(validation[t])
             ok = np.isfinite(y) & (y >= 0)
             if ok.any():
+                base = np.log1p(values[ok])
                 self.calibrations[t] = fit_calibration(
                     np.log1p(y[ok]),
-                    {q: np.log1p(v[ok]) for q, v in values.items()},
+                    dict.fromkeys(QUANTILE_LEVELS, base),
                     QUANTILE_LEVELS,
                     strata=strata[ok],
                     source="validation",
                 )
-
-    def _transposed(self) -> dict[str, dict[str, np.ndarray]]:
-        """The last prediction's quantiles as target -> level -> values."""
-        out: dict[str, dict[str, np.ndarray]] = {}
-        for q, by_target in self._quantiles.items():
-            for t, v in by_target.items():
-                out.setdefault(t, {})[q] = v
-        return out
 
     def calibration(self) -> dict[str, Any]:
         if self.calibrations:
@@ -266,12 +261,11 @@ class LastRun(Method):
         out = self._raw_predict(inputs)
         if self._quantiles and self.calibrations:
             strata = row_strata(inputs, self.clock, uses_history=True)
-            for t, values in self._transposed().items():
+            for t, values in out.items():
                 if t not in self.calibrations:
                     continue
-                logs = self.calibrations[t].adjust(
-                    {q: np.log1p(v) for q, v in values.items()}, strata
-                )
+                base = np.log1p(np.clip(values, 0.0, None))
+                logs = self.calibrations[t].adjust(dict.fromkeys(QUANTILE_LEVELS, base), strata)
                 ordered = np.sort(np.stack([logs[q] for q in QUANTILE_LEVELS]), axis=0)
                 for q, row in zip(QUANTILE_LEVELS, ordered, strict=True):
                     self._quantiles[q][t] = np.clip(np.expm1(row), 0.0, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -247,3 +248,29 @@ def test_without_validation_the_training_residuals_calibrate_and_say_so(splits: 
     record = model.calibration()["duration_s"]
     assert record["source"] == "training" and record["by"] == "none"
     assert record["rows"] == splits["train"].height
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: s["calibration"]["duration_s"]["strata"]["never"]["offsets"].update(p90="wide"),
+        lambda s: s["calibration"]["duration_s"]["strata"].pop("never"),
+        lambda s: s.update(group_clock=[[1, "ci.yml"]]),
+        lambda s: s.update(group_clock=None),
+    ],
+    ids=["offset-not-a-number", "stratum-missing", "clock-row-short", "clock-missing"],
+)
+def test_a_damaged_saved_calibration_is_refused_on_load(
+    damage: Any, splits: dict, tmp_path: Path
+) -> None:
+    from gharuntime.baselines.method import MethodError
+
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(splits["train"], splits["validation"])
+    save_model(model, tmp_path / "m", {})
+    path = tmp_path / "m" / "model.json"
+    meta = json.loads(path.read_text())
+    damage(meta["state"])
+    path.write_text(json.dumps(meta))
+    with pytest.raises(MethodError, match=r"damaged model folder|no group_clock"):
+        load_model(tmp_path / "m")
