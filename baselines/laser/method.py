@@ -9,9 +9,10 @@ the quantile sidecar, or greedy (`samples=1`, fastest). The draws' P10/P50/P90 (
 the P90) are calibrated on the validation split after training (`calibration=conformal`, the
 default): split-conformal offsets per recency stratum of the job group
 (`gharuntime.baselines.intervals`, the trees' code), fitted on `calibration_rows` validation
-jobs decoded as predict decodes them, saved with the model and recorded in the submission. Greedy is a poor default for numbers
-written digit by digit: at each digit it takes the single likeliest one, and the likeliest
-leading digit is 1 (Benford), so it predicts 1.0e+02 for most jobs of 100-999 s and RMSLE grows
+jobs decoded as predict decodes them, saved with the model and recorded in the submission.
+Greedy is a poor default for numbers written digit by digit: at each digit it takes the single
+likeliest one, and the likeliest leading digit is 1 (Benford), so it predicts 1.0e+02 for most
+jobs of 100-999 s and RMSLE grows
 (`benchmarks/laser_samples.py` on gharuntime-sim-small, temporal/config, tiny, 300 steps:
 greedy 2.46, median of 8 draws 1.25, of 16 draws 1.18; the training median 1.45). Under
 `accelerate launch` every process fits and predicts its share (`processes.py`). This module
