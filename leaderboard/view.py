@@ -21,9 +21,11 @@ __all__ = [
     "fmt_count",
     "fmt_metric",
     "metric_label",
+    "recency_coverage",
     "table_order",
     "table_targets",
     "table_views",
+    "uncalibrated",
 ]
 
 METRIC_COLUMNS: Final = tuple(
@@ -190,6 +192,50 @@ def _calibration(result: dict[str, Any], target: str) -> list[tuple[float, float
     return out
 
 
+def uncalibrated(result: dict[str, Any], target: str = RANK_TARGET) -> str:
+    """Why the result's ranges on `target` were not calibrated on held-out jobs, from the
+    calibration its method recorded (`Method.calibration`, per target); "" when they were, or
+    when the result does not say."""
+    extra = (result.get("meta") or {}).get("extra") or {}
+    record = extra.get("calibration") if isinstance(extra, dict) else None
+    block = record.get(target) if isinstance(record, dict) else None
+    if not isinstance(block, dict) or not result.get("intervals"):
+        return ""
+    if block.get("method") == "none":
+        why = block.get("why")
+        return str(why)[:300] if isinstance(why, str) and why else "not calibrated"
+    if block.get("source") == "training":
+        return (
+            "no validation split (as in cross_repo), so the ranges come from the training "
+            "residuals, not from held-out jobs"
+        )
+    return ""
+
+
+def _share(value: Any) -> float | None:
+    """A coverage read from a result: a number in [0, 1], else None."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and 0.0 <= value <= 1.0 else None
+
+
+def recency_coverage(
+    result: dict[str, Any], target: str = RANK_TARGET
+) -> dict[str, tuple[float | None, int]]:
+    """(P10-P90 coverage, rows) of each train_recency group of the result (eval's breakdown
+    by how recently the job group last ran in training), on `target`; {} without one."""
+    breakdowns = (result.get("breakdowns") or {}).get(target) or {}
+    groups = breakdowns.get("train_recency") if isinstance(breakdowns, dict) else None
+    out: dict[str, tuple[float | None, int]] = {}
+    for bucket, entry in groups.items() if isinstance(groups, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        block = ((entry.get("intervals") or {}).get(HEADLINE_INTERVAL) or {}).get("coverage")
+        rows = entry.get("rows")
+        count = rows if isinstance(rows, int) and not isinstance(rows, bool) else 0
+        out[str(bucket)] = (_share(block.get("value")) if isinstance(block, dict) else None, count)
+    return out
+
+
 def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
     """One method's row of a table on `target` (with the multi summary where it has one)."""
     res = r.entry.result
@@ -229,6 +275,8 @@ def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
         row[f"{key}_low"] = block.get("ci_low")
         row[f"{key}_high"] = block.get("ci_high")
     row["calibration"] = _calibration(res, target)
+    row["uncalibrated"] = uncalibrated(res, target)
+    row["recency_coverage"] = recency_coverage(res, target)
     return row
 
 
