@@ -18,7 +18,7 @@ from gharuntime.leaderboard.view import (
 )
 from gharuntime.markdown import md
 
-__all__ = ["md", "render_markdown"]
+__all__ = ["md", "render_markdown", "render_table"]
 
 
 # What a result's text must not bring into the Markdown is escaped by the one helper,
@@ -55,7 +55,7 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
-def _table(view: TableView) -> list[str]:
+def _table(view: TableView, heading: bool = True) -> list[str]:
     first = view.first
     d = first["dataset"]
     synthetic = {
@@ -67,7 +67,7 @@ def _table(view: TableView) -> list[str]:
     title = f"{md(t.dataset)} · {t.config} / {t.track}" + (
         f" · trained on {md(t.trained_on)}" if t.trained_on else ""
     )
-    lines = [f"## {title}", ""]
+    lines = [f"## {title}", ""] if heading else []
     if view.note:
         lines += [f"*{view.note[0].upper()}{view.note[1:]}.*", ""]
     lines += [
@@ -99,7 +99,7 @@ def _table(view: TableView) -> list[str]:
             str(row["group"]) if row["group"] is not None else "—",
             method,
             md(row["version"]),
-            row["track"],
+            row["track"] + (f" · {md(row['transfer'])}" if row["transfer"] else ""),
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
             *(_with_ci(row, m) for m, _, _ in INTERVAL_COLUMNS),
             f"{row['records']:,}",
@@ -125,6 +125,12 @@ def _reproduced(reproduced: list[Reproduced]) -> list[str]:
         for r in reproduced
     ]
     return [*lines, ""]
+
+
+def render_table(view: TableView) -> str:
+    """One table as `leaderboard/README.md` shows it, without its heading: what a marked region
+    of another Markdown file holds (`gharuntime.leaderboard.regions`)."""
+    return "\n".join(_table(view, heading=False)).rstrip("\n") + "\n"
 
 
 def render_markdown(
