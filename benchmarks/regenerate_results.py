@@ -2,7 +2,9 @@
 
 For each results folder: build its dataset with its documented command, fit and score every
 reference method on both configs and both tracks (benchmarks/baselines.py), and write the
-result JSONs plus a summary table (summary.md). reference-real scores the models trained on
+result JSONs plus a summary table (summary.md, by the leaderboard's renderer); at the end
+every committed table is rendered again from the results (`gharuntime leaderboard --readme
+README.md`: leaderboard/README.md, index.html, each summary.md, README.md's tables). reference-real scores the models trained on
 gharuntime-sim-small on the real jobs under ../shared/reference/ (benchmarks/baselines_real.py).
 gharuntime-real-apache needs its dataset built first from clones of its four sources
 (`benchmarks/real_apache.py`, whose docstring says how); pass that folder as --real-dataset and
@@ -41,6 +43,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from gharuntime.leaderboard.outputs import build_leaderboard
+from gharuntime.leaderboard.registry import Entry
+from gharuntime.leaderboard.summary import render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "leaderboard" / "results"
@@ -90,28 +96,30 @@ def run(cmd: list[str], work: Path) -> None:
 
 
 def _summary(folder: Path, title: str) -> str:
-    rows = []
-    for path in sorted(folder.glob("*.json")):
-        r = json.loads(path.read_text(encoding="utf-8"))
-        m = r["metrics"]["duration_s"]["rmsle"]
-        w = r["metrics"]["duration_s"]["within_2x"]
-        rows.append(
-            f"| {r['dataset']['config']} | {r['track']} | {r['name']} | "
-            f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] | "
-            f"{100 * w['value']:.1f}% | {r['dataset']['rows']:,} | {r['dataset']['repositories']} |"
-        )
-    any_result = json.loads(next(folder.glob("*.json")).read_text(encoding="utf-8"))
-    prov = any_result.get("provenance", {})
-    return (
-        f"# {title}\n\n"
-        f"Dataset revision `{any_result['dataset']['revision']}`; gharuntime "
-        f"{prov.get('gharuntime_version')}, commit `{prov.get('git_commit')}`"
-        f"{' (dirty tree)' if prov.get('git_dirty') else ''}. duration_s, 95% repository-bootstrap "
-        f"intervals, {any_result['bootstrap']['resamples']:,} resamples "
-        f"(Spearman: {any_result['bootstrap']['spearman'].split(':')[0]}).\n\n"
-        "| config | track | method | RMSLE | within 2× | rows scored | repositories |\n"
-        "| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
+    """The folder's summary.md, by the leaderboard's renderer (`gharuntime leaderboard` writes
+    the same for each folder under leaderboard/results/; the reference folder is not a
+    leaderboard folder, so its results are read as they are)."""
+    entries = [
+        Entry(path, json.loads(path.read_text(encoding="utf-8")))
+        for path in sorted(folder.glob("*.json"))
+    ]
+    if title != REAL:
+        return render_summary(title, entries)
+    return render_summary(
+        title,
+        entries,
+        made_by="`python benchmarks/regenerate_results.py --only reference-real`, with the "
+        "leaderboard's renderer (tests/test_committed_results.py says when it is stale)",
+        trained=f"Trained on {REAL_MODELS_FROM}'s temporal train split, scored on the pooled "
+        "real jobs of ../shared/reference/",
     )
+
+
+def render_tables() -> None:
+    """Every committed table from the committed results: leaderboard/README.md, index.html,
+    each results folder's summary.md and README.md's table regions (what
+    tests/test_committed_results.py checks)."""
+    build_leaderboard(RESULTS, ROOT / "leaderboard", readmes=[ROOT / "README.md"])
 
 
 def regenerate(
@@ -362,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{done[-1]['label']}: {done[-1]['seconds']} s", file=sys.stderr, flush=True)
         for item in done:  # only now, so every folder was scored on the same clean tree
             _install(*item.pop("_install"))
+        render_tables()
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

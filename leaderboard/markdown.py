@@ -21,7 +21,7 @@ from gharuntime.leaderboard.view import (
 )
 from gharuntime.markdown import md
 
-__all__ = ["md", "render_markdown"]
+__all__ = ["md", "render_markdown", "render_table"]
 
 
 # What a result's text must not bring into the Markdown is escaped by the one helper,
@@ -58,7 +58,7 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
-def _table(view: TableView) -> list[str]:
+def _table(view: TableView, heading: bool = True) -> list[str]:
     first = view.first
     d = first["dataset"]
     synthetic = {
@@ -70,7 +70,7 @@ def _table(view: TableView) -> list[str]:
     title = f"{md(t.dataset)} · {t.config} / {t.track}" + (
         f" · trained on {md(t.trained_on)}" if t.trained_on else ""
     )
-    lines = [f"## {title}", ""]
+    lines = [f"## {title}", ""] if heading else []
     if view.note:
         lines += [f"*{view.note[0].upper()}{view.note[1:]}.*", ""]
     lines += [
@@ -127,7 +127,7 @@ def _metric_table(rows: list[dict[str, Any]], target: str) -> list[str]:
             str(row["group"]) if row["group"] is not None else "—",
             _method(row),
             md(row["version"]),
-            row["track"],
+            row["track"] + (f" · {md(row['transfer'])}" if row["transfer"] else ""),
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
             *(
                 _with_ci(row, m) + (" †" if m == "coverage" and row["uncalibrated"] else "")
@@ -234,6 +234,12 @@ def _reproduced(reproduced: list[Reproduced]) -> list[str]:
         for r in reproduced
     ]
     return [*lines, ""]
+
+
+def render_table(view: TableView) -> str:
+    """One table as `leaderboard/README.md` shows it, without its heading: what a marked region
+    of another Markdown file holds (`gharuntime.leaderboard.regions`)."""
+    return "\n".join(_table(view, heading=False)).rstrip("\n") + "\n"
 
 
 def render_markdown(

@@ -124,6 +124,8 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     elif key == "synthetic":
         text = {True: '<span class="synthetic">synthetic</span>', False: "real", None: "?"}[value]
         value = {True: "synthetic", False: "real", None: ""}[value]
+    elif key == "trained_on" and row["transfer"]:
+        text = f'{escape(value)} <span class="ci">({escape(row["transfer"])})</span>'
     elif key == "method" and row["missing"]:
         text = f"{escape(value)} (partial: {row['missing']:,} missing)"
     else:

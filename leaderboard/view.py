@@ -9,7 +9,7 @@ from typing import Any, Final
 from gharuntime.eval.metrics import HEADLINE_METRICS, INTERVAL_METRIC_BY_NAME, METRIC_BY_NAME
 from gharuntime.eval.report import HEADLINE_INTERVAL, SUMMARY_METRICS
 from gharuntime.leaderboard.rank import RANK_TARGET, Ranked, rank_table
-from gharuntime.leaderboard.registry import Table
+from gharuntime.leaderboard.registry import Entry, Table
 
 __all__ = [
     "COLUMNS",
@@ -25,6 +25,7 @@ __all__ = [
     "table_order",
     "table_targets",
     "table_views",
+    "transfer_label",
     "uncalibrated",
 ]
 
@@ -128,6 +129,26 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
         f"(its {t['config']} {t['split']} split, {t['rows']:,} records{of}, revision "
         f"`{_plain(str(t['revision'])[:16])}`), scored on {scored} {dataset} (its {d['config']} "
         f"{d['split']} split)"
+    )
+
+
+def transfer_label(entry: Entry) -> str:
+    """What a transfer result's row is, said on the row itself: 'trained on gharuntime-sim-small
+    temporal/train (simulated), scored on gharuntime-real-apache temporal/test (real)'; "" for
+    a result trained on its own dataset's train split."""
+    t = entry.result.get("trained_on")
+    if not isinstance(t, dict) or not entry.trained_on:
+        return ""
+    d = entry.result["dataset"]
+
+    def kind(block: dict[str, Any]) -> str:
+        if block.get("synthetic") is True:
+            return " (simulated)" if block.get("source_kind") == "simulated" else " (synthetic)"
+        return " (real)" if block.get("synthetic") is False else ""
+
+    return (
+        f"trained on {entry.trained_on} {t.get('config')}/{t.get('split')}{kind(t)}, "
+        f"scored on {entry.dataset} {d['config']}/{d['split']}{kind(d)}"
     )
 
 
@@ -246,6 +267,7 @@ def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
         "config": r.entry.config,
         "track": r.entry.track,
         "trained_on": r.entry.trained_on or r.entry.dataset,
+        "transfer": transfer_label(r.entry),
         "group": r.group,
         "method": r.entry.method,
         "version": res["meta"].get("method_version") or "",

@@ -259,6 +259,33 @@ def test_page_has_a_trained_on_column_and_filter(transfer_dir: Path, tmp_path: P
     assert f"trained on the simulated world {SIM}" in html
 
 
+def test_every_transfer_row_says_what_it_was_trained_and_scored_on(
+    transfer_dir: Path, tmp_path: Path
+) -> None:
+    """A transfer row copied out of its table still says what it is: in the Markdown's rows,
+    the page's "trained on" cells and the folder's summary.md."""
+    label = (
+        f"trained on {SIM} temporal/train (simulated), scored on gharuntime-fixture "
+        "temporal/test (real)"
+    )
+    out = tmp_path / "board"
+    assert _run("--results", str(transfer_dir), "--out", str(out)).exit_code == 0
+    text = (out / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and label in line]
+    assert sorted(line.split(" | ")[1] for line in rows) == ["alternating", "double", "exact-ish"]
+    assert all(f"| config · {label} |" in line for line in rows)
+    plain = text.split("## gharuntime-fixture · temporal / config\n")[1].split("## ")[0]
+    assert "trained on" not in plain  # a plain row needs no label
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count(f'{SIM} <span class="ci">({label})</span>') == 3
+    summary = (transfer_dir / "gharuntime-fixture" / "summary.md").read_text(encoding="utf-8")
+    transfer = summary.split("## Transfer: trained on another dataset")[1]
+    assert sorted(
+        line.split(" | ")[2] for line in transfer.splitlines() if line.startswith(f"| {label} |")
+    ) == ["alternating", "double", "exact-ish"]
+    assert label not in summary.split("## Transfer")[0]
+
+
 # --- the committed real results ----------------------------------------------------------------
 
 
