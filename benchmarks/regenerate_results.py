@@ -27,7 +27,8 @@ stages every folder's results outside the tree, installing them only once all ar
 result is scored on a tree that earlier results already changed. Commit the results afterwards
 (tests/test_committed_results.py checks every committed result's commit is clean and an ancestor
 of HEAD). Old result files of a folder are removed before its new ones are written, so nothing
-stale survives. The last line printed is one JSON object.
+stale survives; gharuntime-real-apache's LASER results, which this script does not make (a GPU,
+or benchmarks/laser_real.py), stay. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
     return {
         "label": REAL_APACHE,
         "seconds": round(time.perf_counter() - t0, 1),
-        "_install": (staged, RESULTS / REAL_APACHE),
+        "_install": (staged, RESULTS / REAL_APACHE, CONFIGS, True),
     }
 
 
@@ -216,14 +217,28 @@ def _dirty() -> bool:
     return bool(status.strip())
 
 
-def _install(staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS) -> None:
+MADE_ELSEWHERE = re.compile(r"^(?:temporal|cross_repo)-(?:config|history|multi)-laser\b")
+"""LASER's results of a real dataset are trained elsewhere (a GPU, or a long CPU run with
+benchmarks/laser_real.py), not by this script: regenerating a folder keeps them."""
+
+
+def made_elsewhere(path: Path) -> bool:
+    """Whether `path` is a result this script does not make (MADE_ELSEWHERE), so keeps."""
+    return MADE_ELSEWHERE.match(path.name) is not None
+
+
+def _install(
+    staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS, keep_laser: bool = False
+) -> None:
     """Replace the committed folder's result files of `configs` with the staged ones (other
-    files, and other configs' results, stay)."""
+    files, other configs' results and, with `keep_laser`, the LASER results trained elsewhere
+    stay)."""
     target.mkdir(parents=True, exist_ok=True)
     olds = [
         p
         for p in target.glob("*.json")
-        if set(configs) >= set(CONFIGS) or p.name.split("-", 1)[0] in configs
+        if (set(configs) >= set(CONFIGS) or p.name.split("-", 1)[0] in configs)
+        and not (keep_laser and made_elsewhere(p))
     ]
     for old in [*olds, target / "summary.md"]:
         old.unlink(missing_ok=True)

@@ -184,3 +184,37 @@ def test_the_reference_summary_is_what_its_results_give() -> None:
             f"{folder / 'summary.md'} is stale; run python benchmarks/regenerate_results.py "
             "--only reference-real, or render it with its _summary"
         )
+
+
+def test_regenerating_the_real_folder_keeps_the_laser_results_trained_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """regenerate_results makes the real folder's baselines, not its LASER rows (a GPU, or a
+    long CPU run): installing a regeneration replaces every other result and keeps those."""
+    from script_support import load_script
+
+    regenerate = load_script("regenerate_results")
+    target, staged = tmp_path / "committed", tmp_path / "staged"
+    target.mkdir()
+    staged.mkdir()
+    for name in (
+        "temporal-config-lightgbm.json",
+        "temporal-config-laser.json",
+        "cross_repo-config-laser-tiny-256.json",
+        "temporal-multi-laser.json",
+        "transfer-gharuntime-sim-small-temporal-config-lightgbm.json",
+        "temporal-history-lightgbm-tuned.json",
+    ):
+        (target / name).write_text("old")
+    (staged / "temporal-config-lightgbm.json").write_text("new")
+    regenerate._install(staged, target, keep_laser=True)
+    assert sorted(p.name for p in target.iterdir()) == [
+        "cross_repo-config-laser-tiny-256.json",
+        "temporal-config-laser.json",
+        "temporal-config-lightgbm.json",
+        "temporal-multi-laser.json",
+    ]
+    assert (target / "temporal-config-lightgbm.json").read_text() == "new"
+    # a folder whose LASER rows the script makes (sim-small) replaces them like the others
+    regenerate._install(staged, target)
+    assert sorted(p.name for p in target.iterdir()) == ["temporal-config-lightgbm.json"]
