@@ -23,7 +23,7 @@ class CatBoost(GBDT):
     """CatBoost (native categoricals, RMSE on log1p)."""
 
     name = "catboost"
-    version = "2.0"
+    version = "2.1"
     model_suffix = ".cbm"
     param_specs: ClassVar[ParamTable] = tree_params(
         0.08,

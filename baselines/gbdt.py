@@ -10,11 +10,14 @@ target encodings, both hidden on the share of training rows that the validation 
 test will not know.
 
 Quantiles (`intervals`): "conformal" (the default) adds to the point prediction, on the log1p
-scale, the quantiles of the validation split's residuals (split-conformal calibration; the
-training residuals when there is no validation split, which gives narrower ranges);
-"objective" trains one more model per level with the library's quantile loss. Measured on
-gharuntime-sim-small (`python benchmarks/intervals.py`): conformal is better calibrated and
-costs no extra training; see the README's eval section.
+scale, the split-conformal quantiles of the validation split's residuals
+(`gharuntime.baselines.intervals`), per recency stratum of the row's job group
+(`calibrate_by=recency`, the default; `none` pools every row); the training residuals, pooled,
+when there is no validation split, which gives narrower ranges that are not calibrated on
+held-out jobs. "objective" trains one more model per level with the library's quantile loss.
+Measured on gharuntime-sim-small (`python benchmarks/intervals.py`): conformal is better
+calibrated and costs no extra training; on gharuntime-real-apache temporal/config the recency
+strata take LightGBM's P10-P90 coverage from 36% to 80% (see docs/researcher/baselines.md).
 """
 
 from __future__ import annotations
@@ -45,12 +48,15 @@ from gharuntime.baselines.identity import (
     identity_matrix,
     unseen_shares,
 )
+from gharuntime.baselines.intervals import BY, Calibration, fit_calibration, row_strata
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.baselines.params import ParamSpec, ParamTable
 from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.contract import TRACKS
 from gharuntime.paths import contained
 from gharuntime.progress import Progress, say
+from gharuntime.recency import GroupClock
+from gharuntime.splits import GROUP
 
 __all__ = ["GBDT", "THREADS", "LightGBM", "XGBoost", "tree_params", "tree_threads"]
 
@@ -143,6 +149,14 @@ def tree_params(learning_rate: float, *own: ParamSpec) -> ParamTable:
             help="P10-P90: conformal (validation residual quantiles) or objective (one "
             "quantile-loss model per level)",
         ),
+        ParamSpec(
+            "calibrate_by",
+            "choice",
+            "recency",
+            choices=BY,
+            help="conformal ranges: offsets per recency stratum of the row's job group "
+            "(recency) or one pooled offset (none)",
+        ),
     )
 
 
@@ -166,7 +180,8 @@ class GBDT(Method):
         self.categorical: list[int] = []
         self.shares: dict[str, float] = {}
         self.boosters: dict[str, Any] = {}
-        self.offsets: dict[str, dict[str, float]] = {}  # conformal: target -> level -> offset
+        self.calibrations: dict[str, Calibration] = {}  # conformal: target -> its offsets
+        self.clock: GroupClock | None = None  # each job group's latest training row (strata)
         self.level_boosters: dict[str, dict[str, Any]] = {}  # objective: target -> level -> model
         self._quantiles: dict[str, dict[str, np.ndarray]] = {}
         self.encoders: dict[str, TargetEncoder] = {}
@@ -189,7 +204,16 @@ class GBDT(Method):
         extra = [*(IDENTITY_INPUTS if self.params["identity"] else ())]
         if self.params["target_encoding"]:
             extra.extend(ENCODING_INPUTS)
+        if self._by_recency():
+            extra.extend([*GROUP, "created_at"])
         return (*base, *dict.fromkeys(c for c in extra if c not in base))
+
+    def _by_recency(self) -> bool:
+        """Whether conformal ranges are calibrated per recency stratum (which reads the job
+        group and its creation time)."""
+        return bool(
+            self.params["intervals"] == "conformal" and self.params["calibrate_by"] == "recency"
+        )
 
     def feature_names(self) -> list[str]:
         assert self.spec is not None
@@ -253,6 +277,11 @@ class GBDT(Method):
             floor = float(self.params["new_job_share"])
             self.shares["job"] = max(self.shares["job"], floor)
         masks = identity_masks(train.height, self.shares or {"repo": 0.0, "job": 0.0}, self.seed)
+        strata = None
+        if self._by_recency():
+            self.clock = GroupClock.from_frame(train)
+            if has_val and validation is not None:
+                strata = row_strata(validation, self.clock, uses_history)
         if self.identity is not None:
             self._mask_identity(x_train, masks)
         for target in self.targets:
@@ -267,16 +296,18 @@ class GBDT(Method):
                 x = np.hstack([x, encoded])
                 self.encoders[target] = enc
             val = None
+            val_strata = None
             if x_val is not None and validation is not None:
                 yv, okv = _log_target(validation[target])
                 if okv.any():
                     xv = self._with_encoding(target, x_val, validation)
                     val = (xv[okv], yv[okv])
+                    val_strata = strata[okv] if strata is not None else None
             say(progress, f"training {self.name} for {target} on {int(ok.sum())} rows")
             booster, best = self._train(x, y[ok], val)
             self.boosters[target] = booster
             self.best_iterations[target] = best
-            self._fit_intervals(target, booster, x, y[ok], val, progress)
+            self._fit_intervals(target, booster, x, y[ok], val, val_strata, progress)
 
     def _fit_intervals(
         self,
@@ -285,9 +316,12 @@ class GBDT(Method):
         x: np.ndarray,
         y: np.ndarray,
         val: tuple[np.ndarray, np.ndarray] | None,
+        strata: np.ndarray | None,
         progress: Progress | None,
     ) -> None:
-        """The target's quantiles: residual quantiles (conformal) or one model per level."""
+        """The target's quantiles: split-conformal offsets of the residuals (per recency
+        stratum of the validation rows, or pooled over the training rows without a validation
+        split) or one model per level."""
         if self.params["intervals"] == "objective":
             say(progress, f"training {len(QUANTILE_LEVELS)} quantile models for {target}")
             self.level_boosters[target] = {
@@ -295,10 +329,17 @@ class GBDT(Method):
             }
             return
         xs, ys = val if val is not None else (x, y)
-        residual = ys - np.asarray(self._predict(booster, xs), dtype=np.float64)
-        self.offsets[target] = {
-            q: float(np.quantile(residual, f)) for q, f in QUANTILE_LEVELS.items()
-        }
+        base = np.asarray(self._predict(booster, xs), dtype=np.float64)
+        self.calibrations[target] = fit_calibration(
+            ys,
+            dict.fromkeys(QUANTILE_LEVELS, base),
+            QUANTILE_LEVELS,
+            strata=strata if val is not None else None,
+            source="validation" if val is not None else "training",
+        )
+
+    def calibration(self) -> dict[str, Any]:
+        return {t: c.to_json() for t, c in self.calibrations.items()}
 
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
         if self.spec is None:
@@ -306,14 +347,21 @@ class GBDT(Method):
         x = self._features(inputs)
         out = {}
         levels: dict[str, dict[str, np.ndarray]] = {q: {} for q in QUANTILE_LEVELS}
+        strata = (
+            row_strata(inputs, self.clock, TRACKS[self.track].uses_history)
+            if any(c.by == "recency" for c in self.calibrations.values())
+            else None
+        )
         for target in self.targets:
             xt = self._with_encoding(target, x, inputs)
             raw = np.asarray(self._predict(self.boosters[target], xt), dtype=np.float64)
             out[target] = np.clip(np.expm1(raw), 0.0, None)
             if target in self.level_boosters:
                 logs = [self._predict(self.level_boosters[target][q], xt) for q in QUANTILE_LEVELS]
-            elif target in self.offsets:
-                logs = [raw + self.offsets[target][q] for q in QUANTILE_LEVELS]
+            elif target in self.calibrations:
+                bases = dict.fromkeys(QUANTILE_LEVELS, raw)
+                adjusted = self.calibrations[target].adjust(bases, strata)
+                logs = [adjusted[q] for q in QUANTILE_LEVELS]
             else:  # a model saved before quantiles
                 levels = {}
                 continue
@@ -351,7 +399,8 @@ class GBDT(Method):
                 self._save(booster, folder / name)
                 level_files[target][q] = name
         return {
-            "quantile_offsets": self.offsets,
+            "calibration": self.calibration(),
+            "group_clock": self.clock.to_json() if self.clock is not None else None,
             "quantile_model_files": level_files,
             "features": self.spec.to_json(),
             "identity": self.identity.to_json() if self.identity is not None else None,
@@ -379,10 +428,14 @@ class GBDT(Method):
             raise MethodError(f"{folder}: feature names do not match this version's extractor")
         for target, name in state["model_files"].items():
             m.boosters[target] = m._load(_model_file(folder, name, target))
-        m.offsets = {
-            t: {q: float(v) for q, v in by.items()}
-            for t, by in (state.get("quantile_offsets") or {}).items()
+        m.calibrations = {
+            t: Calibration.from_json(c, tuple(QUANTILE_LEVELS))
+            for t, c in (state.get("calibration") or {}).items()
         }
+        clock = state.get("group_clock")
+        m.clock = GroupClock.from_json(clock) if clock is not None else None
+        if m.clock is None and any(c.by == "recency" for c in m.calibrations.values()):
+            raise MethodError(f"{folder}: calibrated by recency but no group_clock saved")
         m.level_boosters = {
             t: {q: m._load(_model_file(folder, name, f"{t} {q}")) for q, name in by.items()}
             for t, by in (state.get("quantile_model_files") or {}).items()
@@ -429,7 +482,7 @@ class LightGBM(GBDT):
     """LightGBM (native API, L2 on log1p, deterministic, row-wise histograms)."""
 
     name = "lightgbm"
-    version = "2.0"
+    version = "2.1"
     model_suffix = ".lgb.txt"
     param_specs: ClassVar[ParamTable] = tree_params(
         0.05,
@@ -531,7 +584,7 @@ class XGBoost(GBDT):
     """XGBoost (hist trees, squared error on log1p)."""
 
     name = "xgboost"
-    version = "2.0"
+    version = "2.1"
     model_suffix = ".xgb.json"
     param_specs: ClassVar[ParamTable] = tree_params(
         0.05,

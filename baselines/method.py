@@ -202,6 +202,12 @@ class Method(ABC):
         gives no range (a model saved before it did)."""
         return {}
 
+    def calibration(self) -> dict[str, Any]:
+        """Per target, how the ranges of `quantiles` were calibrated after fitting (what ran,
+        on how many held-out rows, the fitted adjustment), recorded in the submission's
+        metadata; {} when the method gives no calibrated range."""
+        return {}
+
     def importances(self) -> dict[str, list[tuple[str, float]]]:
         """Per target, (feature, importance) pairs; empty for methods without features."""
         return {}

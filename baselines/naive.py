@@ -8,8 +8,13 @@
 
 Each writes quantiles (QUANTILE_LEVELS): the training quantiles of its group. Group-median
 takes them from the most specific group with at least QUANTILE_MIN_ROWS rows (a job seen
-twice has no spread to speak of), last-run scales its group's quantiles by the ratio of the
-last duration to the group's median.
+twice has no spread to speak of). last-run, with a validation split, adds to its prediction the
+split-conformal offsets of the validation jobs' errors (per stratum: with history, else the
+recency of the job group; `gharuntime.baselines.intervals`, the trees' code): a job's change
+from its last run, not its group's whole spread, which covered 97% of the real
+temporal/history test jobs for a nominal 80% (most of them in groups renamed since training,
+whose spread is the repository's). Without one it scales its group's quantiles by the ratio of
+the last duration to the group's median.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gharuntime.baselines.intervals import Calibration, fit_calibration, row_strata
 from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.contract import HISTORY_COLUMN, PRIMARY_TARGET
 from gharuntime.parquet import read_parquet
 from gharuntime.progress import Progress
+from gharuntime.recency import GroupClock
 
 __all__ = ["GROUP_LEVELS", "QUANTILE_MIN_ROWS", "GroupMedian", "LastRun", "Median"]
 
@@ -207,7 +214,7 @@ class LastRun(Method):
     """The most recent earlier duration of the same job; group-median where there is none."""
 
     name = "last-run"
-    version = "1.0"
+    version = "1.1"  # 1.1: ranges calibrated on the validation split
 
     def __init__(
         self,
@@ -219,9 +226,11 @@ class LastRun(Method):
     ) -> None:
         super().__init__(track, seed=seed, targets=targets, **params)
         self.fallback = GroupMedian(track, seed=seed, targets=targets)
+        self.calibrations: dict[str, Calibration] = {}
+        self.clock: GroupClock | None = None
 
     def reads(self, track: str) -> tuple[str, ...]:
-        return (HISTORY_COLUMN, *_GROUP_COLUMNS)
+        return (HISTORY_COLUMN, *_GROUP_COLUMNS, "created_at")
 
     def fit(
         self,
@@ -230,8 +239,48 @@ class LastRun(Method):
         progress: Progress | None = None,
     ) -> None:
         self.fallback.fit(train, validation)
+        train, validation = self._fit_frames(train, validation)
+        self.clock = GroupClock.from_frame(train)
+        self.calibrations = {}
+        if validation is None or validation.height == 0:
+            return  # no held-out jobs: the ranges stay the group's spread (calibration() says)
+        point = self._raw_predict(validation)
+        strata = row_strata(validation, self.clock, uses_history=True)
+        for t, values in point.items():
+            y = as_float(validation[t])
+            ok = np.isfinite(y) & (y >= 0)
+            if ok.any():
+                base = np.log1p(values[ok])
+                self.calibrations[t] = fit_calibration(
+                    np.log1p(y[ok]),
+                    dict.fromkeys(QUANTILE_LEVELS, base),
+                    QUANTILE_LEVELS,
+                    strata=strata[ok],
+                    source="validation",
+                )
+
+    def calibration(self) -> dict[str, Any]:
+        if self.calibrations:
+            return {t: c.to_json() for t, c in self.calibrations.items()}
+        why = "no validation split: the ranges are the training spread of the job's group"
+        return {t: {"method": "none", "why": why} for t in self.targets}
 
     def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        out = self._raw_predict(inputs)
+        if self._quantiles and self.calibrations:
+            strata = row_strata(inputs, self.clock, uses_history=True)
+            for t, values in out.items():
+                if t not in self.calibrations:
+                    continue
+                base = np.log1p(np.clip(values, 0.0, None))
+                logs = self.calibrations[t].adjust(dict.fromkeys(QUANTILE_LEVELS, base), strata)
+                ordered = np.sort(np.stack([logs[q] for q in QUANTILE_LEVELS]), axis=0)
+                for q, row in zip(QUANTILE_LEVELS, ordered, strict=True):
+                    self._quantiles[q][t] = np.clip(np.expm1(row), 0.0, None)
+        return out
+
+    def _raw_predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        """The last run (else the group median), with the group's quantiles around it."""
         out = self.fallback.predict(inputs.select(self.fallback.inputs))
         last = as_float(inputs[HISTORY_COLUMN].list.first())
         has = ~np.isnan(last)
@@ -250,10 +299,21 @@ class LastRun(Method):
         return getattr(self, "_quantiles", {})
 
     def save_state(self, folder: Path) -> dict[str, Any]:
-        return {"fallback": self.fallback.save_state(folder)}
+        return {
+            "fallback": self.fallback.save_state(folder),
+            "calibration": {t: c.to_json() for t, c in self.calibrations.items()},
+            "group_clock": self.clock.to_json() if self.clock is not None else None,
+        }
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> LastRun:
         m = cls(meta["track"], seed=meta.get("seed", 0), targets=meta.get("targets"))
-        m.fallback = GroupMedian.load_state(folder, {**meta, "state": meta["state"]["fallback"]})
+        state = meta["state"]
+        m.fallback = GroupMedian.load_state(folder, {**meta, "state": state["fallback"]})
+        m.calibrations = {
+            t: Calibration.from_json(c, tuple(QUANTILE_LEVELS))
+            for t, c in (state.get("calibration") or {}).items()
+        }
+        clock = state.get("group_clock")
+        m.clock = GroupClock.from_json(clock) if clock is not None else None
         return m

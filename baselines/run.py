@@ -226,6 +226,8 @@ def _fit_and_write(
         "split": split,
         "seed": seed,
         "method_config": method.config(),
+        # how the ranges were calibrated (what ran, on how many held-out rows, the adjustment)
+        **({"calibration": calibration} if (calibration := method.calibration()) else {}),
         "gharuntime_version": __version__,
         # eval carries these into the result's meta.extra; the leaderboard shows the per-1,000
         "timing": {

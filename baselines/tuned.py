@@ -277,7 +277,7 @@ class LightGBMTuned(_Tuned, LightGBM):
     """LightGBM with its hyperparameters searched on validation (`trials` Optuna trials)."""
 
     name = "lightgbm-tuned"
-    version = "2.0"
+    version = "2.1"
     base = "lightgbm"
     param_specs: ClassVar[ParamTable] = LightGBM.param_specs.extended(TRIALS)
 
@@ -286,6 +286,6 @@ class XGBoostTuned(_Tuned, XGBoost):
     """XGBoost with its hyperparameters searched on validation (`trials` Optuna trials)."""
 
     name = "xgboost-tuned"
-    version = "2.0"
+    version = "2.1"
     base = "xgboost"
     param_specs: ClassVar[ParamTable] = XGBoost.param_specs.extended(TRIALS)

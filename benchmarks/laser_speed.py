@@ -15,9 +15,14 @@ a change in the machine's load hits both alike; medians of the rounds count:
   serialization, tokenization and training included) on --train-fraction of the temporal train
   split, against a bare forward/backward/AdamW loop on the same examples, model and batches.
 
-Non-padding tokens throughout. The load average is printed; the last line is one JSON object.
+Non-padding tokens throughout. The load average before and after is recorded (the figures of a
+loaded machine are not an idle one's); so are the dataset's name and revision (never its path)
+and the git commit the script ran at, with `git_dirty` when the tree had uncommitted changes
+(run committed figures from a clean commit). The last line printed is one JSON object; --out
+writes it to a file too (benchmarks/results/laser_speed-real-apache.json).
 
-    python benchmarks/laser_speed.py --dataset work/gharuntime-real-apache
+    python benchmarks/laser_speed.py --dataset "$GHARUNTIME_REAL_DATASET" \
+        --out benchmarks/results/laser_speed-real-apache.json
 
 Without --dataset, `$GHARUNTIME_REAL_DATASET` names the dataset folder; with neither it exits 2.
 """
@@ -28,13 +33,14 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from _common import MissingDataset, real_dataset, refuse, shown
+from _common import MissingDataset, real_dataset, refuse
 
 from gharuntime.baselines.laser import kept_rows
 from gharuntime.baselines.laser.decoding import (
@@ -51,7 +57,27 @@ from gharuntime.baselines.laser.train import (
     target_loss,
     train,
 )
-from gharuntime.dataset import load
+from gharuntime.dataset import load, read_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _git() -> dict[str, Any]:
+    """The commit this script ran at and whether the tree had uncommitted changes to tracked
+    files (None where git or the repository is not at hand)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=60
+            )
+        except OSError:
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"git_commit": commit, "git_dirty": None if status is None else bool(status)}
 
 
 def _timed(work: Any) -> tuple[float, float, float]:
@@ -110,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--dataset", type=Path, help="the real dataset folder [$GHARUNTIME_REAL_DATASET]"
     )
+    ap.add_argument("--out", type=Path, help="also write the JSON object to this file")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--train-fraction", type=float, default=0.01)
     ap.add_argument("--fit-steps", type=int, default=30)
@@ -123,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         args.dataset = real_dataset(args.dataset)
     except MissingDataset as exc:
         return refuse(str(exc))
+    manifest = read_manifest(args.dataset)
+    git_before = _git()
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     train_split = load(args.dataset, "temporal", "train")
@@ -201,9 +230,17 @@ def main(argv: list[str] | None = None) -> int:
     ms = {k: {kind: 1000.0 / v for kind, v in d.items()} for k, d in jobs.items()}
     load_after = os.getloadavg()
     mean_prompt = np.mean([len(x) for x in prompt_token_ids_many(method.tokenizer, prompts)])
+    git_after = _git()
     result = {
         "benchmark": "laser_speed",
-        "dataset": shown(args.dataset),
+        "dataset": {"name": args.dataset.resolve().name, "revision": manifest["revision"]},
+        "git_commit": git_before["git_commit"],
+        "git_dirty": (
+            None
+            if git_before["git_dirty"] is None
+            else bool(git_before["git_dirty"] or git_after["git_dirty"])
+            or git_after["git_commit"] != git_before["git_commit"]
+        ),
         "threads": torch.get_num_threads(),
         "device": method.train_summary.get("device"),
         "auto_precision": method.train_summary.get("precision"),
@@ -230,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
     }
-    print(json.dumps(result))
+    line = json.dumps(result)
+    if args.out is not None:
+        tmp = args.out.with_name(f".{args.out.name}.tmp")
+        tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(args.out)
+    print(line)
     return 0
 
 

@@ -2,7 +2,9 @@
 
 For each results folder: build its dataset with its documented command, fit and score every
 reference method on both configs and both tracks (benchmarks/baselines.py), and write the
-result JSONs plus a summary table (summary.md). reference-real scores the models trained on
+result JSONs plus a summary table (summary.md, by the leaderboard's renderer); at the end
+every committed table is rendered again from the results (`gharuntime leaderboard --readme
+README.md`: leaderboard/README.md, index.html, each summary.md, README.md's tables). reference-real scores the models trained on
 gharuntime-sim-small on the real jobs under ../shared/reference/ (benchmarks/baselines_real.py).
 gharuntime-real-apache needs its dataset built first from clones of its four sources
 (`benchmarks/real_apache.py`, whose docstring says how); pass that folder as --real-dataset and
@@ -25,7 +27,8 @@ stages every folder's results outside the tree, installing them only once all ar
 result is scored on a tree that earlier results already changed. Commit the results afterwards
 (tests/project/test_committed_results.py checks every committed result's commit is clean and an ancestor
 of HEAD). Old result files of a folder are removed before its new ones are written, so nothing
-stale survives. The last line printed is one JSON object.
+stale survives; gharuntime-real-apache's LASER results, which this script does not make (a GPU,
+or benchmarks/laser_real.py), stay. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from gharuntime.leaderboard.outputs import build_leaderboard
+from gharuntime.leaderboard.registry import Entry
+from gharuntime.leaderboard.summary import render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "leaderboard" / "results"
@@ -90,28 +97,30 @@ def run(cmd: list[str], work: Path) -> None:
 
 
 def _summary(folder: Path, title: str) -> str:
-    rows = []
-    for path in sorted(folder.glob("*.json")):
-        r = json.loads(path.read_text(encoding="utf-8"))
-        m = r["metrics"]["duration_s"]["rmsle"]
-        w = r["metrics"]["duration_s"]["within_2x"]
-        rows.append(
-            f"| {r['dataset']['config']} | {r['track']} | {r['name']} | "
-            f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] | "
-            f"{100 * w['value']:.1f}% | {r['dataset']['rows']:,} | {r['dataset']['repositories']} |"
-        )
-    any_result = json.loads(next(folder.glob("*.json")).read_text(encoding="utf-8"))
-    prov = any_result.get("provenance", {})
-    return (
-        f"# {title}\n\n"
-        f"Dataset revision `{any_result['dataset']['revision']}`; gharuntime "
-        f"{prov.get('gharuntime_version')}, commit `{prov.get('git_commit')}`"
-        f"{' (dirty tree)' if prov.get('git_dirty') else ''}. duration_s, 95% repository-bootstrap "
-        f"intervals, {any_result['bootstrap']['resamples']:,} resamples "
-        f"(Spearman: {any_result['bootstrap']['spearman'].split(':')[0]}).\n\n"
-        "| config | track | method | RMSLE | within 2× | rows scored | repositories |\n"
-        "| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
+    """The folder's summary.md, by the leaderboard's renderer (`gharuntime leaderboard` writes
+    the same for each folder under leaderboard/results/; the reference folder is not a
+    leaderboard folder, so its results are read as they are)."""
+    entries = [
+        Entry(path, json.loads(path.read_text(encoding="utf-8")))
+        for path in sorted(folder.glob("*.json"))
+    ]
+    if title != REAL:
+        return render_summary(title, entries)
+    return render_summary(
+        title,
+        entries,
+        made_by="`python benchmarks/regenerate_results.py --only reference-real`, with the "
+        "leaderboard's renderer (tests/project/test_committed_results.py says when it is stale)",
+        trained=f"Trained on {REAL_MODELS_FROM}'s temporal train split, scored on the pooled "
+        "real jobs of ../shared/reference/",
     )
+
+
+def render_tables() -> None:
+    """Every committed table from the committed results: leaderboard/README.md, index.html,
+    each results folder's summary.md and README.md's table regions (what
+    tests/project/test_committed_results.py checks)."""
+    build_leaderboard(RESULTS, ROOT / "leaderboard", readmes=[ROOT / "README.md"])
 
 
 def regenerate(
@@ -194,7 +203,7 @@ def regenerate_real_apache(work: Path, dataset: Path) -> dict[str, Any]:
     return {
         "label": REAL_APACHE,
         "seconds": round(time.perf_counter() - t0, 1),
-        "_install": (staged, RESULTS / REAL_APACHE),
+        "_install": (staged, RESULTS / REAL_APACHE, CONFIGS, True),
     }
 
 
@@ -208,14 +217,28 @@ def _dirty() -> bool:
     return bool(status.strip())
 
 
-def _install(staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS) -> None:
+MADE_ELSEWHERE = re.compile(r"^(?:temporal|cross_repo)-(?:config|history|multi)-laser\b")
+"""LASER's results of a real dataset are trained elsewhere (a GPU, or a long CPU run with
+benchmarks/laser_real.py), not by this script: regenerating a folder keeps them."""
+
+
+def made_elsewhere(path: Path) -> bool:
+    """Whether `path` is a result this script does not make (MADE_ELSEWHERE), so keeps."""
+    return MADE_ELSEWHERE.match(path.name) is not None
+
+
+def _install(
+    staged: Path, target: Path, configs: tuple[str, ...] = CONFIGS, keep_laser: bool = False
+) -> None:
     """Replace the committed folder's result files of `configs` with the staged ones (other
-    files, and other configs' results, stay)."""
+    files, other configs' results and, with `keep_laser`, the LASER results trained elsewhere
+    stay)."""
     target.mkdir(parents=True, exist_ok=True)
     olds = [
         p
         for p in target.glob("*.json")
-        if set(configs) >= set(CONFIGS) or p.name.split("-", 1)[0] in configs
+        if (set(configs) >= set(CONFIGS) or p.name.split("-", 1)[0] in configs)
+        and not (keep_laser and made_elsewhere(p))
     ]
     for old in [*olds, target / "summary.md"]:
         old.unlink(missing_ok=True)
@@ -362,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{done[-1]['label']}: {done[-1]['seconds']} s", file=sys.stderr, flush=True)
         for item in done:  # only now, so every folder was scored on the same clean tree
             _install(*item.pop("_install"))
+        render_tables()
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

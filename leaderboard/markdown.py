@@ -7,6 +7,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from gharuntime.eval.report import HEADLINE_INTERVAL
 from gharuntime.leaderboard.rank import GROUP_MEANING
 from gharuntime.leaderboard.view import (
     INTERVAL_COLUMNS,
@@ -20,7 +21,7 @@ from gharuntime.leaderboard.view import (
 )
 from gharuntime.markdown import md
 
-__all__ = ["md", "render_markdown"]
+__all__ = ["md", "render_markdown", "render_table"]
 
 
 # What a result's text must not bring into the Markdown is escaped by the one helper,
@@ -57,7 +58,7 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
-def _table(view: TableView) -> list[str]:
+def _table(view: TableView, heading: bool = True) -> list[str]:
     first = view.first
     d = first["dataset"]
     synthetic = {
@@ -69,7 +70,7 @@ def _table(view: TableView) -> list[str]:
     title = f"{md(t.dataset)} · {t.config} / {t.track}" + (
         f" · trained on {md(t.trained_on)}" if t.trained_on else ""
     )
-    lines = [f"## {title}", ""]
+    lines = [f"## {title}", ""] if heading else []
     if view.note:
         lines += [f"*{view.note[0].upper()}{view.note[1:]}.*", ""]
     lines += [
@@ -85,6 +86,9 @@ def _table(view: TableView) -> list[str]:
         lines += _metric_table(view.rows, "duration_s")
     versions = sorted({md(row["gharuntime"]) for row in view.rows})
     lines += ["", f"Scored by gharuntime {', '.join(versions)}."]
+    if not view.multi:  # a multi table says these under each target's table
+        lines += _uncalibrated(view.rows)
+        lines += _recency_table(view.rows)
     for warning in view.warnings:
         lines.append(f"> ⚠ {md(warning)}")
     lines.append("")
@@ -123,9 +127,12 @@ def _metric_table(rows: list[dict[str, Any]], target: str) -> list[str]:
             str(row["group"]) if row["group"] is not None else "—",
             _method(row),
             md(row["version"]),
-            row["track"],
+            row["track"] + (f" · {md(row['transfer'])}" if row["transfer"] else ""),
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
-            *(_with_ci(row, m) for m, _, _ in INTERVAL_COLUMNS),
+            *(
+                _with_ci(row, m) + (" †" if m == "coverage" and row["uncalibrated"] else "")
+                for m, _, _ in INTERVAL_COLUMNS
+            ),
             f"{row['records']:,}",
             f"{row['repositories']:,}",
             _seconds(row["fit_s_per_1k"]),
@@ -175,6 +182,46 @@ def _multi_tables(view: TableView) -> list[str]:
     lines += ["### Multi summary", "", *_lines(header, body, 3)]
     for t in targets:
         lines += ["", f"### `{t}`", "", *_metric_table(per[t], t)]
+        notes = _uncalibrated(per[t])
+        lines += ["", *notes] if notes else []
+        lines += _recency_table(per[t])
+    return lines
+
+
+def _uncalibrated(rows: list[dict[str, Any]]) -> list[str]:
+    """The † beside a coverage: why those methods' ranges are not calibrated on held-out jobs."""
+    whys: dict[str, list[str]] = {}
+    for row in rows:
+        if row["uncalibrated"]:
+            whys.setdefault(row["uncalibrated"], []).append(md(row["method"]))
+    return [
+        f"† ranges not calibrated on held-out jobs ({', '.join(methods)}): {md(why)}."
+        for why, methods in whys.items()
+    ]
+
+
+def _recency_table(table_rows: list[dict[str, Any]]) -> list[str]:
+    """The P10-P90 coverage of each method by how recently the job group last ran in training
+    (eval's train_recency breakdown), where coverage falls under a regime change."""
+    rows = [r for r in table_rows if any(c is not None for c, _ in r["recency_coverage"].values())]
+    if not rows:
+        return []
+    buckets = list(dict.fromkeys(b for r in rows for b in r["recency_coverage"]))
+    counts = {b: max(r["recency_coverage"].get(b, (None, 0))[1] for r in rows) for b in buckets}
+    lines = [
+        "",
+        f"{HEADLINE_INTERVAL} coverage (nominal 80%) by how recently the job's group (repository, "
+        "workflow, job name) last ran in the training split:",
+        "",
+        "| method | " + " | ".join(f"{md(b)} ({counts[b]:,} jobs)" for b in buckets) + " |",
+        "| --- | " + " | ".join("---:" for _ in buckets) + " |",
+    ]
+    for r in rows:
+        cells = []
+        for b in buckets:
+            value = r["recency_coverage"].get(b, (None, 0))[0]
+            cells.append("—" if value is None else f"{100 * value:.1f}%")
+        lines.append(f"| {md(r['method'])} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -187,6 +234,12 @@ def _reproduced(reproduced: list[Reproduced]) -> list[str]:
         for r in reproduced
     ]
     return [*lines, ""]
+
+
+def render_table(view: TableView) -> str:
+    """One table as `leaderboard/README.md` shows it, without its heading: what a marked region
+    of another Markdown file holds (`gharuntime.leaderboard.regions`)."""
+    return "\n".join(_table(view, heading=False)).rstrip("\n") + "\n"
 
 
 def render_markdown(

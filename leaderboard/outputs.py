@@ -1,21 +1,32 @@
-"""Check every result and write `README.md` and `index.html`, or nothing at all."""
+"""Check every result and write `README.md`, `index.html`, each dataset folder's `summary.md`
+and the table regions of other Markdown files, or nothing at all; or say which of them the
+results would change (`stale_files`, the CI check)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gharuntime.leaderboard.markdown import render_markdown
 from gharuntime.leaderboard.page import render_page
+from gharuntime.leaderboard.regions import MAX_MARKDOWN_BYTES, fill_regions
 from gharuntime.leaderboard.registry import REPRODUCED_TABLE, Entry, LeaderboardError, scan
 from gharuntime.leaderboard.reproduce_table import read_table
+from gharuntime.leaderboard.summary import SUMMARY, render_summary
 from gharuntime.leaderboard.view import Reproduced, TableView, table_views
 from gharuntime.paths import write_atomic
-from gharuntime.readfile import InputFileError
+from gharuntime.readfile import InputFileError, read_bytes
 
-__all__ = ["Leaderboard", "build_leaderboard", "reproductions"]
+__all__ = [
+    "Leaderboard",
+    "Rendered",
+    "build_leaderboard",
+    "render_leaderboard",
+    "reproductions",
+    "stale_files",
+]
 
 
 def reproductions(results: Path, out: Path, entries: Iterable[Entry] = ()) -> list[Reproduced]:
@@ -60,33 +71,124 @@ def reproductions(results: Path, out: Path, entries: Iterable[Entry] = ()) -> li
 
 @dataclass(frozen=True)
 class Leaderboard:
-    """What `build_leaderboard` wrote."""
+    """What `build_leaderboard` wrote: the Markdown and the page, each dataset folder's
+    summary, and the Markdown files whose table regions it rendered."""
 
     markdown: Path
     page: Path
     views: list[TableView]
+    summaries: tuple[Path, ...] = ()
+    readmes: tuple[Path, ...] = ()
 
 
-def build_leaderboard(results: Path, out: Path) -> Leaderboard:
-    """Validate every result under `results`, rank each table, and write `out/README.md` and
-    `out/index.html` (each atomically, only after every check passed). The same result files
-    give the same bytes. Raises LeaderboardError naming every bad file."""
+@dataclass(frozen=True)
+class Rendered:
+    """Every file the leaderboard is made of, rendered and not yet written: path → text."""
+
+    files: dict[Path, str]
+    views: list[TableView]
+    markdown: Path
+    page: Path
+    summaries: tuple[Path, ...]
+    readmes: tuple[Path, ...]
+
+
+def _read_markdown(path: Path) -> str:
+    """A Markdown file whose regions are rendered, as text (a byte-order mark kept)."""
+    try:
+        data = read_bytes(path, MAX_MARKDOWN_BYTES)
+    except InputFileError as exc:
+        raise LeaderboardError(
+            [f"{exc}; --readme takes a Markdown file with table regions"]
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LeaderboardError(
+            [f"{path} line {line} is not UTF-8 text; save it as UTF-8"]
+        ) from None
+
+
+def render_leaderboard(
+    results: Path, out: Path, *, summaries: bool = True, readmes: Sequence[Path] = ()
+) -> Rendered:
+    """Validate every result under `results` and render, without writing anything:
+    `out/README.md`, `out/index.html`, `results/<dataset>/summary.md` of each dataset folder
+    (unless `summaries` is False), and each of `readmes` with its table regions filled
+    (`regions.fill_regions`). The same result files give the same bytes. Raises
+    LeaderboardError naming every bad file."""
     tables = scan(results)
     views = table_views(tables)
     label = Path(os.path.relpath(results.resolve(), out.resolve())).as_posix()
     reproduced = reproductions(results, out, [e for table in tables for e in table.entries])
-    markdown = render_markdown(views, label, reproduced)
-    page = render_page(views, label, reproduced)
     if out.exists() and not out.is_dir():
         raise LeaderboardError([f"{out}: not a folder; --out takes the folder to write into"])
     md_path, page_path = out / "README.md", out / "index.html"
+    files = {
+        md_path: render_markdown(views, label, reproduced),
+        page_path: render_page(views, label, reproduced),
+    }
+    summary_paths: list[Path] = []
+    if summaries:
+        by_dataset: dict[str, list[Entry]] = {}
+        for table in tables:
+            by_dataset.setdefault(table.dataset, []).extend(table.entries)
+        for dataset in sorted(by_dataset):
+            path = results / dataset / SUMMARY
+            files[path] = render_summary(dataset, by_dataset[dataset])
+            summary_paths.append(path)
+    for readme in dict.fromkeys(readmes):
+        if readme in files:
+            raise LeaderboardError(
+                [f"{readme}: the leaderboard writes this file itself; give another --readme"]
+            )
+        files[readme] = fill_regions(_read_markdown(readme), views, results, readme)
     blocked = [
-        f"{path}: exists and is not a regular file; remove it or give another --out"
-        for path in (md_path, page_path)
+        f"{path}: exists and is not a regular file; remove it"
+        + (" or give another --out" if path in (md_path, page_path) else "")
+        for path in files
         if (path.exists() or path.is_symlink()) and not path.is_file()
     ]
-    if blocked:  # checked before either is written: all or nothing
+    if blocked:  # checked before anything is written: all or nothing
         raise LeaderboardError(blocked)
-    write_atomic(md_path, markdown, mode=0o644)
-    write_atomic(page_path, page, mode=0o644)
-    return Leaderboard(md_path, page_path, views)
+    return Rendered(
+        files, views, md_path, page_path, tuple(summary_paths), tuple(dict.fromkeys(readmes))
+    )
+
+
+def build_leaderboard(
+    results: Path, out: Path, *, summaries: bool = True, readmes: Sequence[Path] = ()
+) -> Leaderboard:
+    """Validate every result under `results`, rank each table, and write `out/README.md`,
+    `out/index.html`, each dataset folder's `summary.md` (unless `summaries` is False) and
+    the table regions of `readmes` (each file atomically, only after every check passed).
+    The same result files give the same bytes. Raises LeaderboardError naming every bad
+    file."""
+    rendered = render_leaderboard(results, out, summaries=summaries, readmes=readmes)
+    for path, text in rendered.files.items():
+        write_atomic(path.resolve() if path.is_symlink() else path, text, mode=0o644)
+    return Leaderboard(
+        rendered.markdown, rendered.page, rendered.views, rendered.summaries, rendered.readmes
+    )
+
+
+def stale_files(
+    results: Path, out: Path, *, summaries: bool = True, readmes: Sequence[Path] = ()
+) -> list[str]:
+    """What `build_leaderboard` would change, written nowhere: one line per file that is
+    missing or differs from what the results give ([] when every file is up to date)."""
+    rendered = render_leaderboard(results, out, summaries=summaries, readmes=readmes)
+    stale = []
+    for path, text in rendered.files.items():
+        want = text.encode("utf-8")
+        if not path.exists():
+            stale.append(f"{path}: missing")
+            continue
+        try:
+            have = read_bytes(path, len(want) + 1)
+        except InputFileError:
+            have = None  # larger than it should be, or unreadable: stale either way
+        if have != want:
+            stale.append(f"{path}: differs from what the results give")
+    return stale

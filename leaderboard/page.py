@@ -110,6 +110,9 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
             low = fmt_metric(key, row[f"{key}_low"])
             high = fmt_metric(key, row[f"{key}_high"])
             text += f' <span class="ci">[{escape(low)}, {escape(high)}]</span>'
+        if key == "coverage" and row.get("uncalibrated"):
+            why = escape(f"not calibrated on held-out jobs: {row['uncalibrated']}", quote=True)
+            text += f' <span class="uncalibrated" title="{why}">†</span>'
     elif key in ("fit_s_per_1k", "predict_s_per_1k"):
         text = "—" if value is None else f"{value:.3g}"
     elif key in ("records", "repositories"):
@@ -121,6 +124,8 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
     elif key == "synthetic":
         text = {True: '<span class="synthetic">synthetic</span>', False: "real", None: "?"}[value]
         value = {True: "synthetic", False: "real", None: ""}[value]
+    elif key == "trained_on" and row["transfer"]:
+        text = f'{escape(value)} <span class="ci">({escape(row["transfer"])})</span>'
     elif key == "method" and row["missing"]:
         text = f"{escape(value)} (partial: {row['missing']:,} missing)"
     else:
@@ -162,7 +167,8 @@ def render_page(
     plots: list[str] = []
     for view in views:
         # a multi table: a row per method and target, each with the method's summary
-        for row in [r for t in view.targets for r in view.target_rows[t]] or view.rows:
+        shown = [r for t in view.targets for r in view.target_rows[t]] or view.rows
+        for row in shown:
             i = len(rows)
             rows.append({c: spreadsheet_safe(row[c]) for c in CSV_COLUMNS})
             group = f"g{row['group']}" if row["group"] is not None else "g-"
@@ -173,6 +179,13 @@ def render_page(
             )
         note = f'<p class="note">{_code(view.note)}</p>' if view.note else ""
         note += f'<p class="note">{escape(view.intervals)}</p>'
+        note += "".join(
+            f'<p class="note">† {escape(row["method"])}'
+            + (f" ({escape(row['target'])})" if view.multi else "")
+            + f": ranges not calibrated on held-out jobs: {escape(row['uncalibrated'])}</p>"
+            for row in shown
+            if row["uncalibrated"]
+        )
         warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
         plots.append(
             f'<section class="plots" {_attrs(view)}><h2>{escape(view.title)}</h2>{note}{warnings}'

@@ -1,6 +1,7 @@
 """The page's plots as SVG strings, drawn here so the page needs no script library and the same
 results give the same bytes: a forest plot per metric (point and interval of each method), within
-2× by duration decile, the CDF of |ln(p'/y')|, and predicted against actual on log axes."""
+2× by duration decile, the CDF of |ln(p'/y')|, the ranges' calibration and their coverage by
+how recently the job group last ran in training, and predicted against actual on log axes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "cdf_plot",
     "decile_plot",
     "forest_plot",
+    "recency_plot",
     "scatter_plots",
     "table_plots",
 ]
@@ -189,6 +191,66 @@ def decile_plot(view: TableView) -> str:
     return _svg("deciles", right + 130, bottom + 36, "Within 2× by duration decile", body)
 
 
+def recency_plot(view: TableView) -> str:
+    """P10-P90 coverage by how recently the job's group last ran in training (eval's
+    train_recency breakdown), one line per method with a quantile sidecar; nominal 80% dashed."""
+    rows = [
+        (i, r)
+        for i, r in enumerate(view.rows)
+        if any(c is not None for c, _ in r["recency_coverage"].values())
+    ]
+    buckets = list(dict.fromkeys(b for _, r in rows for b in r["recency_coverage"]))
+    left, right, top, bottom = 44, 330, 26, 200
+    x = _Scale(0, max(len(buckets) - 1, 1), left + 24, right - 24)
+    y = _Scale(0.0, 1.0, bottom, top)
+    body = [_frame(left, top, right, bottom)]
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        body.append(
+            f'<line x1="{left}" y1="{_f(y(t))}" x2="{right}" y2="{_f(y(t))}" stroke="#eee"/>'
+            f'<text x="{left - 4}" y="{_f(y(t) + 4)}" text-anchor="end">{int(100 * t)}%</text>'
+        )
+    body.append(
+        f'<line x1="{left}" y1="{_f(y(0.8))}" x2="{right}" y2="{_f(y(0.8))}" stroke="#888" '
+        'stroke-dasharray="3,3"/>'
+    )
+    for k, b in enumerate(buckets):
+        body.append(
+            f'<text x="{_f(x(k))}" y="{bottom + 14}" text-anchor="middle" font-size="9">'
+            f"{escape(b)}</text>"
+        )
+    body.append(
+        f'<text x="{(left + right) / 2}" y="{bottom + 28}" text-anchor="middle">'
+        "job group last in training</text>"
+    )
+    for i, r in rows:
+        points = [
+            (x(k), y(c), b, c)
+            for k, b in enumerate(buckets)
+            if (c := r["recency_coverage"].get(b, (None, 0))[0]) is not None
+        ]
+        path = " ".join(f"{_f(px)},{_f(py)}" for px, py, _, _ in points)
+        body.append(
+            f'<polyline class="mark line" points="{path}" fill="none" stroke="{_color(i)}" '
+            'stroke-width="1.5"/>'
+        )
+        for px, py, b, c in points:
+            body.append(
+                f'<circle class="mark point" cx="{_f(px)}" cy="{_f(py)}" r="2.5" '
+                f'fill="{_color(i)}"><title>{escape(r["method"])} {escape(b)}: '
+                f"{100 * c:.1f}% inside P10-P90</title></circle>"
+            )
+    if not rows:
+        body.append(f'<text x="{left + 8}" y="{top + 18}">no coverage by recency here</text>')
+    for k, (i, r) in enumerate(rows):
+        yy = top + 8 + 14 * k
+        body.append(
+            f'<rect x="{right + 12}" y="{_f(yy - 8)}" width="10" height="10" fill="{_color(i)}"/>'
+            f'<text x="{right + 26}" y="{_f(yy + 1)}">{escape(r["method"])}</text>'
+        )
+    title = "P10-P90 coverage by the job group's last training run"
+    return _svg("recency", right + 130, bottom + 36, title, body)
+
+
 def _entry_order(view: TableView) -> list[int]:
     """Indexes of the table's entries in the ranked order (the colour of each method)."""
     index = {e.method: i for i, e in enumerate(view.table.entries)}
@@ -357,5 +419,6 @@ def table_plots(view: TableView) -> list[str]:
         decile_plot(view),
         cdf_plot(view),
         calibration_plot(view),
+        recency_plot(view),
         scatter_plots(view),
     ]

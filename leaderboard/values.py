@@ -137,6 +137,9 @@ def range_problems(doc: dict[str, Any]) -> list[str]:
                 )
     intervals = (doc.get("intervals") or {}).get("metrics")
     found += _interval_ranges(intervals, "intervals/metrics")
+    # each breakdown group's interval coverage and width (its point metrics hold no interval
+    # metric's name, so only those are read here)
+    found += _interval_ranges(doc.get("breakdowns"), "breakdowns")
     return found
 
 

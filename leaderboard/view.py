@@ -9,7 +9,7 @@ from typing import Any, Final
 from gharuntime.eval.metrics import HEADLINE_METRICS, INTERVAL_METRIC_BY_NAME, METRIC_BY_NAME
 from gharuntime.eval.report import HEADLINE_INTERVAL, SUMMARY_METRICS
 from gharuntime.leaderboard.rank import RANK_TARGET, Ranked, rank_table
-from gharuntime.leaderboard.registry import Table
+from gharuntime.leaderboard.registry import Entry, Table
 
 __all__ = [
     "COLUMNS",
@@ -21,9 +21,12 @@ __all__ = [
     "fmt_count",
     "fmt_metric",
     "metric_label",
+    "recency_coverage",
     "table_order",
     "table_targets",
     "table_views",
+    "transfer_label",
+    "uncalibrated",
 ]
 
 METRIC_COLUMNS: Final = tuple(
@@ -129,6 +132,26 @@ def _transfer_note(first: dict[str, Any], trained_on: str, dataset: str) -> str:
     )
 
 
+def transfer_label(entry: Entry) -> str:
+    """What a transfer result's row is, said on the row itself: 'trained on gharuntime-sim-small
+    temporal/train (simulated), scored on gharuntime-real-apache temporal/test (real)'; "" for
+    a result trained on its own dataset's train split."""
+    t = entry.result.get("trained_on")
+    if not isinstance(t, dict) or not entry.trained_on:
+        return ""
+    d = entry.result["dataset"]
+
+    def kind(block: dict[str, Any]) -> str:
+        if block.get("synthetic") is True:
+            return " (simulated)" if block.get("source_kind") == "simulated" else " (synthetic)"
+        return " (real)" if block.get("synthetic") is False else ""
+
+    return (
+        f"trained on {entry.trained_on} {t.get('config')}/{t.get('split')}{kind(t)}, "
+        f"scored on {entry.dataset} {d['config']}/{d['split']}{kind(d)}"
+    )
+
+
 def _plain(text: str) -> str:
     """Text safe inside a Markdown code span: no backtick to end it, no break to split it."""
     return "".join("'" if ch == "`" else " " if ord(ch) < 0x20 else ch for ch in text)
@@ -190,6 +213,50 @@ def _calibration(result: dict[str, Any], target: str) -> list[tuple[float, float
     return out
 
 
+def uncalibrated(result: dict[str, Any], target: str = RANK_TARGET) -> str:
+    """Why the result's ranges on `target` were not calibrated on held-out jobs, from the
+    calibration its method recorded (`Method.calibration`, per target); "" when they were, or
+    when the result does not say."""
+    extra = (result.get("meta") or {}).get("extra") or {}
+    record = extra.get("calibration") if isinstance(extra, dict) else None
+    block = record.get(target) if isinstance(record, dict) else None
+    if not isinstance(block, dict) or not result.get("intervals"):
+        return ""
+    if block.get("method") == "none":
+        why = block.get("why")
+        return str(why)[:300] if isinstance(why, str) and why else "not calibrated"
+    if block.get("source") == "training":
+        return (
+            "no validation split (as in cross_repo), so the ranges come from the training "
+            "residuals, not from held-out jobs"
+        )
+    return ""
+
+
+def _share(value: Any) -> float | None:
+    """A coverage read from a result: a number in [0, 1], else None."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and 0.0 <= value <= 1.0 else None
+
+
+def recency_coverage(
+    result: dict[str, Any], target: str = RANK_TARGET
+) -> dict[str, tuple[float | None, int]]:
+    """(P10-P90 coverage, rows) of each train_recency group of the result (eval's breakdown
+    by how recently the job group last ran in training), on `target`; {} without one."""
+    breakdowns = (result.get("breakdowns") or {}).get(target) or {}
+    groups = breakdowns.get("train_recency") if isinstance(breakdowns, dict) else None
+    out: dict[str, tuple[float | None, int]] = {}
+    for bucket, entry in groups.items() if isinstance(groups, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        block = ((entry.get("intervals") or {}).get(HEADLINE_INTERVAL) or {}).get("coverage")
+        rows = entry.get("rows")
+        count = rows if isinstance(rows, int) and not isinstance(rows, bool) else 0
+        out[str(bucket)] = (_share(block.get("value")) if isinstance(block, dict) else None, count)
+    return out
+
+
 def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
     """One method's row of a table on `target` (with the multi summary where it has one)."""
     res = r.entry.result
@@ -200,6 +267,7 @@ def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
         "config": r.entry.config,
         "track": r.entry.track,
         "trained_on": r.entry.trained_on or r.entry.dataset,
+        "transfer": transfer_label(r.entry),
         "group": r.group,
         "method": r.entry.method,
         "version": res["meta"].get("method_version") or "",
@@ -229,6 +297,8 @@ def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
         row[f"{key}_low"] = block.get("ci_low")
         row[f"{key}_high"] = block.get("ci_high")
     row["calibration"] = _calibration(res, target)
+    row["uncalibrated"] = uncalibrated(res, target)
+    row["recency_coverage"] = recency_coverage(res, target)
     return row
 
 

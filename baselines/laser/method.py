@@ -5,9 +5,14 @@ training row (`serialize.py`, within `budget` tokens), encodes its targets (`enc
 scientific notation by default), builds or loads the model (`models.py`), and fine-tunes it on
 the target tokens (`train.py`); predicting decodes with the codec's constraints and prefilled
 fixed parts (`decoding.py`): the median of `samples` draws (16 by default) with P10/P90 kept for
-the quantile sidecar, or greedy (`samples=1`, fastest). Greedy is a poor default for numbers
-written digit by digit: at each digit it takes the single likeliest one, and the likeliest
-leading digit is 1 (Benford), so it predicts 1.0e+02 for most jobs of 100-999 s and RMSLE grows
+the quantile sidecar, or greedy (`samples=1`, fastest). The draws' P10/P50/P90 (and a P99 from
+the P90) are calibrated on the validation split after training (`calibration=conformal`, the
+default): split-conformal offsets per recency stratum of the job group
+(`gharuntime.baselines.intervals`, the trees' code), fitted on `calibration_rows` validation
+jobs decoded as predict decodes them, saved with the model and recorded in the submission.
+Greedy is a poor default for numbers written digit by digit: at each digit it takes the single
+likeliest one, and the likeliest leading digit is 1 (Benford), so it predicts 1.0e+02 for most
+jobs of 100-999 s and RMSLE grows
 (`benchmarks/laser_samples.py` on gharuntime-sim-small, temporal/config, tiny, 300 steps:
 greedy 2.46, median of 8 draws 1.25, of 16 draws 1.18; the training median 1.45). Under
 `accelerate launch` every process fits and predicts its share (`processes.py`). This module
@@ -26,6 +31,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import polars as pl
 
+from gharuntime.baselines.intervals import (
+    Calibration,
+    balanced_sample,
+    fit_calibration,
+    row_strata,
+)
 from gharuntime.baselines.laser.encoding import Codec, EncodingError, codec_for
 from gharuntime.baselines.laser.params import CODEC_PARAMS, SPECS
 from gharuntime.baselines.laser.processes import Group
@@ -36,10 +47,12 @@ from gharuntime.baselines.laser.prompts import (
     serialize_batch,
 )
 from gharuntime.baselines.laser.serialize import PromptTooLong, columns_for
-from gharuntime.baselines.method import Method, MethodError, as_float
+from gharuntime.baselines.method import QUANTILE_LEVELS, Method, MethodError, as_float
 from gharuntime.baselines.params import ParamTable
-from gharuntime.contract import PRIMARY_TARGET
+from gharuntime.contract import PRIMARY_TARGET, TRACKS
 from gharuntime.progress import Progress, say
+from gharuntime.recency import GroupClock
+from gharuntime.splits import GROUP
 
 if TYPE_CHECKING:
     from gharuntime.baselines.laser.train import Example
@@ -77,11 +90,19 @@ class Laser(Method):
         self.source: dict[str, Any] = {}
         self.train_summary: dict[str, Any] = {}
         self._quantiles: dict[str, dict[str, np.ndarray]] = {}
+        self.calibrations: dict[str, Calibration] = {}
+        self.uncalibrated = ""  # why the ranges were left as drawn ("" when calibrated)
+        self.calibration_seconds = 0.0
+        self.clock: GroupClock | None = None
 
     # --- configuration ----------------------------------------------------------------------
 
     def reads(self, track: str) -> tuple[str, ...]:
-        return columns_for(track)
+        base = columns_for(track)
+        if self.params["calibration"] == "conformal" and self.params["calibrate_by"] == "recency":
+            # the strata: each row's job group, and how long since it last ran in training
+            return (*base, *(c for c in (*GROUP, "created_at") if c not in base))
+        return base
 
     def config(self) -> dict[str, Any]:
         out = {**self.params, "codec": self.codec.config(), "lr_used": self._lr()}
@@ -254,7 +275,8 @@ class Laser(Method):
 
         require_laser_extra()
         every = self._int("validate_every")
-        train, validation = self._fit_frames(train, validation if every else None)
+        calibrate = self.params["calibration"] == "conformal"
+        train, validation = self._fit_frames(train, validation if every or calibrate else None)
         self._check_job_yaml(train)
         rows = self._training_rows(train)
         self._threads()
@@ -326,6 +348,7 @@ class Laser(Method):
             ),
             **({"validation_rows": checked, "validation_metric": "rmsle"} if checked else {}),
         }
+        self._calibrate(train, validation if calibrate else None, progress)
 
     def _validation(
         self,
@@ -406,28 +429,28 @@ class Laser(Method):
             tokenizer.save_pretrained(saved)
         return tokenizer
 
-    def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
-        if self.model is None:
-            raise MethodError("laser: predict before fit")
+    def _draws(
+        self, inputs: pl.DataFrame, seed: int
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Per target, the median, P10 and P90 of `samples` constrained draws for every row
+        of `inputs` (several launched processes decode a share each)."""
         from gharuntime.baselines.laser.decoding import (
             DecodingError,
             constrained_generate,
         )
         from gharuntime.baselines.laser.encoding import median_and_quantiles
 
-        self._threads()
         group = Group()  # several processes decode a share of the jobs each
         prompts = self._prompts(inputs, self.tokenizer)
-        samples = self._int("samples", 1)
         try:
             mine = constrained_generate(
                 self.model,
                 self.tokenizer,
                 [prompts[i] for i in group.share(len(prompts))],
                 self.codec,
-                samples=samples,
+                samples=self._int("samples", 1),
                 temperature=float(self.params["temperature"]),
-                seed=self.seed + 1_000_003 * group.rank,
+                seed=seed + 1_000_003 * group.rank,
                 batch_size=self._int("decode_batch_size", 1),
             )
         except DecodingError as exc:
@@ -440,21 +463,127 @@ class Laser(Method):
             stats = median_and_quantiles([self.codec.decode(x) for x in drawn])
             for t in self.targets:
                 out[t][i], p10[t][i], p90[t][i] = stats[t]
-        for t in self.targets:
-            out[t] = np.clip(np.nan_to_num(out[t], nan=0.0, posinf=0.0), 0.0, None)
-            p10[t] = np.clip(np.nan_to_num(p10[t], nan=0.0, posinf=0.0), 0.0, None)
-            p90[t] = np.clip(np.nan_to_num(p90[t], nan=0.0, posinf=0.0), 0.0, None)
+        for values in (out, p10, p90):
+            for t in self.targets:
+                values[t] = np.clip(np.nan_to_num(values[t], nan=0.0, posinf=0.0), 0.0, None)
+        return out, p10, p90
+
+    def predict(self, inputs: pl.DataFrame) -> dict[str, np.ndarray]:
+        if self.model is None:
+            raise MethodError("laser: predict before fit")
+        self._threads()
+        out, p10, p90 = self._draws(inputs, self.seed)
         # P10/P50/P90 of the draws (P50 is the prediction); no P99: 16 draws cannot give it
+        # (a calibrated model adds one from the P90 and the validation jobs' errors)
         self._quantiles = (
             {
                 "p10": {t: np.minimum(p10[t], out[t]) for t in self.targets},
                 "p50": {t: out[t].copy() for t in self.targets},
                 "p90": {t: np.maximum(p90[t], out[t]) for t in self.targets},
             }
-            if samples > 1
+            if self._int("samples", 1) > 1
             else {}
         )
+        if self._quantiles and self.calibrations:
+            self._quantiles = self._calibrated(inputs, self._quantiles)
         return out
+
+    # --- calibrated ranges ------------------------------------------------------------------
+
+    def _calibrate(
+        self, train: pl.DataFrame, validation: pl.DataFrame | None, progress: Progress | None
+    ) -> None:
+        """Fit each target's split-conformal offsets on a sample of the validation split,
+        decoded as predict decodes (gharuntime.baselines.intervals); say why not where it
+        cannot run."""
+        self.calibrations, self.uncalibrated, self.clock = {}, "", None
+        if self.params["calibration"] != "conformal":
+            self.uncalibrated = "calibration=none: the raw P10/P90 of the draws"
+            return
+        if self._int("samples", 1) < 2:
+            self.uncalibrated = "samples=1 (greedy) gives no range to calibrate"
+            return
+        finite = np.zeros(validation.height if validation is not None else 0, dtype=bool)
+        for target in self.targets:
+            if validation is not None:
+                finite |= np.isfinite(as_float(validation[target]))
+        if validation is None or not finite.any():
+            self.uncalibrated = (
+                "no validation split with these targets (as in cross_repo), so the ranges are "
+                "the raw P10/P90 of the draws, not calibrated on held-out jobs"
+            )
+            say(progress, f"not calibrating the ranges: {self.uncalibrated}")
+            return
+        by_recency = self.params["calibrate_by"] == "recency"
+        self.clock = GroupClock.from_frame(train) if by_recency else None
+        uses_history = TRACKS[self.track].uses_history
+        rows = validation.filter(pl.Series(finite))
+        strata = row_strata(rows, self.clock, uses_history)
+        pick = balanced_sample(strata, self._int("calibration_rows", 1), self.seed + 29)
+        rows, strata = rows[pick.tolist()], strata[pick]
+        say(progress, f"calibrating the ranges on {rows.height} validation jobs")
+        started = time.perf_counter()
+        out, p10, p90 = self._draws(rows, self.seed + 7_919)
+        for target in self.targets:
+            y = as_float(rows[target])
+            ok = np.isfinite(y) & (y >= 0)
+            if not ok.any():
+                continue
+            logs = {
+                "p10": np.log1p(np.minimum(p10[target], out[target])[ok]),
+                "p50": np.log1p(out[target][ok]),
+                "p90": np.log1p(np.maximum(p90[target], out[target])[ok]),
+            }
+            logs["p99"] = logs["p90"]  # the P99 is the P90 plus its own offset
+            self.calibrations[target] = fit_calibration(
+                np.log1p(y[ok]),
+                logs,
+                QUANTILE_LEVELS,
+                strata=strata[ok] if by_recency else None,
+                source="validation",
+            )
+        self.calibration_seconds = round(time.perf_counter() - started, 3)
+
+    def _calibrated(
+        self, inputs: pl.DataFrame, drawn: dict[str, dict[str, np.ndarray]]
+    ) -> dict[str, dict[str, np.ndarray]]:
+        """The draws' levels with each target's offsets added on the log1p scale (a P99 from
+        the P90), ordered so that no level crosses another, and P10-P90 widened to hold the
+        prediction; a target without a calibration keeps its draws' levels (and then no target
+        gives a P99: a sidecar gives the same levels for every target)."""
+        strata = row_strata(inputs, self.clock, TRACKS[self.track].uses_history)
+        out: dict[str, dict[str, np.ndarray]] = {q: {} for q in QUANTILE_LEVELS}
+        for t in self.targets:
+            calibration = self.calibrations.get(t)
+            if calibration is None:  # no validation row had it: its levels as drawn
+                for q in drawn:
+                    out[q][t] = drawn[q][t]
+                continue
+            bases = {q: np.log1p(drawn[q][t]) for q in ("p10", "p50", "p90")}
+            bases["p99"] = bases["p90"]
+            adjusted = calibration.adjust(bases, strata if calibration.by == "recency" else None)
+            ordered = np.sort(np.stack([adjusted[q] for q in QUANTILE_LEVELS]), axis=0)
+            for q, row in zip(QUANTILE_LEVELS, ordered, strict=True):
+                out[q][t] = np.clip(np.expm1(row), 0.0, None)
+            # the range holds the prediction (the draws' median), as the raw one does: where
+            # the offsets moved it past the median, it is widened, never narrowed
+            point = drawn["p50"][t]
+            out["p10"][t] = np.minimum(out["p10"][t], point)
+            out["p90"][t] = np.maximum(out["p90"][t], point)
+            out["p99"][t] = np.maximum(out["p99"][t], out["p90"][t])
+        if len(out["p99"]) < len(self.targets):  # every target gives the same levels
+            del out["p99"]
+        return out
+
+    def calibration(self) -> dict[str, Any]:
+        if self.calibrations:
+            return {
+                t: {**c.to_json(), "seconds": self.calibration_seconds}
+                for t, c in self.calibrations.items()
+            }
+        if self.uncalibrated and self._int("samples", 1) > 1:
+            return {t: {"method": "none", "why": self.uncalibrated} for t in self.targets}
+        return {}
 
     def quantiles(self) -> dict[str, dict[str, np.ndarray]]:
         return self._quantiles
@@ -473,7 +602,13 @@ class Laser(Method):
         (folder / "training.json").write_text(
             json.dumps(self.train_summary, indent=2) + "\n", encoding="utf-8"
         )
-        return {**state, "codec": self.codec.config(), "training": self.train_summary}
+        return {
+            **state,
+            "codec": self.codec.config(),
+            "training": self.train_summary,
+            "calibration": self.calibration(),
+            "group_clock": self.clock.to_json() if self.clock is not None else None,
+        }
 
     @classmethod
     def load_state(cls, folder: Path, meta: dict[str, Any]) -> Method:
@@ -500,8 +635,39 @@ class Laser(Method):
             loaded.source,
         )
         method.train_summary = dict(state.get("training", {}))
+        method._load_calibration(state)
         if method.codec.config() != state["codec"]:
             raise MethodError(
                 f"{folder}: the saved codec {state['codec']} does not match its config"
             )
         return method
+
+    def _load_calibration(self, state: dict[str, Any]) -> None:
+        """The calibration saved beside the weights (a model saved before it has none: its
+        ranges are the draws' own)."""
+        saved = state.get("calibration") or {}
+        if not isinstance(saved, dict):
+            raise MethodError("the saved calibration is not an object")
+        self.calibrations = {}
+        for target, data in saved.items():
+            if isinstance(data, dict) and data.get("method") == "none":
+                self.uncalibrated = str(data.get("why", ""))
+                continue
+            if target not in self.targets:
+                raise MethodError(f"the saved calibration names an unknown target {target!r}")
+            try:
+                self.calibrations[target] = Calibration.from_json(data, tuple(QUANTILE_LEVELS))
+            except ValueError as exc:
+                raise MethodError(f"damaged calibration of {target}: {exc}") from None
+            seconds = data.get("seconds")
+            if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+                self.calibration_seconds = float(seconds)
+        clock = state.get("group_clock")
+        try:
+            self.clock = GroupClock.from_json(clock) if clock is not None else None
+        except ValueError as exc:
+            raise MethodError(f"damaged group clock: {exc}") from None
+        if self.clock is None and any(c.by == "recency" for c in self.calibrations.values()):
+            raise MethodError("calibrated by recency but no group_clock saved")
+        if not self.calibrations and not self.uncalibrated:
+            self.uncalibrated = "a model saved before calibration: the raw P10/P90 of the draws"

@@ -156,6 +156,29 @@ SPECS: Final = ParamTable(
     ),
     ParamSpec("validation_rows", "int", 256, low=1, high=1_000_000, help="that validation sample"),
     ParamSpec(
+        "calibration",
+        "choice",
+        "conformal",
+        choices=("conformal", "none"),
+        help="after training, the draws' P10/P90 (and a P99) get split-conformal offsets "
+        "fitted on validation jobs; none: the raw P10/P90 of the draws",
+    ),
+    ParamSpec(
+        "calibration_rows",
+        "int",
+        2048,
+        low=1,
+        high=10_000_000,
+        help="validation jobs decoded for the calibration (spread over the recency strata)",
+    ),
+    ParamSpec(
+        "calibrate_by",
+        "choice",
+        "recency",
+        choices=("recency", "none"),
+        help="offsets per recency stratum of the job group (recency) or one pooled offset (none)",
+    ),
+    ParamSpec(
         "mantissa_digits",
         "int",
         None,

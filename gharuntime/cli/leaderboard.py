@@ -1,5 +1,7 @@
-"""`gharuntime leaderboard`: check every result, rank each table, write README.md and index.html;
-`gharuntime leaderboard add RESULT.json` files one result under its canonical name."""
+"""`gharuntime leaderboard`: check every result, rank each table, write README.md, index.html and
+each dataset folder's summary.md (and the table regions of --readme files), or with --check say
+which of them are stale; `gharuntime leaderboard add RESULT.json` files one result under its
+canonical name."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import click
 from gharuntime.cli.errors import Refusal
 from gharuntime.cli.output import err_console, styled
 from gharuntime.cli.progress import ProgressView
-from gharuntime.leaderboard.outputs import build_leaderboard
+from gharuntime.leaderboard.outputs import build_leaderboard, stale_files
 from gharuntime.leaderboard.registry import LeaderboardError, add_result
 
 __all__ = ["leaderboard_command"]
@@ -43,8 +45,37 @@ def _refusal(exc: LeaderboardError, what: str) -> Refusal:
     show_default=True,
     help="Folder to write README.md and index.html into.",
 )
+@click.option(
+    "--summaries/--no-summaries",
+    default=True,
+    show_default=True,
+    help="Also write RESULTS/<dataset>/summary.md, each dataset folder's results at a glance.",
+)
+@click.option(
+    "--readme",
+    "readmes",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A Markdown file whose marked table regions are rendered from the results "
+    "(`<!-- gharuntime:table dataset=NAME config=CONFIG track=TRACK -->` ... "
+    "`<!-- /gharuntime:table -->`; trained_on=NAME for a transfer table); repeatable. "
+    "Everything outside the regions is kept.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing: compare every file the command writes with what the results give, "
+    "and exit 1 naming each one that is missing or differs.",
+)
 @click.pass_context
-def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
+def leaderboard_command(
+    ctx: click.Context,
+    results: Path,
+    out: Path,
+    summaries: bool,
+    readmes: tuple[Path, ...],
+    check: bool,
+) -> None:
     """Check every result, rank each (dataset, config, track) table, write the Markdown and page.
 
     \b
@@ -60,19 +91,45 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
     transfer table, after the plain tables: one training dataset, revision and split a table.
 
     \b
-    Exit codes: 0 written, 2 a bad result (each named; nothing written).
+    Besides README.md and index.html it writes RESULTS/<dataset>/summary.md (unless
+    --no-summaries) and the table regions of each --readme file: every file rendered from the
+    results alone (no date, no machine path), so --check can tell a stale one.
+
+    \b
+    Exit codes: 0 written (with --check: every file up to date), 1 with --check: a file is
+    stale (each named; run the same command without --check), 2 a bad result or region (each
+    named; nothing written).
     Examples:
       gharuntime leaderboard add out/lgb.result.json --results leaderboard/results
       gharuntime leaderboard --results leaderboard/results --out leaderboard
+      gharuntime leaderboard --results leaderboard/results --out leaderboard --readme README.md --check
     """
     if ctx.invoked_subcommand is not None:
         return
+    if check:
+        try:
+            stale = stale_files(results, out, summaries=summaries, readmes=readmes)
+        except LeaderboardError as exc:
+            raise _refusal(exc, "cannot check the leaderboard") from exc
+        for line in stale:
+            err_console.print(styled(("stale", "red"), f" {line}"))
+        if stale:
+            err_console.print(
+                styled(
+                    ("stale", "bold red"),
+                    f": {len(stale)} file(s) differ from what {results} gives; run the same "
+                    "command without --check and commit what it writes",
+                )
+            )
+            raise SystemExit(1)
+        err_console.print(styled(("up to date", "green"), f": every file matches {results}"))
+        return
     try:
-        board = build_leaderboard(results, out)
+        board = build_leaderboard(results, out, summaries=summaries, readmes=readmes)
     except LeaderboardError as exc:
         raise _refusal(exc, "cannot build the leaderboard") from exc
     except OSError as exc:
-        raise Refusal(styled(("error", "red"), f" cannot write to {out}: {exc}")) from exc
+        raise Refusal(styled(("error", "red"), f" cannot write the leaderboard: {exc}")) from exc
     rows = sum(len(v.rows) for v in board.views)
     err_console.print(
         styled(
@@ -80,6 +137,8 @@ def leaderboard_command(ctx: click.Context, results: Path, out: Path) -> None:
             f" {board.markdown} and {board.page}: {rows} results in {len(board.views)} tables",
         )
     )
+    for path in (*board.summaries, *board.readmes):
+        err_console.print(styled(("wrote", "green"), f" {path}"))
 
 
 @leaderboard_command.command("add")

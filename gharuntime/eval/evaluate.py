@@ -20,13 +20,19 @@ from gharuntime.eval.bootstrap import Bootstrap, Cell, CellResult, MeanCell, run
 from gharuntime.eval.meta import MethodMeta, check_meta, merge_meta, read_sidecar
 from gharuntime.eval.metrics import GroupSums, TargetTerms
 from gharuntime.eval.provenance import result_path
-from gharuntime.eval.quantiles import ParsedQuantiles, interval_terms, read_quantiles
+from gharuntime.eval.quantiles import (
+    IntervalTerms,
+    ParsedQuantiles,
+    interval_terms,
+    read_quantiles,
+)
 from gharuntime.eval.submission import read_submission
 from gharuntime.eval.submission_files import SubmissionFiles
 from gharuntime.eval.truth import Truth
 from gharuntime.problems import ProblemLog
 from gharuntime.progress import Progress
 from gharuntime.readfile import InputFileError
+from gharuntime.recency import BUCKETS as RECENCY_BUCKETS
 from gharuntime.targets import TargetsHeld
 
 __all__ = [
@@ -45,7 +51,9 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training")
+BREAKDOWNS: Final = ("runner_os", "duration_decile", "repo_seen_in_training", "train_recency")
+"""The breakdowns of every score; `train_recency`: the days from the latest train-split row of
+the row's job group to the row (gharuntime.recency.BUCKETS), where a regime change shows."""
 _OS_ORDER: Final = ("Linux", "Windows", "macOS")
 
 
@@ -216,6 +224,8 @@ def groups(truth: Truth) -> dict[str, dict[str, BoolArray]]:
         "duration_decile": {f"D{d + 1}": (decile == d) & np.isfinite(y) for d in range(10)},
         "repo_seen_in_training": {"seen": truth.seen, "unseen": ~truth.seen},
     }
+    if truth.recency is not None:
+        out["train_recency"] = {b: truth.recency == i for i, b in enumerate(RECENCY_BUCKETS)}
     return {k: {g: m for g, m in v.items() if m.any()} for k, v in out.items()}
 
 
@@ -227,6 +237,8 @@ class TargetScores:
     breakdowns: dict[str, dict[str, CellResult]]
     without_truth: int  # rows whose truth is null (not scored on this target)
     intervals: CellResult | None = None  # the quantile sidecar's metrics, when there is one
+    interval_breakdowns: dict[str, dict[str, CellResult]] = field(default_factory=dict)
+    """Per breakdown group: the coverage and log width of each central interval."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +267,11 @@ def _group_sums(
     return terms.group_sums(labels, len(gs), cluster, clusters)
 
 
+_Slots = tuple[int, dict[str, dict[str, int]], int, int | None, dict[str, dict[str, int]]]
+"""Where one target's cells sit: overall, per breakdown group, rows without truth, the
+intervals, the intervals per breakdown group."""
+
+
 def score(
     truth: Truth,
     track: str,
@@ -276,10 +293,10 @@ def score(
     held = truth.held(track)
     targets = held.held
     cells: list[Cell | MeanCell] = []
-    layout: list[dict[str, tuple[int, dict[str, dict[str, int]], int, int | None]]] = []
+    layout: list[dict[str, _Slots]] = []
     for method in methods:
         failed = ~method.present
-        per_target: dict[str, tuple[int, dict[str, dict[str, int]], int, int | None]] = {}
+        per_target: dict[str, _Slots] = {}
         for t in targets:
             y = truth.targets[t]
             p = method.predictions[t]
@@ -317,6 +334,7 @@ def score(
                     for (g, m), part in zip(gs.items(), parts, strict=True)
                 }
             interval_cell = None
+            interval_groups: dict[str, dict[str, int]] = {}
             if method.quantiles is not None:
                 rows = np.flatnonzero(has_truth)
                 it = interval_terms(
@@ -330,7 +348,14 @@ def score(
                     MeanCell(it.names, it.values, truth.cluster[rows], boot.clusters, repos)
                 )
                 interval_cell = len(cells) - 1
-            per_target[t] = (overall, by_group, int(np.count_nonzero(~has_truth)), interval_cell)
+                interval_groups = _interval_groups(it, rows, masks, truth, boot.clusters, cells)
+            per_target[t] = (
+                overall,
+                by_group,
+                int(np.count_nonzero(~has_truth)),
+                interval_cell,
+                interval_groups,
+            )
         layout.append(per_target)
     # the interval cells run on their own: stacked with the point cells they would change the
     # matrix product's width, and so the last bits of the point metrics
@@ -359,8 +384,11 @@ def score(
                 },
                 without_truth=without,
                 intervals=results[iv] if iv is not None else None,
+                interval_breakdowns={
+                    name: {g: results[i] for g, i in gs.items()} for name, gs in by_iv.items()
+                },
             )
-            for t, (overall, by_group, without, iv) in per_target.items()
+            for t, (overall, by_group, without, iv, by_iv) in per_target.items()
         }
         for per_target in layout
     ]
@@ -372,3 +400,30 @@ def score(
         targets=scored,
         held=held,
     )
+
+
+def _interval_groups(
+    terms: IntervalTerms,
+    rows: npt.NDArray[np.int64],
+    masks: dict[str, dict[str, BoolArray]],
+    truth: Truth,
+    clusters: int,
+    cells: list[Cell | MeanCell],
+) -> dict[str, dict[str, int]]:
+    """A cell per breakdown group of the central intervals' coverage and log width (the terms
+    of `rows`, the rows with a truth), appended to `cells`; their indexes by group."""
+    keep = [i for i, n in enumerate(terms.names) if n.startswith(("coverage:", "log_width:"))]
+    names = [terms.names[i] for i in keep]
+    values = terms.values[keep]
+    out: dict[str, dict[str, int]] = {}
+    for name, gs in masks.items():
+        out[name] = {}
+        for g, mask in gs.items():
+            inside = mask[rows]
+            if not inside.any():
+                continue
+            sub = rows[inside]
+            repos = int(np.unique(truth.repo_id[sub]).shape[0])
+            cells.append(MeanCell(names, values[:, inside], truth.cluster[sub], clusters, repos))
+            out[name][g] = len(cells) - 1
+    return out

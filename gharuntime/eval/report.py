@@ -330,11 +330,30 @@ def _intervals_json(method: Predictions, targets: dict[str, TargetScores]) -> di
     }
 
 
-def _group(cell: CellResult) -> dict[str, Any]:
-    return {"rows": cell.rows, "repositories": cell.repositories, "metrics": _metric_block(cell)}
+def _group(
+    cell: CellResult, intervals: CellResult | None, levels: QuantileLevels | None
+) -> dict[str, Any]:
+    out = {"rows": cell.rows, "repositories": cell.repositories, "metrics": _metric_block(cell)}
+    if intervals is not None and levels is not None:
+        out["intervals"] = {
+            levels.interval_name(pair): {
+                "nominal": levels.nominal(pair),
+                **{
+                    m: _estimate(
+                        intervals.point[f"{m}:{levels.interval_name(pair)}"],
+                        intervals.resamples[f"{m}:{levels.interval_name(pair)}"],
+                        m,
+                    )
+                    for m in ("coverage", "log_width")
+                },
+            }
+            for pair in levels.central
+        }
+    return out
 
 
 def _method_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[str, Any]:
+    levels = method.quantiles.levels if method.quantiles is not None else None
     return {
         "name": method.name,
         "meta": method.meta.to_json(),
@@ -346,7 +365,13 @@ def _method_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[
         },
         "metrics": {t: _metric_block(s.overall) for t, s in targets.items()},
         "breakdowns": {
-            t: {name: {g: _group(c) for g, c in gs.items()} for name, gs in s.breakdowns.items()}
+            t: {
+                name: {
+                    g: _group(c, s.interval_breakdowns.get(name, {}).get(g), levels)
+                    for g, c in gs.items()
+                }
+                for name, gs in s.breakdowns.items()
+            }
             for t, s in targets.items()
         },
         "intervals": _intervals_json(method, targets),
@@ -493,6 +518,7 @@ _BREAKDOWN_LABELS: Final = {
     "runner_os": "OS",
     "duration_decile": "decile",
     "repo_seen_in_training": "repo in train",
+    "train_recency": "group last in train",
 }
 
 
@@ -667,14 +693,27 @@ def render_tables(result: dict[str, Any]) -> list[Any]:
         table.add_column("repos", justify="right")
         for name in shown:
             table.add_column(METRIC_BY_NAME[name].label, justify="right")
+        headline = HEADLINE_INTERVAL if intervals else None
+        if headline:
+            table.add_column(f"{headline} coverage", justify="right")
         for breakdown, groups in breakdowns.items():
             label = _BREAKDOWN_LABELS.get(breakdown, breakdown)
             for i, (group, entry) in enumerate(groups.items()):
+                coverage = ((entry.get("intervals") or {}).get(headline or "") or {}).get(
+                    "coverage"
+                )
                 table.add_row(
                     f"{label}: {group}",
                     f"{entry['rows']:,}",
                     f"{entry['repositories']:,}",
                     *(_fmt(n, entry["metrics"][n]["value"]) for n in shown),
+                    *(
+                        [INTERVAL_METRIC_BY_NAME["coverage"].format(coverage["value"])]
+                        if coverage
+                        else ["—"]
+                        if headline
+                        else []
+                    ),
                     end_section=i == len(groups) - 1,
                 )
         tables.append(table)

@@ -1,5 +1,6 @@
 """The ground truth eval scores against: one split of one config of a dataset, its repositories
-(the bootstrap's clusters), the breakdown labels, and what training saw."""
+(the bootstrap's clusters), the breakdown labels, and what training saw (which repositories,
+which job groups, and how recently each group last ran: gharuntime.recency)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from gharuntime.dataset import (
 )
 from gharuntime.dataset_ref import HUB_ID
 from gharuntime.parquet import read_parquet
+from gharuntime.recency import GroupClock
 from gharuntime.splits import GROUP
 from gharuntime.targets import TargetsHeld, count_values, targets_held
 
@@ -33,7 +35,15 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-_TRUTH_COLUMNS: Final = ["id", "repo_id", "run_id", "runner_os", *GROUP[1:], *TARGETS]
+_TRUTH_COLUMNS: Final = [
+    "id",
+    "repo_id",
+    "run_id",
+    "runner_os",
+    *GROUP[1:],
+    "created_at",
+    *TARGETS,
+]
 
 MIN_REPOSITORY_CLUSTERS: Final = 5
 """A split of fewer repositories is resampled by workflow run instead: a bootstrap over one to
@@ -78,6 +88,7 @@ class Truth:
     group_seen: int | None = None  # rows whose job group (GROUP) the train split holds
     train_values: dict[str, int] = field(default_factory=dict)  # per target: train rows with one
     train_rows: int = 0
+    recency: IntArray | None = None  # per row: gharuntime.recency.BUCKETS index (None: unknown)
 
     def held(self, track: str) -> TargetsHeld:
         """The track's targets this dataset holds on the config (gharuntime.targets: a value in
@@ -115,7 +126,8 @@ class Truth:
         source: dict[str, Any] | None = None,
     ) -> Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
-        (repo_id and targets)."""
+        (repo_id and targets); with the GROUP columns and created_at in both, what training
+        saw of each row's job group too."""
         repo_id = split_rows["repo_id"].to_numpy().astype(np.int64)
         repo_ids, cluster = np.unique(repo_id, return_inverse=True)  # one sort for both
         cluster_ids = repo_ids
@@ -138,6 +150,9 @@ class Truth:
                 .height
             )
         train_values = count_values(train_rows, TARGETS)
+        recency = None
+        if all(c in f.columns for f in (split_rows, train_rows) for c in (*GROUP, "created_at")):
+            recency = GroupClock.from_frame(train_rows).buckets(split_rows)
         medians: dict[str, float] = {}
         for t in TARGETS:
             value: Any = train_rows[t].cast(pl.Float64).drop_nulls().median()
@@ -164,6 +179,7 @@ class Truth:
             group_seen=group_seen,
             train_values=train_values,
             train_rows=train_rows.height,
+            recency=recency,
         )
 
     def decile_edges(self) -> FloatArray:
@@ -214,13 +230,14 @@ def load_truth(dataset: LocalDataset, config: str, split: str) -> Truth:
     try:
         split_rows = read_parquet(paths[split], columns=_TRUTH_COLUMNS)
         train_rows = (
-            read_parquet(paths["train"], columns=[*GROUP, *TARGETS])
+            read_parquet(paths["train"], columns=[*GROUP, "created_at", *TARGETS])
             if paths["train"]
             else pl.DataFrame(
                 schema={
                     "repo_id": pl.Int64,
                     "workflow_path": pl.String,
                     "job_name": pl.String,
+                    "created_at": pl.Datetime("us", "UTC"),
                     **{t: pl.Float64 for t in TARGETS},
                 }
             )

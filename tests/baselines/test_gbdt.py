@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -221,3 +222,85 @@ def test_a_target_outside_the_track_is_refused() -> None:
 
     with pytest.raises(MethodError, match="'queue_s' is not a target of track 'config'"):
         make_method("lightgbm", "config", targets=("duration_s", "queue_s"))
+
+
+def test_conformal_ranges_are_calibrated_per_recency_stratum(splits: dict, tmp_path: Path) -> None:
+    """Validation rows of job groups training never saw, with large errors, widen the ranges
+    of such groups only (Mondrian split-conformal by recency); the calibration is recorded,
+    saved with the model and used again after a reload."""
+    import polars as pl
+
+    train = splits["train"]
+    rng = np.random.default_rng(0)
+    seen = train.sample(150, seed=1)  # groups in training, their own earlier rows
+    renamed = train.sample(150, seed=2).with_columns(
+        pl.col("job_name") + " (renamed)",
+        pl.col("duration_s") * pl.Series(np.exp(rng.normal(0.0, 1.5, 150))),
+    )
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(train, pl.concat([seen, renamed]))
+    record = model.calibration()["duration_s"]
+    assert record["by"] == "recency" and record["source"] == "validation"
+    assert record["rows"] == 300 and record["strata"]["never"]["rows"] == 150
+    assert record["strata"]["never"]["from"] == ["never"]
+
+    test = train.sample(50, seed=3)  # 0-7 days after their group's latest training row
+    both = pl.concat([test, test.with_columns(pl.col("job_name") + " (renamed)")])
+    model.predict_rows(both)
+    q = model.quantiles()
+    width = np.log1p(q["p90"]["duration_s"]) - np.log1p(q["p10"]["duration_s"])
+    known, new = width[: test.height], width[test.height :]
+    assert new.min() > 2 * known.max(), (known.max(), new.min())
+
+    save_model(model, tmp_path / "m", {})
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["state"]["calibration"]["duration_s"] == record
+    assert saved["state"]["group_clock"]
+    loaded, _ = load_model(tmp_path / "m")
+    loaded.predict_rows(both)
+    for level in q:
+        np.testing.assert_allclose(
+            loaded.quantiles()[level]["duration_s"], q[level]["duration_s"], rtol=1e-6
+        )
+
+
+def test_pooled_calibration_is_one_offset_for_every_row(splits: dict) -> None:
+    model = make_method("lightgbm", "config", params={**SMALL, "calibrate_by": "none"})
+    model.fit(splits["train"], splits["validation"])
+    record = model.calibration()["duration_s"]
+    assert record["by"] == "none" and list(record["strata"]) == ["all"]
+    assert record["rows"] == splits["validation"].height
+
+
+def test_without_validation_the_training_residuals_calibrate_and_say_so(splits: dict) -> None:
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(splits["train"], None)
+    record = model.calibration()["duration_s"]
+    assert record["source"] == "training" and record["by"] == "none"
+    assert record["rows"] == splits["train"].height
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: s["calibration"]["duration_s"]["strata"]["never"]["offsets"].update(p90="wide"),
+        lambda s: s["calibration"]["duration_s"]["strata"].pop("never"),
+        lambda s: s.update(group_clock=[[1, "ci.yml"]]),
+        lambda s: s.update(group_clock=None),
+    ],
+    ids=["offset-not-a-number", "stratum-missing", "clock-row-short", "clock-missing"],
+)
+def test_a_damaged_saved_calibration_is_refused_on_load(
+    damage: Any, splits: dict, tmp_path: Path
+) -> None:
+    from gharuntime.baselines.method import MethodError
+
+    model = make_method("lightgbm", "config", params=SMALL)
+    model.fit(splits["train"], splits["validation"])
+    save_model(model, tmp_path / "m", {})
+    path = tmp_path / "m" / "model.json"
+    meta = json.loads(path.read_text())
+    damage(meta["state"])
+    path.write_text(json.dumps(meta))
+    with pytest.raises(MethodError, match=r"damaged model folder|no group_clock"):
+        load_model(tmp_path / "m")

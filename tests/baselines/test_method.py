@@ -105,9 +105,16 @@ def test_naive_method_takes_no_hyperparameters() -> None:
 def test_gbdt_reads_the_job_identity_by_default_and_not_when_told() -> None:
     assert {"repo_id", "workflow_path", "job_name"} <= set(make_method("lightgbm", "config").inputs)
     plain = make_method(
-        "lightgbm", "config", params={"identity": False, "target_encoding": False}
+        "lightgbm",
+        "config",
+        params={"identity": False, "target_encoding": False, "calibrate_by": "none"},
     ).inputs
     assert not {"repo_id", "workflow_path", "job_name"} & set(plain)
+    # ranges calibrated per recency stratum read the job group, even without identity features
+    strata = make_method(
+        "lightgbm", "config", params={"identity": False, "target_encoding": False}
+    ).inputs
+    assert {"repo_id", "workflow_path", "job_name", "created_at"} <= set(strata)
 
 
 def test_gbdt_with_target_encoding_reads_the_group_columns() -> None:

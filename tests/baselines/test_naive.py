@@ -141,3 +141,48 @@ def test_last_run_centres_its_groups_spread_on_the_last_run() -> None:
     scale = 12.0 / np.quantile(job, 0.5)
     assert q["p50"]["duration_s"].tolist() == [pytest.approx(12.0)]
     assert q["p90"]["duration_s"].tolist() == [pytest.approx(np.quantile(job, 0.9) * scale)]
+
+
+def test_last_run_calibrates_its_range_on_validation_and_keeps_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The group's spread moved to the last run is far wider than the run-to-run change of
+    these validation jobs (each within ±1 s of its last run): with a validation split the range
+    is the prediction plus split-conformal offsets of the validation errors (the shared code),
+    and a saved model keeps them."""
+    from gharuntime.baselines.intervals import conformal_quantile
+    from gharuntime.baselines.model_io import load_model, save_model
+
+    train = _spread_rows()
+    last = np.linspace(5.0, 11.0, 40)
+    truth = last + np.tile([-1.0, -0.5, 0.0, 0.5, 1.0], 8)
+    validation = _rows(
+        [(1, "ci.yml", "test", float(y), [float(x)]) for y, x in zip(truth, last, strict=True)]
+    )
+    m = LastRun("history")
+    m.fit(train, validation)
+    record = m.calibration()["duration_s"]
+    assert record["source"] == "validation" and record["rows"] == 40
+    assert record["strata"]["with history"]["rows"] == 40
+
+    m.predict_rows(validation)
+    q = m.quantiles()
+    errors = np.log1p(truth) - np.log1p(last)
+    for level, tau in (("p10", 0.1), ("p90", 0.9)):
+        want = np.expm1(np.log1p(last) + conformal_quantile(errors, tau))
+        np.testing.assert_allclose(q[level]["duration_s"], want)
+    inside = (q["p10"]["duration_s"] <= truth) & (truth <= q["p90"]["duration_s"])
+    assert 0.75 <= inside.mean() <= 0.9
+    # without validation: the group's spread around the last run, and the record says why
+    raw = LastRun("history")
+    raw.fit(train)
+    raw.predict_rows(validation)
+    raw_width = np.log1p(raw.quantiles()["p90"]["duration_s"]) - np.log1p(
+        raw.quantiles()["p10"]["duration_s"]
+    )
+    width = np.log1p(q["p90"]["duration_s"]) - np.log1p(q["p10"]["duration_s"])
+    assert width.max() < raw_width.min()
+    assert raw.calibration()["duration_s"]["method"] == "none"
+
+    save_model(m, tmp_path / "m", {})
+    loaded, _ = load_model(tmp_path / "m")
+    loaded.predict_rows(validation)
+    np.testing.assert_allclose(loaded.quantiles()["p90"]["duration_s"], q["p90"]["duration_s"])

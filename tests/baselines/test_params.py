@@ -32,8 +32,10 @@ LIGHTGBM_CONFIG = {
     "target_encoding": True,
     "masking": True,
     "intervals": "conformal",
+    "calibrate_by": "recency",
 }
-"""LightGBM 2.0's parameters as every committed result records them, in their order."""
+"""LightGBM 2.1's parameters as its results record them, in their order (2.0's, in the results
+made before the recency calibration, end at `intervals`)."""
 
 
 def test_every_method_declares_its_parameters_in_one_table_on_its_class() -> None:

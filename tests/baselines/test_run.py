@@ -79,7 +79,15 @@ def test_sidecar_names_method_track_inputs_and_dataset_revision(
     meta = json.loads((tmp_path / "lr.meta.json").read_text())
     assert meta["method"] == "last-run"
     assert meta["track"] == "history"
-    assert meta["inputs"] == ["history_duration_s", "repo_id", "workflow_path", "job_name"]
+    assert meta["inputs"] == [
+        "history_duration_s",
+        "repo_id",
+        "workflow_path",
+        "job_name",
+        "created_at",  # its ranges' recency strata
+    ]
+    # how its ranges were calibrated, on the validation split
+    assert meta["calibration"]["duration_s"]["source"] == "validation"
     manifest = json.loads((fixture_dataset / "manifest.json").read_text())
     assert meta["dataset_revision"] == manifest["revision"]
     assert (meta["config"], meta["split"], meta["seed"]) == ("temporal", "test", 7)

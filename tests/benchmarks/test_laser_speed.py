@@ -1,5 +1,5 @@
-"""benchmarks/laser_cpu_train.py and benchmarks/laser_fit_split.py, each run end to end on the
-fixture jobs: the sides and the fit are real trainings, and what they print is what they
+"""benchmarks/laser_cpu_train.py, benchmarks/laser_fit_split.py and benchmarks/laser_speed.py,
+each run end to end on the fixture jobs: the sides and the fit are real trainings, and what they print is what they
 measured (tokens a second of the trainings they ran, not fixed numbers)."""
 
 from __future__ import annotations
@@ -114,3 +114,32 @@ def test_fit_split_names_a_dataset_without_the_split_it_needs(
     assert load_script("laser_fit_split").main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(empty) in err
+
+
+@pytest.mark.slow
+def test_speed_writes_its_figures_with_the_commit_and_no_machine_path(
+    yaml_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The prediction speed-up the docs quote comes from a file: --out writes the JSON printed,
+    naming the dataset by name and revision (never its path) and the commit it ran at."""
+    out = tmp_path / "speed.json"
+    args = ["--dataset", str(yaml_dataset), "--out", str(out), "--fit-steps", "2"]
+    args += ["--train-steps", "1", "--jobs", "2", "--samples", "2", "--rounds", "1"]
+    args += ["--train-fraction", "1.0", "--batch", "4"]
+    assert load_script("laser_speed").main(args) == 0
+    result = _last_json(capsys.readouterr().out)
+    assert json.loads(out.read_text(encoding="utf-8")) == result
+    manifest = json.loads((yaml_dataset / "manifest.json").read_text(encoding="utf-8"))
+    assert result["dataset"] == {"name": "dataset", "revision": manifest["revision"]}
+    assert str(tmp_path) not in out.read_text(encoding="utf-8")
+    assert {"git_commit", "git_dirty", "load_average_before", "load_average_after"} <= set(result)
+    ratio = result["ratios"]["predict_reference_vs_shared_ms"]  # type: ignore[index]
+    assert ratio["wall"] > 0 and ratio["cpu"] > 0
+    assert result["predict"]["same_predictions"] is True  # type: ignore[index]
+
+
+def test_speed_refuses_a_missing_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load_script("laser_speed").main(["--dataset", str(tmp_path / "nowhere")]) == 2
+    assert "no dataset folder" in capsys.readouterr().err

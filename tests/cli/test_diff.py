@@ -224,7 +224,7 @@ def test_build_previous_takes_a_hub_release(
     )
     assert code == 0, err
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert f"### Changes from {REPO}@v1.0 to this release" in card
+    assert f"### Changes from `{REPO}@v1.0` to this release" in card
     previous = read_manifest(out)["build"]["previous"]
     assert previous["revision"] == read_manifest(releases[0])["revision"]
     code, _, err = _run(

@@ -158,3 +158,94 @@ def test_one_repository_gets_intervals_of_nonzero_width() -> None:
     assert rmsle["ci_high"] - rmsle["ci_low"] > 0.05
     assert result["bootstrap"]["cluster"] == "run_id" and result["bootstrap"]["clusters"] == 20
     assert result["dataset"]["repositories"] == 1
+
+
+def test_recency_breakdown_and_its_coverage_on_a_hand_built_table() -> None:
+    """Each test row's bucket is the days from its job group's latest train row; the result
+    breaks the scores and the P10-P90 coverage down by it."""
+    from datetime import UTC, datetime, timedelta
+
+    import polars as pl
+
+    from gharuntime.dataset import LocalDataset
+    from gharuntime.eval.evaluate import Predictions, score
+    from gharuntime.eval.meta import MethodMeta
+    from gharuntime.eval.quantiles import ParsedQuantiles, QuantileLevels
+    from gharuntime.eval.report import result_json
+    from gharuntime.eval.truth import Truth
+
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    train = pl.DataFrame(
+        {
+            "repo_id": [1, 1, 2],
+            "workflow_path": ["ci.yml"] * 3,
+            "job_name": ["a", "a", "b"],
+            "created_at": [t0, t0 + timedelta(days=20), t0],
+            **{t: [1.0] * 3 for t in TARGETS},
+        }
+    )
+    days = [1, 25, 45, 200, 0, 0]  # after day 20 for group (1, a), day 0 for (2, b)
+    split, _ = _frames([1, 1, 2, 2, 3, 3], [1, 2, 3, 4, 5, 6])
+    split = split.with_columns(
+        workflow_path=pl.lit("ci.yml"),
+        job_name=pl.Series(["a", "a", "b", "b", "a", "z"]),
+        created_at=pl.Series(
+            [t0 + timedelta(days=20 + days[0]), t0 + timedelta(days=20 + days[1])]
+            + [t0 + timedelta(days=d) for d in days[2:]]
+        ),
+        duration_s=pl.Series([10.0, 10.0, 10.0, 10.0, 10.0, 10.0]),
+    )
+    truth = Truth.from_frames(
+        split, train, dataset=LocalDataset(Path("x")), config="temporal", split="test"
+    )
+    assert truth.recency is not None
+    from gharuntime.recency import BUCKETS
+
+    assert [BUCKETS[b] for b in truth.recency] == [
+        "0-7 days",
+        "7-30 days",
+        "30-90 days",
+        "over 90 days",
+        "never",  # repository 3 never trained
+        "never",
+    ]
+    # the range holds the truth on the first and the third row, misses the others
+    lo = np.array([5.0, 20.0, 5.0, 20.0, 20.0, 1.0])
+    hi = np.array([15.0, 30.0, 15.0, 30.0, 30.0, 2.0])
+    levels = QuantileLevels((10.0, 50.0, 90.0))
+    values = {
+        t: np.stack([lo, (lo + hi) / 2, hi]) if t == "duration_s" else np.ones((3, 6))
+        for t in TARGETS
+    }
+    method = Predictions(
+        name="m",
+        meta=MethodMeta(method="m", track="config", inputs=()),
+        predictions={t: np.full(6, 10.0) for t in TARGETS},
+        present=np.ones(6, dtype=bool),
+        quantiles=ParsedQuantiles(Path("q"), "0" * 64, 6, levels, values),
+    )
+    result = result_json(score(truth, "config", [method], resamples=50))
+    groups = result["breakdowns"]["duration_s"]["train_recency"]
+    assert list(groups) == list(BUCKETS)
+    assert [g["rows"] for g in groups.values()] == [1, 1, 1, 1, 2]
+    coverage = {k: g["intervals"]["p10-p90"]["coverage"]["value"] for k, g in groups.items()}
+    assert coverage == {
+        "0-7 days": 1.0,
+        "7-30 days": 0.0,
+        "30-90 days": 1.0,
+        "over 90 days": 0.0,
+        "never": 0.0,
+    }
+    width = groups["never"]["intervals"]["p10-p90"]["log_width"]["value"]
+    assert width == pytest.approx(np.mean(np.log1p([30.0, 2.0]) - np.log1p([20.0, 1.0])))
+    # every other breakdown has the coverage of its groups too
+    assert result["breakdowns"]["duration_s"]["runner_os"]["Linux"]["intervals"]["p10-p90"][
+        "coverage"
+    ]["value"] == pytest.approx(2 / 6)
+
+
+def test_a_dataset_folders_truth_knows_each_rows_recency(fixture_dataset_master: Path) -> None:
+    truth = load_truth(resolve_dataset(str(fixture_dataset_master)), "temporal", "test")
+    assert truth.recency is not None and truth.recency.shape == (truth.rows,)
+    cross = load_truth(resolve_dataset(str(fixture_dataset_master)), "cross_repo", "test")
+    assert cross.recency is not None and (cross.recency == 4).all()  # test repos never train

@@ -20,7 +20,9 @@ def test_markdown_has_one_table_per_dataset_config_track(
     results_master: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "board"
-    assert _run("--results", str(results_master), "--out", str(out)).exit_code == 0
+    # --no-summaries: the shared results folder stays as it is (no summary.md written into it)
+    args = ("--results", str(results_master), "--out", str(out), "--no-summaries")
+    assert _run(*args).exit_code == 0
     text = (out / "README.md").read_text()
     headings = re.findall(r"^## (.+)$", text, flags=re.M)
     # the headline (known jobs with history) before the partly-memorization table
@@ -36,7 +38,8 @@ def test_markdown_has_one_table_per_dataset_config_track(
     rows = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert any("| exact-ish | 1.0 | config |" in line for line in rows)
     # 15 columns: 9 before the interval ones, p10-p90 coverage and log width, then 4
-    assert all(line.count("|") == 16 for line in text.splitlines() if line.startswith("| "))
+    main = re.findall(r"^\| group \|.*?(?=\n\n)", text, flags=re.M | re.S)
+    assert main and all(line.count("|") == 16 for t in main for line in t.splitlines())
     assert "| 1.5 | 0.02 |" in text  # fit and predict seconds per 1,000 jobs from the sidecar
 
 
@@ -101,9 +104,15 @@ def hostile_views(scored_results: dict[str, Path]) -> list[TableView]:
 
 def test_a_hostile_method_name_stays_in_its_cell(hostile_views: list[TableView]) -> None:
     text = render_markdown(hostile_views, "results")
-    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| group |"))
+    rows = [line for line in lines[start:] if line.startswith("| ")][:4]  # the main table
     header, _rule, *body = rows
     assert len(body) == 2
+    # and in the coverage-by-recency table under it
+    recency = [line for line in lines[start + 4 :] if line.startswith("| ")]
+    assert any(line.startswith(f"| {md(HOSTILE)} |") for line in recency)
+    assert all(len(_cells(line)) == len(_cells(recency[0])) for line in recency)
     width = len(_cells(header))
     assert width == 15 and all(len(_cells(line)) == width for line in rows)
     by_method = {_cells(line)[1]: _cells(line) for line in body}
@@ -159,7 +168,46 @@ def test_an_undefined_group_and_a_partial_submission_are_marked(
     result["meta"]["extra"]["timing"] = {}
     table = Table("ds", "temporal", "config", (Entry(entry.path, result),))
     rows = [line for line in render_markdown(table_views([table]), "r").splitlines()]
-    (row,) = [_cells(line) for line in rows if line.startswith("| ") and "double" in line]
+    (row,) = [  # the main table's row (the coverage-by-recency table under it has one too)
+        _cells(line)
+        for line in rows
+        if line.startswith("| ") and "double" in line and len(_cells(line)) == 15
+    ]
     assert row[0] == "—" and row[1] == "double (partial: 1,234 missing)"
     assert row[4] == "—"  # the undefined RMSLE, with no interval
     assert row[-2:] == ["—", "—"]  # no fit or predict timing
+
+
+def test_coverage_by_recency_and_why_a_range_is_not_calibrated(
+    results_dir: Path, tmp_path: Path
+) -> None:
+    """Under each table: the P10-P90 coverage of every method with ranges by how recently the
+    job group last ran in training; a † beside a coverage whose ranges the method could not
+    calibrate on held-out jobs, with its reason (in the Markdown and on the page)."""
+    import json
+
+    result = next(p for p in sorted(results_dir.rglob("*-exact-ish.json")))
+    doc = json.loads(result.read_text())
+    assert doc["intervals"], result  # the methods of QUANTILE_SPREAD give ranges
+    doc["meta"].setdefault("extra", {})["calibration"] = {
+        "duration_s": {"method": "none", "why": "no validation split *here*"}
+    }
+    result.write_text(json.dumps(doc))
+    out = tmp_path / "board"
+    assert _run("--results", str(results_dir), "--out", str(out)).exit_code == 0
+    text = (out / "README.md").read_text()
+    assert "p10-p90 coverage (nominal 80%) by how recently the job's group" in text
+    header = next(line for line in text.splitlines() if line.startswith("| method | 0-7 days"))
+    assert "jobs)" in header
+    method = doc["meta"]["method"]
+    flagged = [line for line in text.splitlines() if "†" in line and line.startswith("| ")]
+    assert flagged and all(f"| {method} |" in line for line in flagged)
+    assert (
+        f"† ranges not calibrated on held-out jobs ({method}): no validation split \\*here\\*."
+        in text
+    )
+    page = (out / "index.html").read_text()
+    assert (
+        'class="uncalibrated" title="not calibrated on held-out jobs: no validation split' in page
+    )
+    assert 'data-plot="recency"' in page

@@ -154,3 +154,48 @@ def test_results_scoring_other_targets_do_not_share_a_table(
         LeaderboardError, match=r"targets duration_s, queue_s differs from .* \(duration_s\)"
     ):
         scan(results)
+
+
+def test_each_target_table_has_its_own_recency_coverage_and_dagger(
+    no_logs_dataset: Path, tmp_path: Path
+) -> None:
+    """On multi, ranges are per target: each target's table is followed by that target's
+    coverage by recency and the † of the targets whose ranges were not calibrated."""
+    dataset = tmp_path / "gharuntime-nologs"
+    shutil.copytree(no_logs_dataset, dataset)
+    results = tmp_path / "results"
+    for method, factors in MULTI.items():
+        result = _score(tmp_path, dataset, method, factors)
+        if method == "both-close":  # ranges: wide on duration_s, far too narrow on queue_s
+            sub = tmp_path / f"{method}.jsonl"
+            lines = []
+            for line in sub.read_text().splitlines():
+                rec = json.loads(line)
+                row: dict[str, Any] = {"id": rec["id"]}
+                for target, spread in (("duration_s", 1.0), ("queue_s", 1e-6)):
+                    p = float(rec[target])
+                    for q, k in (("p10", -1), ("p50", 0), ("p90", 1)):
+                        row[f"{target}_{q}"] = round(p * float(np.exp(k * spread)), 2)
+                lines.append(json.dumps(row))
+            sub.with_name(f"{method}.quantiles.jsonl").write_text("\n".join(lines) + "\n")
+            meta = json.loads((tmp_path / f"{method}.meta.json").read_text())
+            meta["calibration"] = {"queue_s": {"method": "none", "why": "no waits held out"}}
+            (tmp_path / f"{method}.meta.json").write_text(json.dumps(meta))
+            write_result(evaluate_file(sub, dataset, resamples=RESAMPLES), result)
+        add_result(result, results)
+    text = render_markdown(table_views(scan(results)), "results")
+    blocks = {t: text.split(f"### `{t}`")[1].split("###")[0] for t in ("duration_s", "queue_s")}
+    for target, block in blocks.items():
+        recency = block.split("by how recently the job's group")[1]
+        row = next(line for line in recency.splitlines() if line.startswith("| both-close |"))
+        cells = [c.strip() for c in row.strip("|").split("|")[1:]]
+        assert cells and all(c.endswith("%") for c in cells), row
+        shares = [float(c.rstrip("%")) for c in cells]
+        # this target's own ranges: the wide ones hold every duration, the narrow few waits
+        assert all(s == 100 for s in shares) if target == "duration_s" else max(shares) < 50
+    dagger = "† ranges not calibrated on held-out jobs (both-close): no waits held out."
+    assert dagger in blocks["queue_s"] and "†" not in blocks["duration_s"]
+    flagged = [line for line in blocks["queue_s"].splitlines() if "†" in line and "| " in line]
+    assert len(flagged) == 1 and "| both-close |" in flagged[0]
+    page = render_page(table_views(scan(results)), "results")
+    assert "† both-close (queue_s): ranges not calibrated on held-out jobs: no waits" in page

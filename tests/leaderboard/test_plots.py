@@ -60,13 +60,21 @@ def _texts(root: ET.Element) -> list[str]:
     return [e.text or "" for e in root.iter(f"{SVG}text")]
 
 
-def test_table_plots_are_six_well_formed_svgs_and_the_same_bytes_each_time(
+def test_table_plots_are_seven_well_formed_svgs_and_the_same_bytes_each_time(
     results_master: Path,
 ) -> None:
     for view in table_views(scan(results_master)):
         plots = table_plots(view)
         kinds = [_svg(p).get("data-plot") for p in plots]
-        assert kinds == ["forest", "forest", "deciles", "cdf", "calibration", "scatter"]
+        assert kinds == [
+            "forest",
+            "forest",
+            "deciles",
+            "cdf",
+            "calibration",
+            "recency",
+            "scatter",
+        ]
         assert table_plots(view) == plots
 
 
@@ -214,3 +222,24 @@ def test_a_hostile_method_name_stays_text_in_every_plot(scored_results: dict[str
         root = _svg(plot)  # still well-formed
         assert not list(root.iter(f"{SVG}script")) and not list(root.iter("script"))
         assert evil in _texts(root) or any(evil in (t.text or "") for t in root.iter(f"{SVG}title"))
+
+
+def test_recency_plot_draws_each_methods_coverage_by_bucket(results_master: Path) -> None:
+    """One point per method with ranges and recency bucket, at its coverage, titled with it."""
+    from gharuntime.leaderboard.plots import recency_plot
+
+    drawn = []
+    for view in table_views(scan(results_master)):
+        root = _svg(recency_plot(view))
+        titles = [_title(p) for p in _marks(root, "circle", "point")]
+        want = [
+            f"{row['method']} {bucket}: {100 * cov:.1f}% inside P10-P90"
+            for row in view.rows
+            for bucket, (cov, _) in row["recency_coverage"].items()
+            if cov is not None
+        ]
+        assert titles == want
+        drawn += titles
+    # the fixture's methods with ranges: exact-ish covers every job, double none
+    assert any(t.startswith("exact-ish") and "100.0%" in t for t in drawn)
+    assert any(t.startswith("double") and ": 0.0%" in t for t in drawn)

@@ -229,7 +229,9 @@ def test_markdown_names_the_training_dataset_and_places_transfer_tables_last(
     data_line = next(line for line in section.splitlines() if line.startswith("Dataset revision"))
     assert "real jobs" in data_line and "synthetic" not in data_line
     # ranked by RMSLE with paired rank groups, like any table
-    rows = [line.split(" | ")[:2] for line in section.splitlines() if line.startswith("| ")][2:]
+    # the first table (the coverage by recency follows it)
+    table = section.split("\n\n| ")[1].split("\n\n")[0]
+    rows = [line.split(" | ")[:2] for line in ("| " + table).splitlines()][2:]
     assert [m for _, m in rows] == ["exact-ish", "alternating", "double"]
     assert rows[0][0] == "| 1" and rows[-1][0] != "| 1"
     plain = text.split("## gharuntime-fixture · temporal / config\n")[1].split("## ")[0]
@@ -255,6 +257,33 @@ def test_page_has_a_trained_on_column_and_filter(transfer_dir: Path, tmp_path: P
     assert f'<option value="{SIM}">{SIM}</option>' in html and 'id="filter-trained"' in html
     assert f"gharuntime-fixture · temporal / config · trained on {SIM}</h2>" in html
     assert f"trained on the simulated world {SIM}" in html
+
+
+def test_every_transfer_row_says_what_it_was_trained_and_scored_on(
+    transfer_dir: Path, tmp_path: Path
+) -> None:
+    """A transfer row copied out of its table still says what it is: in the Markdown's rows,
+    the page's "trained on" cells and the folder's summary.md."""
+    label = (
+        f"trained on {SIM} temporal/train (simulated), scored on gharuntime-fixture "
+        "temporal/test (real)"
+    )
+    out = tmp_path / "board"
+    assert _run("--results", str(transfer_dir), "--out", str(out)).exit_code == 0
+    text = (out / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and label in line]
+    assert sorted(line.split(" | ")[1] for line in rows) == ["alternating", "double", "exact-ish"]
+    assert all(f"| config · {label} |" in line for line in rows)
+    plain = text.split("## gharuntime-fixture · temporal / config\n")[1].split("## ")[0]
+    assert "trained on" not in plain  # a plain row needs no label
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count(f'{SIM} <span class="ci">({label})</span>') == 3
+    summary = (transfer_dir / "gharuntime-fixture" / "summary.md").read_text(encoding="utf-8")
+    transfer = summary.split("## Transfer: trained on another dataset")[1]
+    assert sorted(
+        line.split(" | ")[2] for line in transfer.splitlines() if line.startswith(f"| {label} |")
+    ) == ["alternating", "double", "exact-ish"]
+    assert label not in summary.split("## Transfer")[0]
 
 
 # --- the committed real results ----------------------------------------------------------------

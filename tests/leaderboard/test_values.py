@@ -207,3 +207,27 @@ def test_a_resample_outside_the_metrics_range_is_named() -> None:
     doc["bootstrap"]["per_resample"]["duration_s"]["spearman"][3] = -2.0
     (problem,) = range_problems(doc)
     assert "per_resample/duration_s/spearman" in problem and "-2.0" in problem
+
+
+def test_a_breakdown_groups_coverage_outside_its_range_is_named() -> None:
+    doc = {
+        "breakdowns": {
+            "duration_s": {
+                "train_recency": {
+                    "never": {
+                        "rows": 3,
+                        "metrics": {"rmsle": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}},
+                        "intervals": {
+                            "p10-p90": {
+                                "nominal": 0.8,
+                                "coverage": {"value": 5.0, "ci_low": 0.1, "ci_high": 0.9},
+                                "log_width": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6},
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    }
+    (problem,) = range_problems(doc)
+    assert "breakdowns/duration_s/train_recency/never/intervals/p10-p90/coverage/value" in problem

@@ -26,11 +26,15 @@ from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
 from gharuntime.dataset import read_manifest
 from gharuntime.eval.api import evaluate_file
+from gharuntime.leaderboard.outputs import build_leaderboard
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "gharuntime-sim-small"
 FOLDER = ROOT / "leaderboard" / "results" / LABEL
 DETERMINISTIC = ("median", "group-median")
+REGENERATE = (
+    "gharuntime leaderboard --results leaderboard/results --out leaderboard --readme README.md"
+)
 
 
 def _regenerate_module() -> ModuleType:
@@ -140,3 +144,77 @@ def test_deterministic_methods_score_as_committed(rebuilt: Path, tmp_path: Path)
                                 metric,
                                 key,
                             )
+
+
+@pytest.mark.slow
+def test_committed_tables_are_what_the_committed_results_give(tmp_path: Path) -> None:
+    """leaderboard/README.md, leaderboard/index.html, every leaderboard/results/*/summary.md and
+    the table regions of README.md, regenerated from a copy of the committed results into a
+    temporary tree laid out as the repository is, equal the committed files byte for byte."""
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "leaderboard" / "results", copy / "leaderboard" / "results")
+    shutil.copyfile(ROOT / "README.md", copy / "README.md")
+    board = build_leaderboard(
+        copy / "leaderboard" / "results", copy / "leaderboard", readmes=[copy / "README.md"]
+    )
+    written = [board.markdown, board.page, *board.summaries, *board.readmes]
+    folders = {p.parent.name for p in (ROOT / "leaderboard" / "results").glob("*/*.json")}
+    assert sorted(p.parent.name for p in board.summaries) == sorted(folders)
+    stale = [
+        str(path.relative_to(copy))
+        for path in written
+        if not (ROOT / path.relative_to(copy)).is_file()
+        or (ROOT / path.relative_to(copy)).read_bytes() != path.read_bytes()
+    ]
+    assert not stale, (
+        f"stale (committed file differs from what the committed results give): {stale}; "
+        f"run `{REGENERATE}` and commit what it writes"
+    )
+
+
+def test_the_reference_summary_is_what_its_results_give() -> None:
+    """leaderboard/reference/*/summary.md (results that are not leaderboard results: pooled
+    real jobs) are rendered by the same renderer, from their files."""
+    module = _regenerate_module()
+    folders = sorted(p for p in (ROOT / "leaderboard" / "reference").iterdir() if p.is_dir())
+    assert folders
+    for folder in folders:
+        committed = (folder / "summary.md").read_text(encoding="utf-8")
+        assert committed == module._summary(folder, folder.name), (
+            f"{folder / 'summary.md'} is stale; run python benchmarks/regenerate_results.py "
+            "--only reference-real, or render it with its _summary"
+        )
+
+
+def test_regenerating_the_real_folder_keeps_the_laser_results_trained_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """regenerate_results makes the real folder's baselines, not its LASER rows (a GPU, or a
+    long CPU run): installing a regeneration replaces every other result and keeps those."""
+    from script_support import load_script
+
+    regenerate = load_script("regenerate_results")
+    target, staged = tmp_path / "committed", tmp_path / "staged"
+    target.mkdir()
+    staged.mkdir()
+    for name in (
+        "temporal-config-lightgbm.json",
+        "temporal-config-laser.json",
+        "cross_repo-config-laser-tiny-256.json",
+        "temporal-multi-laser.json",
+        "transfer-gharuntime-sim-small-temporal-config-lightgbm.json",
+        "temporal-history-lightgbm-tuned.json",
+    ):
+        (target / name).write_text("old")
+    (staged / "temporal-config-lightgbm.json").write_text("new")
+    regenerate._install(staged, target, keep_laser=True)
+    assert sorted(p.name for p in target.iterdir()) == [
+        "cross_repo-config-laser-tiny-256.json",
+        "temporal-config-laser.json",
+        "temporal-config-lightgbm.json",
+        "temporal-multi-laser.json",
+    ]
+    assert (target / "temporal-config-lightgbm.json").read_text() == "new"
+    # a folder whose LASER rows the script makes (sim-small) replaces them like the others
+    regenerate._install(staged, target)
+    assert sorted(p.name for p in target.iterdir()) == ["temporal-config-lightgbm.json"]

@@ -147,6 +147,57 @@ def test_predict_reads_a_laser_model_folder(fitted: Path, tmp_path: Path) -> Non
     assert all(j["duration_s"] >= 0 for j in out["jobs"])
 
 
+def test_ranges_are_calibrated_on_validation_and_reused_after_reload(
+    fitted: Path, laser_dataset: Path
+) -> None:
+    """fit decodes the validation jobs as predict does and fits split-conformal offsets
+    (gharuntime.baselines.intervals); they are saved with the weights, recorded in the
+    submission's metadata, and a reloaded model's ranges are the submission's."""
+    import numpy as np
+
+    state = json.loads((fitted / "laser.model" / "model.json").read_text())["state"]
+    record = state["calibration"]["duration_s"]
+    validation = load(laser_dataset, "temporal", "validation")
+    assert record["method"] == "split-conformal" and record["source"] == "validation"
+    assert record["by"] == "recency" and record["rows"] == validation.height
+    assert set(record["strata"]["never"]["offsets"]) == {"p10", "p50", "p90", "p99"}
+    assert state["group_clock"]
+    meta = json.loads((fitted / "laser.meta.json").read_text())
+    assert meta["calibration"] == state["calibration"]
+
+    sidecar = [
+        json.loads(x) for x in SubmissionFiles(fitted / "laser.jsonl").quantiles.read_text().split()
+    ]
+    assert all(row["duration_s_p90"] <= row["duration_s_p99"] for row in sidecar)
+    method, _ = load_model(fitted / "laser.model")
+    test = load(laser_dataset, "temporal", "test")
+    method.predict_rows(test)
+    calibrated = method.quantiles()
+    for level in ("p10", "p50", "p90", "p99"):
+        np.testing.assert_allclose(
+            calibrated[level]["duration_s"],
+            [row[f"duration_s_{level}"] for row in sidecar],
+            atol=0.051,
+        )
+    method.calibrations = {}  # type: ignore[attr-defined]  # the draws' own range
+    method.predict_rows(test)
+    raw = method.quantiles()
+    assert "p99" not in raw
+    assert not np.allclose(raw["p90"]["duration_s"], calibrated["p90"]["duration_s"])
+
+
+def test_without_validation_rows_the_ranges_stay_raw_and_say_why(laser_dataset: Path) -> None:
+    from gharuntime.baselines.laser.method import Laser
+
+    method = Laser("config", seed=0, **_param_dict("samples=4"))
+    method.fit(load(laser_dataset, "temporal", "train"), None)
+    record = method.calibration()
+    assert record["duration_s"]["method"] == "none"
+    assert "no validation split" in record["duration_s"]["why"]
+    method.predict_rows(load(laser_dataset, "temporal", "test"))
+    assert list(method.quantiles()) == ["p10", "p50", "p90"]
+
+
 @pytest.mark.slow
 def test_samples_write_p10_and_p90_beside_the_submission(
     laser_dataset: Path, tmp_path: Path
