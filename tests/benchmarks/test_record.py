@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from script_support import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_figures_are_kept_with_where_and_when_they_were_measured(
