@@ -150,11 +150,12 @@ def test_the_shared_parser_refuses_them_at_once(case: str, seconds_limit: None) 
     [
         "./../outside.yml",
         "./.github/../../outside.yml",
-        ".//tmp/outside.yml",
+        ".//ABSOLUTE/outside.yml",  # the absolute path of a real file outside the repository
         "./.github/workflows/../../../outside.yml",
     ],
 )
 def test_a_call_never_reads_outside_the_repository(model_root: Path, uses: str) -> None:
+    uses = uses.replace("/ABSOLUTE", str(model_root))
     repo = _repo(
         model_root,
         {f"{WF}/main.yml": f"on: push\njobs:\n  caller:\n    uses: {uses}\n"},

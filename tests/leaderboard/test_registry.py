@@ -357,7 +357,7 @@ def _set(doc: dict[str, Any], path: str, value: Any) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("provenance/git_commit", "--output=/tmp/victim"),
+        ("provenance/git_commit", "--output=victim.txt"),
         ("provenance/git_commit", "HEAD"),
         ("provenance/command", "gharuntime eval"),
         ("provenance/libraries", ["numpy"]),
