@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 __all__ = [
+    "ADDED_LATER",
     "IDENTITIES",
     "SCORED_SECTIONS",
     "Comparison",
@@ -45,6 +46,12 @@ SCORED_SECTIONS: Final = (
 )
 """The parts of a result whose numbers `gharuntime eval` computed from the predictions and the
 dataset (not `meta`, whose timings vary by machine, nor `provenance`)."""
+
+ADDED_LATER: Final = ("dataset.split_shift",)
+"""Blocks a later eval added to its results (gharuntime.eval.shift: how far each target moved
+from the validation split). A result made before one is compared on the numbers it holds: the
+re-run's block is not a difference there. A result that holds the block has it compared like
+every other number, so a forged or dropped one still differs."""
 
 IDENTITIES: Final = (("dataset", "record_ids_sha256"), ("bootstrap", "repo_ids_sha256"))
 """Texts a re-run must give exactly: which records were scored, which repositories resampled."""
@@ -103,9 +110,16 @@ def scored_numbers(result: dict[str, Any]) -> dict[str, Number | None]:
 
 def compare(committed: dict[str, Any], again: dict[str, Any]) -> list[Comparison]:
     """Every number either side holds, recorded beside reproduced (None where one side has no
-    number there: a null, or nothing)."""
+    number there: a null, or nothing), leaving out an ADDED_LATER block the recorded result
+    was made without."""
     old, new = scored_numbers(committed), scored_numbers(again)
-    return [Comparison(key, old.get(key), new.get(key)) for key in sorted(set(old) | set(new))]
+    before = [b for b in ADDED_LATER if not any(_under(k, b) for k in old)]  # made before it
+    keys = {k for k in new if not any(_under(k, b) for b in before)} | set(old)
+    return [Comparison(key, old.get(key), new.get(key)) for key in sorted(keys)]
+
+
+def _under(key: str, block: str) -> bool:
+    return key == block or key.startswith((f"{block}.", f"{block}["))
 
 
 def identity_mismatches(committed: dict[str, Any], again: dict[str, Any]) -> list[str]:

@@ -88,6 +88,7 @@ def _table(view: TableView, heading: bool = True) -> list[str]:
     lines += ["", f"Scored by gharuntime {', '.join(versions)}."]
     if not view.multi:  # a multi table says these under each target's table
         lines += _uncalibrated(view.rows)
+        lines += _moved(view.rows)
         lines += _recency_table(view.rows)
     for warning in view.warnings:
         lines.append(f"> ⚠ {md(warning)}")
@@ -130,7 +131,7 @@ def _metric_table(rows: list[dict[str, Any]], target: str) -> list[str]:
             row["track"] + (f" · {md(row['transfer'])}" if row["transfer"] else ""),
             *(_with_ci(row, m) for m, _, _ in METRIC_COLUMNS),
             *(
-                _with_ci(row, m) + (" †" if m == "coverage" and row["uncalibrated"] else "")
+                _with_ci(row, m) + (_marks(row) if m == "coverage" else "")
                 for m, _, _ in INTERVAL_COLUMNS
             ),
             f"{row['records']:,}",
@@ -182,10 +183,22 @@ def _multi_tables(view: TableView) -> list[str]:
     lines += ["### Multi summary", "", *_lines(header, body, 3)]
     for t in targets:
         lines += ["", f"### `{t}`", "", *_metric_table(per[t], t)]
-        notes = _uncalibrated(per[t])
+        notes = [*_uncalibrated(per[t]), *_moved(per[t])]
         lines += ["", *notes] if notes else []
         lines += _recency_table(per[t])
     return lines
+
+
+def _marks(row: dict[str, Any]) -> str:
+    """The signs beside a coverage: † not calibrated on held-out jobs, ‡ the target moved."""
+    return (" †" if row["uncalibrated"] else "") + (" ‡" if row["moved"] else "")
+
+
+def _moved(rows: list[dict[str, Any]]) -> list[str]:
+    """The ‡ beside a coverage: the target moved between the calibration and scored splits
+    (one sentence per table: it is the dataset's, not a method's)."""
+    whys = list(dict.fromkeys(row["moved"] for row in rows if row["moved"]))
+    return [f"‡ {md(why)}." for why in whys]
 
 
 def _uncalibrated(rows: list[dict[str, Any]]) -> list[str]:

@@ -113,6 +113,8 @@ def _cell(key: str, kind: str, row: dict[str, Any]) -> str:
         if key == "coverage" and row.get("uncalibrated"):
             why = escape(f"not calibrated on held-out jobs: {row['uncalibrated']}", quote=True)
             text += f' <span class="uncalibrated" title="{why}">†</span>'
+        if key == "coverage" and row.get("moved"):
+            text += f' <span class="moved" title="{escape(row["moved"], quote=True)}">‡</span>'
     elif key in ("fit_s_per_1k", "predict_s_per_1k"):
         text = "—" if value is None else f"{value:.3g}"
     elif key in ("records", "repositories"):
@@ -185,6 +187,10 @@ def render_page(
             + f": ranges not calibrated on held-out jobs: {escape(row['uncalibrated'])}</p>"
             for row in shown
             if row["uncalibrated"]
+        )
+        note += "".join(
+            f'<p class="note">‡ {_code(why)}.</p>'
+            for why in dict.fromkeys(row["moved"] for row in shown if row["moved"])
         )
         warnings = "".join(f'<p class="note">⚠ {escape(w)}</p>' for w in view.warnings)
         plots.append(

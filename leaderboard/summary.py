@@ -1,6 +1,6 @@
 """`RESULTS/<dataset>/summary.md`: the folder's results at a glance, one row per result (RMSLE,
 within 2× and P10–P90 coverage on duration_s, † where the ranges were not calibrated on held-out
-jobs), rendered from the result files alone, so that it can be rebuilt, and checked, at any
+jobs, ‡ where the target moved between the validation and test splits), rendered from the result files alone, so that it can be rebuilt, and checked, at any
 time: no date, no machine path, a stable order."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from gharuntime.leaderboard.registry import Entry, Table
 from gharuntime.leaderboard.view import (
     fmt_count,
     fmt_metric,
+    moved,
     table_order,
     transfer_label,
     uncalibrated,
@@ -57,7 +58,8 @@ def _cells(entry: Entry) -> list[str]:
         _metric(_block(metrics, "rmsle"), "rmsle", ci=True),
         _metric(_block(metrics, "within_2x"), "within_2x", ci=False),
         _metric(_block(coverage, "coverage"), "coverage", ci=False)
-        + (" †" if uncalibrated(r) else ""),
+        + (" †" if uncalibrated(r) else "")
+        + (" ‡" if moved(r) else ""),
         f"{scored:,}" if isinstance(scored, int) else "—",
         f"{r['dataset'].get('repositories', '—')}",
     ]
@@ -71,9 +73,13 @@ def _daggers(entries: Sequence[Entry]) -> list[str]:
         why = uncalibrated(e.result)
         if why and md(e.method) not in whys.setdefault(why, []):
             whys[why].append(md(e.method))
+    moves = list(dict.fromkeys(why for e in entries if (why := moved(e.result))))
     return [
-        f"† ranges not calibrated on held-out jobs ({', '.join(methods)}): {md(why)}."
-        for why, methods in whys.items()
+        *(
+            f"† ranges not calibrated on held-out jobs ({', '.join(methods)}): {md(why)}."
+            for why, methods in whys.items()
+        ),
+        *(f"‡ {md(why)}." for why in moves),
     ]
 
 

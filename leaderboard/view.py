@@ -3,6 +3,7 @@ numbers formatted once, and the sentences that say what each table measures."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -21,6 +22,7 @@ __all__ = [
     "fmt_count",
     "fmt_metric",
     "metric_label",
+    "moved",
     "recency_coverage",
     "table_order",
     "table_targets",
@@ -233,6 +235,46 @@ def uncalibrated(result: dict[str, Any], target: str = RANK_TARGET) -> str:
     return ""
 
 
+MOVED_BAND: Final = (0.70, 0.90)
+"""The share of a scored split's values inside the validation split's own P10–P90 (80% when
+nothing moved) outside which the leaderboard says the target moved (gharuntime.eval.shift)."""
+
+
+def _seconds_or_bytes(value: float, target: str) -> str:
+    unit = _UNITS.get(target, "")
+    return f"{value:,.0f} {unit}".rstrip() if abs(value) >= 10 else f"{value:.3g} {unit}".rstrip()
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def moved(result: dict[str, Any], target: str = RANK_TARGET) -> str:
+    """Why no range calibrated on the validation split can be expected to hold 80% of the
+    scored jobs on `target`: the target itself moved between the two splits (the result's
+    `dataset.split_shift`, gharuntime.eval.shift), said in a sentence; "" when its share
+    inside the validation split's P10–P90 is within MOVED_BAND, or the result does not say."""
+    shift = ((result.get("dataset") or {}).get("split_shift") or {}).get(target)
+    if not isinstance(shift, dict):
+        return ""
+    inside, below, above = (_share(shift.get(k)) for k in ("inside", "below", "above"))
+    low, high = _number(shift.get("p10")), _number(shift.get("p90"))
+    ref = str(shift.get("reference_split") or "validation")
+    split = str((result.get("dataset") or {}).get("split") or "scored")
+    if inside is None or below is None or above is None or low is None or high is None:
+        return ""
+    if MOVED_BAND[0] <= inside <= MOVED_BAND[1]:
+        return ""
+    return (
+        f"{target} moved between the {ref} and {split} splits: the {ref} split's own "
+        f"P10–P90 ({_seconds_or_bytes(low, target)} to "
+        f"{_seconds_or_bytes(high, target)}) holds {100 * inside:.1f}% of the {split} "
+        f"jobs ({100 * below:.1f}% below it, {100 * above:.1f}% above; 80% when nothing "
+        f"moves), so ranges calibrated on {ref} jobs are not expected to hold 80% here"
+    )
+
+
 def _share(value: Any) -> float | None:
     """A coverage read from a result: a number in [0, 1], else None."""
     ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -298,6 +340,7 @@ def _row(r: Ranked, target: str = RANK_TARGET) -> dict[str, Any]:
         row[f"{key}_high"] = block.get("ci_high")
     row["calibration"] = _calibration(res, target)
     row["uncalibrated"] = uncalibrated(res, target)
+    row["moved"] = moved(res, target)
     row["recency_coverage"] = recency_coverage(res, target)
     return row
 

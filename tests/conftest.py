@@ -64,6 +64,25 @@ def no_logs_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shifted_waits_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture jobs (without logs, as the real Apache dataset), those of the temporal test
+    split waiting a hundredth as long: the test split holds far shorter waits than validation,
+    durations as they were."""
+    import polars as pl
+
+    from gharuntime.splits import assign_temporal
+
+    jobs = fixture_jobs().with_columns(pl.lit(None, dtype=pl.Int64).alias("log_bytes"))
+    test = assign_temporal(jobs) == "test"
+    jobs = jobs.with_columns(
+        pl.when(test).then(pl.col("queue_s") / 100).otherwise(pl.col("queue_s")).alias("queue_s")
+    )
+    out = tmp_path_factory.mktemp("shift") / "shifted"
+    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
+    return out
+
+
+@pytest.fixture(scope="session")
 def lightgbm_model(fixture_dataset_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LightGBM model (config track) trained on the fixture dataset, for predict's tests."""
     from gharuntime.baselines.run import run_baseline

@@ -29,6 +29,7 @@ from gharuntime.eval.metrics import (
     METRICS,
 )
 from gharuntime.eval.quantiles import QuantileLevels
+from gharuntime.eval.shift import split_shift
 from gharuntime.eval.truth import Truth
 from gharuntime.paths import write_atomic
 from gharuntime.version import __version__
@@ -378,6 +379,15 @@ def _method_json(method: Predictions, targets: dict[str, TargetScores]) -> dict[
     }
 
 
+def _split_shift(scores: Scores) -> dict[str, Any]:
+    """The scored targets' move from the validation split (gharuntime.eval.shift), where a
+    test split is scored and the dataset has one."""
+    truth = scores.truth
+    scored = {t: truth.targets[t] for t in scores.targets[0]}
+    reference = {t: v for t, v in truth.reference.items() if t in scored}
+    return split_shift(reference, scored, "validation")
+
+
 def result_json(scores: Scores) -> dict[str, Any]:
     """The result document: the first method is the submission, a second one (--vs, or the
     constant median of --gold) is compared with it, A minus B, on the same resamples."""
@@ -404,6 +414,7 @@ def result_json(scores: Scores) -> dict[str, Any]:
             "source_kind": truth.source_kind,
             "synthetic": truth.synthetic,
             "duration_decile_edges": [float(e) for e in truth.decile_edges()],
+            **({"split_shift": shift} if (shift := _split_shift(scores)) else {}),
         },
         "track": scores.track,
         **({"targets": scores.held.to_json()} if several else {}),
@@ -526,6 +537,7 @@ def _interval_tables(result: dict[str, Any], intervals: dict[str, Any], pct: int
     """Per target: coverage and log width of each central interval, then the calibration
     table (nominal share at or below each level against the observed one) and pinball loss;
     with a comparison, B's values and A − B."""
+    from rich.markup import escape
     from rich.table import Table
 
     comparison = result.get("comparison") or {}
@@ -595,6 +607,14 @@ def _interval_tables(result: dict[str, Any], intervals: dict[str, Any], pct: int
                     _interval_with_ci(metric, d) if d else "—",
                 ]
             table.add_row(*row)
+        shift = ((result.get("dataset") or {}).get("split_shift") or {}).get(target)
+        if shift:  # how far the target itself moved from where ranges are calibrated
+            table.caption = escape(
+                f"the {shift['reference_split']} split's own p10-p90 of {target} holds "
+                f"{100 * shift['inside']:.1f}% of these jobs ({100 * shift['below']:.1f}% below, "
+                f"{100 * shift['above']:.1f}% above; 80% when the target did not move)"
+            )
+            table.caption_justify = "left"
         tables.append(table)
     return tables
 

@@ -89,6 +89,9 @@ class Truth:
     train_values: dict[str, int] = field(default_factory=dict)  # per target: train rows with one
     train_rows: int = 0
     recency: IntArray | None = None  # per row: gharuntime.recency.BUCKETS index (None: unknown)
+    # per target: the validation split's values when a test split is scored (where ranges are
+    # calibrated; gharuntime.eval.shift compares the two), {} otherwise
+    reference: dict[str, FloatArray] = field(default_factory=dict)
 
     def held(self, track: str) -> TargetsHeld:
         """The track's targets this dataset holds on the config (gharuntime.targets: a value in
@@ -124,10 +127,12 @@ class Truth:
         schema_version: str | None = None,
         content_revision: str | None = None,
         source: dict[str, Any] | None = None,
+        reference_rows: pl.DataFrame | None = None,
     ) -> Truth:
         """From the split's rows (id, repo_id, runner_os, targets) and the train split's rows
         (repo_id and targets); with the GROUP columns and created_at in both, what training
-        saw of each row's job group too."""
+        saw of each row's job group too. `reference_rows`: the validation split's targets, when
+        the split scored is test and the config has one."""
         repo_id = split_rows["repo_id"].to_numpy().astype(np.int64)
         repo_ids, cluster = np.unique(repo_id, return_inverse=True)  # one sort for both
         cluster_ids = repo_ids
@@ -180,6 +185,11 @@ class Truth:
             train_values=train_values,
             train_rows=train_rows.height,
             recency=recency,
+            reference={
+                t: reference_rows[t].cast(pl.Float64).drop_nulls().to_numpy()
+                for t in TARGETS
+                if reference_rows is not None and t in reference_rows.columns
+            },
         )
 
     def decile_edges(self) -> FloatArray:
@@ -215,10 +225,12 @@ def load_truth(dataset: LocalDataset, config: str, split: str) -> Truth:
     root = dataset.root
     manifest = read_manifest(root)
     entries = {f["path"]: f for f in manifest.get("files", []) if isinstance(f, dict)}
-    paths = {s: split_paths(root, config, s) for s in (split, "train")}
+    # the validation split is read when test is scored: where ranges were calibrated
+    reads = (split, "train", *(("validation",) if split == "test" else ()))
+    paths = {s: split_paths(root, config, s) for s in reads}
     if not paths[split]:
         raise DatasetError(f"{root}: the manifest lists no files for config {config} split {split}")
-    for path in {*paths[split], *paths["train"]}:
+    for path in {p for s in reads for p in paths[s]}:
         rel = path.relative_to(root).as_posix()
         if not path.is_file():
             raise DatasetError(f"{path}: missing; run `gharuntime validate {root}`")
@@ -242,6 +254,8 @@ def load_truth(dataset: LocalDataset, config: str, split: str) -> Truth:
                 }
             )
         )
+        reference = paths.get("validation") if split == "test" else None
+        reference_rows = read_parquet(reference, columns=list(TARGETS)) if reference else None
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise DatasetError(f"{root}: cannot read the {config}/{split} split: {exc}") from exc
     return Truth.from_frames(
@@ -254,4 +268,5 @@ def load_truth(dataset: LocalDataset, config: str, split: str) -> Truth:
         schema_version=str(manifest.get("schema_version")),
         content_revision=dataset_revision(manifest),
         source=manifest.get("source") if isinstance(manifest.get("source"), dict) else None,
+        reference_rows=reference_rows,
     )

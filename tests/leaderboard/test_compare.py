@@ -86,3 +86,24 @@ def test_other_records_or_resamples_are_named() -> None:
     again["dataset"]["record_ids_sha256"] = "d" * 64
     assert identity_mismatches(committed, again) == ["dataset.record_ids_sha256"]
     assert identity_mismatches(committed, _result()) == []
+
+
+def test_a_block_eval_added_later_is_compared_only_where_the_result_holds_it() -> None:
+    """A result made before eval recorded `dataset.split_shift` reproduces on the numbers it
+    holds; one that holds the block has it compared, so a changed or dropped one differs."""
+    from gharuntime.leaderboard.compare import ADDED_LATER, compare, status_of
+
+    assert ADDED_LATER == ("dataset.split_shift",)
+    shift = {"queue_s": {"p10": 9.0, "p90": 3066.5, "inside": 0.55, "below": 0.44, "above": 0.01}}
+    old = {"dataset": {"rows": 10}, "metrics": {"duration_s": {"rmsle": {"value": 0.5}}}}
+    new = {"dataset": {"rows": 10, "split_shift": shift}, "metrics": old["metrics"]}
+    assert status_of(compare(old, new), 0.0) == "exact"
+    assert status_of(compare(new, new), 0.0) == "exact"
+    forged = {
+        "dataset": {"rows": 10, "split_shift": {"queue_s": {**shift["queue_s"], "inside": 0.8}}}
+    }
+    forged["metrics"] = old["metrics"]
+    assert status_of(compare(forged, new), 0.0) == "differs"
+    assert status_of(compare(new, old), 0.0) == "differs"  # recorded, then gone in the re-run
+    other = {"dataset": {"rows": 10, "extra": 1.0}, "metrics": old["metrics"]}
+    assert status_of(compare(old, other), 0.0) == "differs"  # any other new number differs

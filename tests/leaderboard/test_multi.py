@@ -199,3 +199,79 @@ def test_each_target_table_has_its_own_recency_coverage_and_dagger(
     assert len(flagged) == 1 and "| both-close |" in flagged[0]
     page = render_page(table_views(scan(results)), "results")
     assert "† both-close (queue_s): ranges not calibrated on held-out jobs: no waits" in page
+
+
+def _ranged(tmp: Path, dataset: Path, method: str, spread: float) -> Path:
+    """A multi submission on the test split with P10/P50/P90 at ×exp(∓spread) of each truth
+    (so every range holds its job), scored."""
+    rows = load(dataset, "temporal", "test")
+    lines, ranges = [], []
+    for i, d, q in zip(rows["id"], rows["duration_s"], rows["queue_s"], strict=True):
+        lines.append(json.dumps({"id": i, "duration_s": float(d), "queue_s": float(q)}))
+        row: dict[str, Any] = {"id": i}
+        for target, value in (("duration_s", float(d)), ("queue_s", float(q))):
+            for level, k in (("p10", -1), ("p50", 0), ("p90", 1)):
+                row[f"{target}_{level}"] = round(value * float(np.exp(k * spread)), 3)
+        ranges.append(json.dumps(row))
+    sub = tmp / f"{method}.jsonl"
+    sub.write_text("\n".join(lines) + "\n")
+    sub.with_name(f"{method}.quantiles.jsonl").write_text("\n".join(ranges) + "\n")
+    meta = {"method": method, "method_version": "1.0", "track": "multi", "config": "temporal"}
+    sub.with_name(f"{method}.meta.json").write_text(json.dumps(meta))
+    out = tmp / f"{method}.result.json"
+    write_result(evaluate_file(sub, dataset, resamples=RESAMPLES), out)
+    return out
+
+
+def test_a_target_that_moved_between_splits_is_marked_beside_its_coverage(
+    shifted_waits_dataset: Path, tmp_path: Path
+) -> None:
+    """Where the test split's waits left the validation split's own P10–P90 (a dataset whose
+    test jobs wait a hundredth as long), every coverage on queue_s carries ‡ and the sentence
+    with the figures says why no range calibrated on validation is expected to hold 80%;
+    duration_s, which did not move, carries none. The same in the page."""
+    dataset = tmp_path / "gharuntime-shifted"
+    shutil.copytree(shifted_waits_dataset, dataset)
+    results = tmp_path / "results"
+    for method, spread in (("wide", 0.5), ("narrower", 0.3)):
+        add_result(_ranged(tmp_path, dataset, method, spread), results)
+    shift = json.loads((tmp_path / "wide.result.json").read_text())["dataset"]["split_shift"]
+    views = table_views(scan(results))
+    text = render_markdown(views, "results")
+    blocks = {t: text.split(f"### `{t}`")[1].split("###")[0] for t in ("duration_s", "queue_s")}
+    table = [line for line in blocks["queue_s"].splitlines() if line.startswith("| 1 ")]
+    table += [line for line in blocks["queue_s"].splitlines() if line.startswith("| 2 ")]
+    assert len(table) == 2 and all("100.0% [100.0%, 100.0%] ‡" in line for line in table)
+    q = shift["queue_s"]
+    note = next(line for line in blocks["queue_s"].splitlines() if line.startswith("‡ "))
+    assert note.startswith(
+        "‡ queue\\_s moved between the validation and test splits: the validation split's own "
+        "P10–P90 ("
+    )
+    assert (
+        f"holds {100 * q['inside']:.1f}% of the test jobs ({100 * q['below']:.1f}% below it, "
+        f"{100 * q['above']:.1f}% above; 80% when nothing moves), so ranges calibrated on "
+        "validation jobs are not expected to hold 80% here."
+    ) in note
+    assert q["below"] > 0.5  # the waits moved down, as the dataset was made
+    assert "‡" not in blocks["duration_s"] and 0.7 <= shift["duration_s"]["inside"] <= 0.9
+    page = render_page(views, "results")
+    assert page.count('<span class="moved"') == 2  # the two queue_s coverages
+    assert '<p class="note">‡ queue_s moved between the validation and test splits' in page
+
+
+def test_moved_says_nothing_inside_the_band_or_for_a_result_without_the_figure() -> None:
+    from gharuntime.leaderboard.view import MOVED_BAND, moved
+
+    def result(inside: Any) -> dict[str, Any]:
+        block = {"p10": 9.0, "p90": 3066.5, "inside": inside, "below": 0.2, "above": 0.1}
+        return {"dataset": {"split": "test", "split_shift": {"queue_s": block}}}
+
+    assert moved(result(MOVED_BAND[0]), "queue_s") == moved(result(MOVED_BAND[1]), "queue_s") == ""
+    assert moved(result(0.69), "queue_s").startswith(
+        "queue_s moved between the validation and test"
+    )
+    assert "(9 s to 3,066 s) holds 91.0% of the test jobs" in moved(result(0.91), "queue_s")
+    assert moved(result(0.5), "duration_s") == ""  # another target's figure
+    assert moved(result("0.5"), "queue_s") == moved(result(True), "queue_s") == ""
+    assert moved({"dataset": {}}, "queue_s") == ""
