@@ -34,7 +34,9 @@ from gharuntime.version import __version__
 __all__ = [
     "BaselineRun",
     "dataset_identity",
+    "held_by",
     "run_baseline",
+    "submission_meta",
     "write_submission",
 ]
 
@@ -109,6 +111,42 @@ def held_by(train: pl.DataFrame, config: str, track: str) -> TargetsHeld:
 
 def _per_1000(seconds: float, rows: int) -> float | None:
     return round(1000 * seconds / rows, 4) if rows else None
+
+
+def submission_meta(
+    name: str,
+    method: Method,
+    identity: dict[str, Any],
+    *,
+    config: str,
+    track: str,
+    split: str,
+    seed: int,
+    left_out: dict[str, str],
+    timing: dict[str, Any],
+) -> dict[str, Any]:
+    """The submission's metadata sidecar of a fitted `method`: what made it, from which
+    inputs, on which dataset revision, config and split, how its ranges were calibrated, and
+    its timing (eval carries these into the result's meta.extra; the leaderboard shows the
+    per-1,000 figures)."""
+    return {
+        "method": name,
+        "method_version": method.version,
+        "track": track,
+        "targets": list(method.targets),
+        **({"targets_left_out": left_out} if left_out else {}),
+        "inputs": list(method.inputs),
+        "dataset": identity["id"],
+        "dataset_revision": identity["revision"],
+        "config": config,
+        "split": split,
+        "seed": seed,
+        "method_config": method.config(),
+        # how the ranges were calibrated (what ran, on how many held-out rows, the adjustment)
+        **({"calibration": calibration} if (calibration := method.calibration()) else {}),
+        "gharuntime_version": __version__,
+        "timing": timing,
+    }
 
 
 def run_baseline(
@@ -213,24 +251,16 @@ def _fit_and_write(
     t1 = time.perf_counter()
     predictions = method.predict_rows(target)
     predict_seconds = time.perf_counter() - t1
-    meta: dict[str, Any] = {
-        "method": name,
-        "method_version": method.version,
-        "track": track,
-        "targets": list(method.targets),
-        **({"targets_left_out": splits.left_out} if splits.left_out else {}),
-        "inputs": list(method.inputs),
-        "dataset": identity["id"],
-        "dataset_revision": identity["revision"],
-        "config": config,
-        "split": split,
-        "seed": seed,
-        "method_config": method.config(),
-        # how the ranges were calibrated (what ran, on how many held-out rows, the adjustment)
-        **({"calibration": calibration} if (calibration := method.calibration()) else {}),
-        "gharuntime_version": __version__,
-        # eval carries these into the result's meta.extra; the leaderboard shows the per-1,000
-        "timing": {
+    meta = submission_meta(
+        name,
+        method,
+        identity,
+        config=config,
+        track=track,
+        split=split,
+        seed=seed,
+        left_out=splits.left_out,
+        timing={
             "fit_seconds": round(fit_seconds, 3),
             "fit_rows": train.height,
             "fit_seconds_per_1000_jobs": _per_1000(fit_seconds, train.height),
@@ -239,7 +269,7 @@ def _fit_and_write(
             "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
             "processes": launched()[1],  # those of one launch (accelerate) shared the work
         },
-    }
+    )
     ids = [str(x) for x in target["id"].to_list()]
     if not is_primary():  # one of several launched processes: the primary one writes
         return BaselineRun(

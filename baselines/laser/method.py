@@ -544,6 +544,24 @@ class Laser(Method):
             )
         self.calibration_seconds = round(time.perf_counter() - started, 3)
 
+    def calibrate(
+        self, train: pl.DataFrame, validation: pl.DataFrame, progress: Progress | None = None
+    ) -> None:
+        """Calibrate a fitted model's ranges on `validation` as fit does at its end (`train`
+        gives the job groups' recency): for a model saved before calibration existed. A
+        MethodError says why where it cannot (no model, calibration=none, greedy decoding, no
+        validation job with a target)."""
+        if self.model is None:
+            raise MethodError("laser: nothing to calibrate before fit (or load a saved model)")
+        if self.params["calibration"] != "conformal":
+            raise MethodError(
+                "laser: this model was trained with calibration=none; retrain it without "
+                "that parameter to have its ranges calibrated"
+            )
+        self._calibrate(train, validation, progress)
+        if not self.calibrations:
+            raise MethodError(f"laser: the ranges cannot be calibrated: {self.uncalibrated}")
+
     def _calibrated(
         self, inputs: pl.DataFrame, drawn: dict[str, dict[str, np.ndarray]]
     ) -> dict[str, dict[str, np.ndarray]]:

@@ -1,11 +1,15 @@
-"""`gharuntime laser ...`: LASER tools. `laser bench` measures constrained decoding latency.
+"""`gharuntime laser ...`: LASER tools. `laser bench` measures constrained decoding latency;
+`laser calibrate` calibrates a saved model's ranges without training it again.
 
 torch and transformers are imported only when a command runs, so `gharuntime --help` works
 without the `laser` extra."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+from rich.markup import escape
 
 from gharuntime.cli.errors import UsageProblem
 from gharuntime.cli.output import echo_json, out_console
@@ -171,4 +175,91 @@ def bench_command(
         out_console.print(
             f"goal (≥{goal['latency_reduction_at_least']:.0%} lower at {goal['prompt_tokens']} "
             f"tokens, 100% valid): {'met' if goal['met'] else 'not met'}"
+        )
+
+
+_CALIBRATE_HELP = """Calibrate a saved LASER model's ranges on its validation split, without training
+it again: for a model saved before LASER calibrated its ranges (their P10/P90 are the raw
+draws', which hold far fewer than 80% of held-out jobs).
+
+The calibration is the one `gharuntime baseline laser` fits at the end of training
+(split-conformal offsets per recency stratum of the job group, on validation jobs decoded as
+predict decodes them). MODEL must have been trained on DATASET (same revision; the config it
+names). The model folder is saved again in place (written aside, then renamed over it); with
+--out the config's test split is predicted into a submission whose metadata records the
+calibration, ready for `gharuntime eval`.
+
+\b
+Exit codes: 0 calibrated, 2 bad input (not a LASER model, another dataset, a config without a
+validation split, a model trained with calibration=none).
+Example:
+  gharuntime laser calibrate runs/laser.model --dataset out/dataset --out runs/laser-cal.jsonl
+  gharuntime eval runs/laser-cal.jsonl --dataset out/dataset
+"""
+
+
+@laser_group.command("calibrate", help=_CALIBRATE_HELP)
+@click.argument("model", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="The dataset folder the model was trained on (from `gharuntime build`).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also predict the test split into this submission (JSON Lines; metadata and "
+    "quantiles beside it).",
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(1, 10_000_000),
+    help="Validation jobs decoded for the calibration [the model's calibration_rows: 2048].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
+def calibrate_command(
+    model: Path, dataset: Path, out: Path | None, rows: int | None, as_json: bool
+) -> None:
+    try:
+        from gharuntime.baselines.laser.calibrate import calibrate_saved
+    except ImportError as exc:  # pragma: no cover - the laser extra is installed in CI
+        raise UsageProblem(
+            f"laser calibrate needs the laser extra ({exc}); pip install 'gharuntime[laser]'"
+        ) from exc
+    if out is not None and out.suffix != ".jsonl":
+        raise click.BadParameter(f"{out}: a submission ends in .jsonl", param_hint="--out")
+    try:
+        with ProgressView(first="calibrating…", prefix="laser: ") as progress:
+            run = calibrate_saved(model, dataset, out=out, rows=rows, progress=progress)
+    except OSError as exc:
+        raise UsageProblem(
+            f"{exc.filename or model}: {exc.strerror or exc}; nothing was replaced"
+        ) from exc
+    calibration = {
+        t: {"rows": c.get("rows"), "by": c.get("by"), "source": c.get("source")}
+        for t, c in run.calibration.items()
+    }
+    summary = {
+        "model": str(run.model_dir),
+        "calibration_seconds": run.seconds,
+        "calibration": calibration,
+        "submission": str(run.submission) if run.submission else None,
+        "predict_seconds": run.predict_seconds,
+        "predicted_rows": run.rows,
+    }
+    if as_json:
+        echo_json(strict_dumps(summary, sort_keys=True))
+        return
+    for target, c in calibration.items():
+        out_console.print(
+            escape(
+                f"{target}: calibrated by {c['by']} on {c['rows']:,} {c['source']} jobs "
+                f"({run.seconds:.1f} s)"
+            )
+        )
+    out_console.print(escape(f"saved the calibrated model to {run.model_dir}"))
+    if run.submission is not None:
+        out_console.print(
+            escape(f"wrote {run.submission} ({run.rows:,} test jobs, {run.predict_seconds:.1f} s)")
         )
