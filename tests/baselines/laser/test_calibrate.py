@@ -9,18 +9,18 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from laser_support import write_laser_dataset
+
 from gharuntime.baselines.model_io import load_model
 from gharuntime.cli.main import cli
-from gharuntime.dataset import load, write_dataset
+from gharuntime.dataset import load
 from gharuntime.eval.submission_files import SubmissionFiles
-from gharuntime.fixture import fixture_jobs
 
 FAST = ["model=tiny", "max_steps=3", "batch_size=4", "budget=200", "vocab_size=400",
         "warmup_steps=1", "decode_batch_size=32", "samples=4"]  # fmt: skip
@@ -29,10 +29,7 @@ JOB_YAML = "runs-on: ubuntu-latest\nsteps:\n  - run: pytest -q\n"
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
-    out = tmp_path_factory.mktemp("laser-cal") / "dataset"
-    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
-    return out
+    return write_laser_dataset(tmp_path_factory.mktemp("laser-cal") / "dataset", JOB_YAML)
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +112,7 @@ def _refused(args: list[str], model: Path, *words: str) -> None:
 
 def test_another_dataset_is_refused(old_model: Path, tmp_path: Path) -> None:
     model = _copy(old_model, tmp_path)
-    other = tmp_path / "other"
-    jobs = fixture_jobs(repos=10, runs_per_repo=4).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
-    write_dataset(jobs, other, provenance={"kind": "fixture", "seed": 0})
+    other = write_laser_dataset(tmp_path / "other", JOB_YAML, runs_per_repo=4)
     _refused([str(model), "--dataset", str(other)], model, "calibrate it on the dataset it")
 
 

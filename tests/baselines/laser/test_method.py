@@ -16,6 +16,8 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from laser_support import write_laser_dataset
+
 from gharuntime.baselines.model_io import load_model
 from gharuntime.baselines.run import run_baseline
 from gharuntime.cli.main import cli
@@ -81,10 +83,7 @@ def _param_dict(*extra: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def laser_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture job table (10 repositories, 90 jobs) with each job's own YAML block."""
-    jobs = fixture_jobs(repos=10, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
-    out = tmp_path_factory.mktemp("laser") / "dataset"
-    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
-    return out
+    return write_laser_dataset(tmp_path_factory.mktemp("laser") / "dataset", JOB_YAML)
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
+from laser_support import write_laser_dataset
 from launch_support import DISTRIBUTED_ENV, launch
 
-from gharuntime.dataset import load, write_dataset
-from gharuntime.fixture import fixture_jobs
+from gharuntime.dataset import load
 
 JOB_YAML = """runs-on: ubuntu-latest
 steps:
@@ -48,10 +47,7 @@ TIMEOUT = 300
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    jobs = fixture_jobs(repos=8, runs_per_repo=3).with_columns(pl.lit(JOB_YAML).alias("job_yaml"))
-    out = tmp_path_factory.mktemp("launch") / "dataset"
-    write_dataset(jobs, out, provenance={"kind": "fixture", "seed": 0})
-    return out
+    return write_laser_dataset(tmp_path_factory.mktemp("launch") / "dataset", JOB_YAML, repos=8)
 
 
 WORKER = Path(__file__).resolve().parents[2] / "laser_launch_worker.py"
