@@ -83,8 +83,18 @@ class BaselineRequest:
                     "elsewhere",
                 )
             )
-        if model_dir.exists() and not model_dir.is_dir():
-            out.append(("--model-out", f"{model_dir} is not a folder"))
+        try:
+            not_folder = model_dir.exists() and not model_dir.is_dir()
+        except OSError as exc:  # a name too long for the file system, a path through a file
+            out.append(
+                (
+                    "--model-out",
+                    f"{model_dir}: {exc.strerror or exc}; give a shorter --out, or --model-out",
+                )
+            )
+        else:
+            if not_folder:
+                out.append(("--model-out", f"{model_dir} is not a folder"))
         for key, value in self.params.items():
             if not key.endswith("_dir") or not isinstance(value, str) or not value:
                 continue

@@ -6,6 +6,7 @@ that made them is gone)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ __all__ = [
     "output_file_problem",
     "output_folder_problem",
     "replace_folder",
+    "sibling_stem",
     "umask",
     "write_atomic",
 ]
@@ -77,11 +79,28 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+_LONG_NAME = 160
+"""Bytes of a name past which its temporary siblings use a shortened stem: a sibling adds
+about 30 characters (`.`, `.tmp-PID-` and mkstemp's 8), and a file system allows 255."""
+
+
+def sibling_stem(out: Path) -> str:
+    """The NAME in `out`'s temporary siblings (`.NAME.tmp-PID-*`, `.NAME.old-PID`): the name
+    itself, or for a long one its first 120 characters and a hash of the whole, so a sibling's
+    name stays within the file system's 255 bytes and still belongs to `out` alone."""
+    name = out.name
+    if len(name.encode("utf-8", "surrogateescape")) <= _LONG_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    head = name.encode("utf-8", "surrogateescape")[:120].decode("utf-8", "ignore")
+    return f"{head}~{digest}"
+
+
 def clean_stale_siblings(out: Path) -> list[Path]:
-    """Remove the temporary siblings (`.NAME.tmp-PID-*`, `.NAME.old-PID`) that a killed writer
-    of `out` left behind: only folders or files with that exact pattern, owned by this user,
-    whose process no longer runs. Returns what was removed."""
-    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(?:tmp|old)-(\d+)(?:-.*)?$")
+    """Remove the temporary siblings (`.NAME.tmp-PID-*`, `.NAME.old-PID`; NAME: `sibling_stem`)
+    that a killed writer of `out` left behind: only folders or files with that exact pattern,
+    owned by this user, whose process no longer runs. Returns what was removed."""
+    pattern = re.compile(rf"^\.{re.escape(sibling_stem(out))}\.(?:tmp|old)-(\d+)(?:-.*)?$")
     removed: list[Path] = []
     try:
         entries = list(out.parent.iterdir())
@@ -110,7 +129,7 @@ def make_temp_dir(out: Path) -> Path:
     this process id so a later writer can tell a leftover of a killed one; its mode is the
     umask's (mkdtemp alone makes it 0700, and the rename would keep that)."""
     clean_stale_siblings(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{sibling_stem(out)}.tmp-{os.getpid()}-", dir=out.parent))
     tmp.chmod(0o777 & ~umask())
     return tmp
 
@@ -123,7 +142,7 @@ def replace_folder(new: Path, out: Path) -> None:
     if not out.exists():
         os.replace(new, out)
         return
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    old = out.with_name(f".{sibling_stem(out)}.old-{os.getpid()}")
     os.replace(out, old)
     os.replace(new, out)
     shutil.rmtree(old, ignore_errors=True)
@@ -132,7 +151,7 @@ def replace_folder(new: Path, out: Path) -> None:
 def make_temp_file(out: Path) -> tuple[int, Path]:
     """(fd, path) of a new file beside `out`, with the umask's mode (mkstemp gives 0600)."""
     clean_stale_siblings(out)
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{sibling_stem(out)}.tmp-{os.getpid()}-", dir=out.parent)
     os.fchmod(fd, 0o666 & ~umask())
     return fd, Path(name)
 

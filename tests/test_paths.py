@@ -89,3 +89,30 @@ def test_write_atomic_streams_into_a_temporary_file_in_temp_dir(tmp_path: Path) 
     assert seen == [[], [".abc.tmp"]]
     assert target.read_text(encoding="utf-8") == "line 0\nline 1\nline 2\n"
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_name_near_the_file_system_limit_is_written_and_replaced(tmp_path: Path) -> None:
+    """A file or folder named with 250 characters (the limit is 255 bytes) is written through
+    its temporary sibling and replaced, which a sibling named `.NAME.tmp-PID-…` could not be;
+    a killed writer's leftover of that name is still found and removed."""
+    from gharuntime.paths import clean_stale_siblings, make_temp_dir, sibling_stem
+
+    name = "x" * 250
+    target = tmp_path / name
+    write_atomic(target, "one")
+    write_atomic(target, "two")
+    assert target.read_text() == "two"
+    folder = tmp_path / ("d" * 250)
+    for text in ("a", "b"):
+        new = make_temp_dir(folder)
+        (new / "f").write_text(text)
+        replace_folder(new, folder)
+    assert (folder / "f").read_text() == "b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, folder.name])
+    stem = sibling_stem(folder)
+    assert len(stem) < 140 and stem != sibling_stem(tmp_path / ("d" * 249 + "e"))
+    assert sibling_stem(tmp_path / "short.json") == "short.json"
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    leftover = tmp_path / f".{stem}.tmp-{dead}-abc"
+    leftover.mkdir()
+    assert clean_stale_siblings(folder) == [leftover] and not leftover.exists()

@@ -229,6 +229,14 @@ def calibrate_command(
         ) from exc
     if out is not None and out.suffix != ".jsonl":
         raise click.BadParameter(f"{out}: a submission ends in .jsonl", param_hint="--out")
+    if out is not None:  # before any work: the model is saved before the submission is written
+        from gharuntime.eval.submission_files import SubmissionFiles
+        from gharuntime.paths import output_file_problem
+
+        files = SubmissionFiles(out)
+        for path in (files.predictions, files.meta, files.quantiles):
+            if problem := output_file_problem(path, [dataset / "manifest.json"]):
+                raise click.BadParameter(problem, param_hint="--out")
     try:
         with ProgressView(first="calibrating…", prefix="laser: ") as progress:
             run = calibrate_saved(model, dataset, out=out, rows=rows, progress=progress)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import Any, Final
 
 import click
@@ -10,7 +11,7 @@ from gharuntime.cli.baseline import baseline_command
 from gharuntime.cli.build import build_command
 from gharuntime.cli.crawl import crawl_command
 from gharuntime.cli.diff import diff_command
-from gharuntime.cli.errors import EXIT_REFUSED, report
+from gharuntime.cli.errors import EXIT_REFUSED, UsageProblem, report
 from gharuntime.cli.eval import eval_command
 from gharuntime.cli.hub import download_command, publish_command
 from gharuntime.cli.laser import laser_group
@@ -53,6 +54,20 @@ class _Root(click.Group):
         except click.ClickException as exc:
             _make_safe(exc)
             raise
+        except OSError as exc:
+            # a path the file system cannot name is bad input, wherever a command first
+            # touches it (Path.exists raises for it); other OS errors stay the command's
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            name = str(exc.filename or "")
+            shown = name if len(name) <= 60 else f"{name[:40]}…({len(name)} characters)"
+            report(
+                UsageProblem(
+                    f"{shown}: a name longer than the file system allows (255 bytes a name); "
+                    "give a shorter path"
+                )
+            )
+            ctx.exit(EXIT_REFUSED)
 
 
 @click.group(

@@ -43,6 +43,25 @@ def test_every_output_rule_names_its_option(fixture_dataset: Path, tmp_path: Pat
     assert problem[0] == "--param" and "replaced when the model is written" in problem[1]
 
 
+def test_a_name_too_long_for_the_file_system_is_a_problem_not_a_crash(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    """A 250-character --out is a valid file name, but its model folder (`.model` added) and
+    its metadata file are not: each is named as a problem (the fuzz sweep once found
+    `exists()` raising there)."""
+    ds = str(fixture_dataset)
+    long_model = BaselineRequest(
+        "median", ds, tmp_path / "a.jsonl", model_out=tmp_path / ("m" * 300)
+    )
+    ((option, why),) = long_model.output_problems()
+    assert option == "--model-out" and "File name too long" in why and "shorter" in why
+    out = CliRunner().invoke(
+        cli, ["baseline", "median", "--dataset", ds, "--out", str(tmp_path / ("x" * 250))]
+    )
+    assert out.exit_code == 2, out.output
+    assert "File name too long" in out.output and not isinstance(out.exception, OSError)
+
+
 def test_the_command_reports_the_request_problem_and_writes_nothing(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:

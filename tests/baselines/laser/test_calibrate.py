@@ -143,3 +143,9 @@ def test_a_folder_that_is_no_model_and_a_bad_out_are_refused(
         model,
         "a submission ends in .jsonl",
     )
+    long_name = tmp_path / ("x" * 250 + ".jsonl")  # its .meta.json would be too long a name
+    _refused([str(model), "--dataset", str(dataset), "--out", str(long_name)], model, "too long")
+    inside = dataset / "sub.jsonl"
+    _refused(
+        [str(model), "--dataset", str(dataset), "--out", str(inside)], model, "inside the dataset"
+    )
