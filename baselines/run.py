@@ -35,6 +35,7 @@ __all__ = [
     "BaselineRun",
     "dataset_identity",
     "held_by",
+    "per_1000",
     "run_baseline",
     "submission_meta",
     "write_submission",
@@ -109,7 +110,8 @@ def held_by(train: pl.DataFrame, config: str, track: str) -> TargetsHeld:
     )
 
 
-def _per_1000(seconds: float, rows: int) -> float | None:
+def per_1000(seconds: float, rows: int) -> float | None:
+    """Seconds per 1,000 jobs, as a submission's timing records them (None without rows)."""
     return round(1000 * seconds / rows, 4) if rows else None
 
 
@@ -263,10 +265,10 @@ def _fit_and_write(
         timing={
             "fit_seconds": round(fit_seconds, 3),
             "fit_rows": train.height,
-            "fit_seconds_per_1000_jobs": _per_1000(fit_seconds, train.height),
+            "fit_seconds_per_1000_jobs": per_1000(fit_seconds, train.height),
             "predict_seconds": round(predict_seconds, 3),
             "predict_rows": target.height,
-            "predict_seconds_per_1000_jobs": _per_1000(predict_seconds, target.height),
+            "predict_seconds_per_1000_jobs": per_1000(predict_seconds, target.height),
             "processes": launched()[1],  # those of one launch (accelerate) shared the work
         },
     )

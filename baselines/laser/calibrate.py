@@ -22,6 +22,7 @@ from gharuntime.baselines.queue_load import JobEvents
 from gharuntime.baselines.run import (
     dataset_identity,
     held_by,
+    per_1000,
     submission_meta,
     write_submission,
 )
@@ -108,16 +109,12 @@ def calibrate_saved(
         "fit_seconds": fit_seconds,
         "fit_rows": train.height,
         "fit_seconds_per_1000_jobs": (
-            round(1000 * fit_seconds / train.height, 4)
-            if isinstance(fit_seconds, int | float) and train.height
-            else None
+            per_1000(fit_seconds, train.height) if isinstance(fit_seconds, int | float) else None
         ),
         "calibrate_seconds": run.seconds,
         "predict_seconds": round(predict_seconds, 3),
         "predict_rows": test.height,
-        "predict_seconds_per_1000_jobs": (
-            round(1000 * predict_seconds / test.height, 4) if test.height else None
-        ),
+        "predict_seconds_per_1000_jobs": per_1000(predict_seconds, test.height),
         "processes": 1,
     }
     sub_meta = submission_meta(
