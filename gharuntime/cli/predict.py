@@ -181,6 +181,8 @@ def predict_command(
     them; --history-from DATASET for fresher ones) and the repository's metadata; a job that
     never ran falls back to the config-track model, and the `history` column (`basis` in
     --json, `from` in markdown) says which per job: its runs, or `fallback` (config fallback).
+    A new combination of a matrix whose other combinations ran is the config-track model's
+    prediction scaled to how they ran (`siblings`: matrix siblings).
     A matrix given by an expression becomes the jobs its latest runs there show, each from its
     own runs (`from-history matrix`).
 
@@ -204,7 +206,8 @@ def predict_command(
     with --base FILE or --base-ref REV: the base is read whole at its revision, the local
     reusable workflows it calls included; a reusable workflow (on: workflow_call) is reviewed
     through every workflow of the repository calling it (--no-callers: alone). Each row
-    states its basis (history, config fallback, from-history matrix, config only, unknown);
+    states its basis (history, config fallback, matrix siblings, from-history matrix, config
+    only, unknown);
     each run-level Δ has a P10–P90 (joint draws, jobs independent, a job on both sides drawn
     once) and, with the repository's history, its run-to-run noise; `beyond_noise` in JSON
     says whether a Δ is over --threshold × that noise.

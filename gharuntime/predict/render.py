@@ -17,6 +17,7 @@ from gharuntime.markdown import md
 from gharuntime.predict.learned import PredictModels
 from gharuntime.predict.request import PredictOutcome
 from gharuntime.predict.review import VISIBILITY_WORDS, wait_words
+from gharuntime.predict.siblings import MATRIX_SIBLINGS
 from gharuntime.predict.timeout import JOB_LIMIT_MINUTES, MARGIN
 from gharuntime.predict.wait import WAIT_TARGET, WALL_RULE
 from gharuntime.predict.workflow import (
@@ -125,7 +126,8 @@ def _basis_cell(job: JobPrediction, short: bool = False) -> str:
         text = f"{runs} run{'s' if runs != 1 else ''}"
         return text if short else f"{job.basis} ({text})"
     if short:
-        return {"config fallback": "fallback", "no history": "none"}.get(job.basis or "", "")
+        short_words = {"config fallback": "fallback", "no history": "none"}
+        return short_words.get(job.basis or "", "siblings" if job.basis == MATRIX_SIBLINGS else "")
     return job.basis or ""
 
 
@@ -253,6 +255,11 @@ def _history_line(result: WorkflowPrediction, models: PredictModels) -> str:
         parts.append(
             f"{counts[HISTORY_MATRIX]} of matrices given by an expression, one per job their "
             f"latest runs show ({HISTORY_MATRIX})"
+        )
+    if counts.get(MATRIX_SIBLINGS):
+        parts.append(
+            f"{counts[MATRIX_SIBLINGS]} new matrix combination(s) by the config-track model "
+            f"scaled to the same job's other combinations (siblings: {MATRIX_SIBLINGS})"
         )
     if counts.get("config fallback"):
         parts.append(

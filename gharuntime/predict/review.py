@@ -29,6 +29,7 @@ from gharuntime.markdown import md
 from gharuntime.predict.history import RunSpread
 from gharuntime.predict.history_jobs import member_label, unit_of
 from gharuntime.predict.moves import move_pairs
+from gharuntime.predict.siblings import MATRIX_SIBLINGS
 from gharuntime.predict.spread import DeltaSpread, Measure, judge
 from gharuntime.predict.wait import WALL_CLOCK, clock_estimate
 from gharuntime.predict.workflow import (
@@ -74,6 +75,9 @@ BASIS_MEANINGS: dict[str, str] = {
     "the config-track model from its configuration, with its wider range",
     "from-history matrix": "a matrix given by an expression, its jobs taken from the "
     "repository's recent runs of that job",
+    MATRIX_SIBLINGS: "a new combination of a matrix whose other combinations have run: the "
+    "config-track model's prediction scaled to how those combinations ran, its range widened "
+    "by how much they disagree",
     "config only": "no history was given (a model folder alone): predicted from the job's "
     "configuration",
     "unknown": "predict cannot know this job (a reusable workflow it could not read, a matrix "

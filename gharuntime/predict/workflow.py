@@ -29,6 +29,7 @@ from gharuntime.contract import HISTORY_COLUMN, job_table_schema
 from gharuntime.expressions import Partial, UnknownExpression, evaluate
 from gharuntime.predict.history import RepoHistory
 from gharuntime.predict.history_jobs import HistoryAlias, JobUnit, history_jobs, history_rows
+from gharuntime.predict.siblings import MATRIX_SIBLINGS, anchor_on_siblings
 from gharuntime.predict.steps import step_fingerprint
 from gharuntime.predict.timeout import Timeout, recommend_timeout
 from gharuntime.readfile import InputFileError, read_text
@@ -451,6 +452,10 @@ BASIS_WORDS: dict[str, str] = {
     HISTORY_MATRIX: "its matrix is an expression only known at run time: one job per name its "
     "latest runs in the repository's history show, each predicted by the history-track model "
     "from that job's own recent runs",
+    MATRIX_SIBLINGS: "no earlier run of this matrix combination, but of the same job's other "
+    "combinations: predicted by the config-track model, scaled by how far those combinations' "
+    "recent runs (their medians) sit from the config-track model's predictions for them "
+    "(the median ratio; their spread widens the range)",
 }
 """What each job's prediction rests on, when `predict` is given the repository's history."""
 
@@ -699,6 +704,39 @@ def _predict_frame(
     )
 
 
+def _on_siblings(
+    jobs: list[ExpandedJob],
+    members: list[tuple[str, str] | None],
+    lists: list[list[float]],
+    frame: pl.DataFrame,
+    fallback: Method,
+    with_history: np.ndarray,
+    predictions: dict[str, np.ndarray],
+    levels: dict[str, np.ndarray],
+) -> set[int]:
+    """Anchor each matrix job without history on the same job's combinations with history
+    (gharuntime.predict.siblings: the median of each one's recent durations, `lists`), in
+    place; the rows moved."""
+    keys = [job_key_of(j) for j in jobs]
+    plain = np.array([m is None for m in members], dtype=bool)
+    matrix = np.array([j.matrix is not None for j in jobs], dtype=bool)
+
+    def config_of(rows: np.ndarray) -> np.ndarray:
+        return _run(fallback, frame[rows])[0]["duration_s"]
+
+    observed = np.array([float(np.median(d)) if d else 0.0 for d in lists], dtype=np.float64)
+    done = anchor_on_siblings(
+        keys,
+        ~with_history & plain & matrix,
+        with_history & plain & matrix,
+        observed,
+        predictions["duration_s"],
+        levels,
+        config_of,
+    )
+    return {a.row for a in done}
+
+
 def predict_workflow(
     text: str,
     method: Method,
@@ -753,6 +791,11 @@ def predict_workflow(
         frame = history_rows(frame, picked)
         with_history = np.array([bool(x) for x in lists], dtype=bool)
     predictions, levels = _predict_frame(frame, method, fallback, with_history)
+    anchored: set[int] = set()
+    if with_history is not None and fallback is not None and "duration_s" in predictions:
+        anchored = _on_siblings(
+            jobs, members, lists, frame, fallback, with_history, predictions, levels
+        )
     waits = _wait_levels(wait, frame)
     out = []
     for i, job in enumerate(jobs):
@@ -763,6 +806,8 @@ def predict_workflow(
         if members[i] is not None:
             basis = HISTORY_MATRIX
             flags = tuple("history_matrix" if f == "expression_matrix" else f for f in flags)
+        elif i in anchored:
+            basis = MATRIX_SIBLINGS
         elif with_history is not None:
             basis = (
                 "history"
