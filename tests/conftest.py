@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 # `python -m pytest` at the checkout's root puts the root first on sys.path, and there
@@ -166,35 +167,48 @@ def matrix_durations(name: str) -> list[tuple[str, float]]:
     return [(at, MATRIX_JOBS[name] + k) for k, at in enumerate(runs)]
 
 
-def _matrix_rows(jobs: pl.DataFrame) -> pl.DataFrame:
-    from datetime import datetime, timedelta
-
-    template = jobs.filter(pl.col("repo") == MATRIX_REPO).row(0, named=True)
+def repo_job_rows(
+    jobs: pl.DataFrame,
+    repo: str,
+    runs: list[tuple[str, str, str | None, datetime, float, int]],
+    first_id: int,
+) -> pl.DataFrame:
+    """Successful jobs of `repo` with `jobs`' schema, its first row's other values: one per
+    (job name, job key, matrix JSON, created = started, duration, run number k) in `runs`;
+    run k's id is the repository's id * 1000 + k, job ids count up from `first_id`."""
+    template = jobs.filter(pl.col("repo") == repo).row(0, named=True)
     rows = []
-    for name in MATRIX_JOBS:
-        for k, (at, duration) in enumerate(matrix_durations(name)):
-            created = datetime.fromisoformat(at)
-            job_id = 9_000_000 + len(rows)
-            rows.append(
-                {
-                    **template,
-                    "id": str(job_id),
-                    "job_id": job_id,
-                    "run_id": template["repo_id"] * 1000 + 100 + k,
-                    "job_name": name,
-                    "job_key": "basic",
-                    "matrix": None,
-                    "runner_labels": ["ubuntu-latest"],
-                    "runner_os": "Linux",
-                    "created_at": created,
-                    "started_at": created,
-                    "completed_at": created + timedelta(seconds=duration),
-                    "duration_s": duration,
-                    "queue_s": 0.0,
-                    "log_bytes": 1000,
-                }
-            )
+    for name, key, matrix, created, duration, k in runs:
+        job_id = first_id + len(rows)
+        rows.append(
+            {
+                **template,
+                "id": str(job_id),
+                "job_id": job_id,
+                "run_id": template["repo_id"] * 1000 + k,
+                "job_name": name,
+                "job_key": key,
+                "matrix": matrix,
+                "runner_labels": ["ubuntu-latest"],
+                "runner_os": "Linux",
+                "created_at": created,
+                "started_at": created,
+                "completed_at": created + timedelta(seconds=duration),
+                "duration_s": duration,
+                "queue_s": 0.0,
+                "log_bytes": 1000,
+            }
+        )
     return pl.DataFrame(rows, schema=jobs.schema)
+
+
+def _matrix_rows(jobs: pl.DataFrame) -> pl.DataFrame:
+    runs = [
+        (name, "basic", None, datetime.fromisoformat(at), duration, 100 + k)
+        for name in MATRIX_JOBS
+        for k, (at, duration) in enumerate(matrix_durations(name))
+    ]
+    return repo_job_rows(jobs, MATRIX_REPO, runs, 9_000_000)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import MATRIX_REPO
+from conftest import MATRIX_REPO, repo_job_rows
 
 from gharuntime.cli.main import cli
 from gharuntime.dataset import write_dataset
@@ -102,32 +102,12 @@ jobs:
 
 
 def _build_rows(jobs: pl.DataFrame) -> pl.DataFrame:
-    template = jobs.filter(pl.col("repo") == MATRIX_REPO).row(0, named=True)
-    rows = []
-    for java, base in BUILD.items():
-        for k, created in enumerate(RUNS_AT):
-            duration = base + 10 * k
-            rows.append(
-                {
-                    **template,
-                    "id": str(8_000_000 + len(rows)),
-                    "job_id": 8_000_000 + len(rows),
-                    "run_id": template["repo_id"] * 1000 + 200 + k,
-                    "workflow_path": ".github/workflows/ci.yml",
-                    "job_name": f"build ({java})",
-                    "job_key": "build",
-                    "matrix": json.dumps({"java": java}),
-                    "needs": [],
-                    "runner_labels": ["ubuntu-latest"],
-                    "runner_os": "Linux",
-                    "created_at": created,
-                    "started_at": created,
-                    "completed_at": created + timedelta(seconds=duration),
-                    "duration_s": duration,
-                    "queue_s": 0.0,
-                }
-            )
-    return pl.DataFrame(rows, schema=jobs.schema)
+    runs = [
+        (f"build ({java})", "build", json.dumps({"java": java}), created, base + 10 * k, 200 + k)
+        for java, base in BUILD.items()
+        for k, created in enumerate(RUNS_AT)
+    ]
+    return repo_job_rows(jobs, MATRIX_REPO, runs, 8_000_000)
 
 
 @pytest.fixture(scope="module")
