@@ -1102,12 +1102,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="replay at most N commits per repository")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    # predict runs inside the clones: a path typed relative to here must not reach it as typed
+    args.work = args.work.absolute()
     try:
         if args.dataset is None:
             raise Refusal(
                 "no dataset: give --dataset DIR or set GHARUNTIME_REAL_DATASET\n"
                 "  fix: build it (benchmarks/real_apache.py) or download it"
             )
+        args.dataset = args.dataset.absolute()
         manifest, splits = read_rows(args.dataset)
         names = [n for n, _ in args.repo]
         if len(set(names)) != len(names):

@@ -186,11 +186,15 @@ def _main(args: list[str]) -> int:
 
 @pytest.mark.slow
 def test_replays_the_workflow_changes_against_their_runs(
-    case: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    case: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = case["root"] / "work"
-    args = ["--dataset", str(case["dataset"]), "--work", str(work)]
-    assert _main([*args, "--repo", f"{REPO}={case['mirror']}"]) == 0
+    # every path given relative to where it is run, as the docs' command gives them: predict
+    # runs inside the clones, so the script must not hand those paths on as typed
+    monkeypatch.chdir(case["root"])
+    dataset = os.path.relpath(case["dataset"], case["root"])
+    mirror = os.path.relpath(case["mirror"], case["root"])
+    args = ["--dataset", dataset, "--work", "work"]
+    assert _main([*args, "--repo", f"{REPO}={mirror}"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     result = json.loads(out[-1])
     assert "| goal |" in "\n".join(out[:-1])
@@ -248,7 +252,10 @@ def test_replays_the_workflow_changes_against_their_runs(
     assert [g["pass"] for g in repo["goals"]][1] is True  # names matched 100%
     assert result["goals_pass"] == all(g["pass"] for g in repo["goals"])
     # one model per period, fitted on the rows before it began: its first run's creation
-    fitted = {p.name: json.loads(p.read_text()) for p in (work / "models").glob("*.fitted.json")}
+    fitted = {
+        p.name: json.loads(p.read_text())
+        for p in (case["root"] / "work" / "models").glob("*.fitted.json")
+    }
     assert {name: doc["before"] for name, doc in fitted.items()} == {
         "octo+demo-validation.fitted.json": (START + timedelta(days=15, hours=3)).isoformat(),
         "octo+demo-test.fitted.json": (START + timedelta(days=18, hours=1)).isoformat(),
