@@ -5,11 +5,15 @@ of its own while the job's other combinations have many. The config-track model 
 it as it would in any repository (on apache/ratis, `compile (25)` at 171 s where its siblings
 take about a minute); the siblings say how far this repository's runs of that very job sit from
 what the config-track model expects. So a job with no history whose job key has combinations
-with history in the same workflow is predicted by the config-track model, scaled by the median
-ratio, over those siblings, of the median of their recent runs to the config-track model's
-prediction for them (in log). The range is the config-track model's, moved by that ratio
-and widened on each side by the largest distance of a sibling's ratio from the median: siblings
-that disagree give a wider range, one sibling none.
+with history in the same workflow is predicted by the config-track model, scaled by the ratio
+of the siblings' recent runs (each one's median) to the config-track model's prediction for
+them (in log): the median ratio over the siblings the model predicts most like the new
+combination (those whose log prediction is within NEAR of the closest one's), since the model
+errs alike where it sees alike. On apache/ratis the model predicts `compile (25)` exactly as
+`compile (8)` (171 s; they ran 55 s) and `compile (17)`, `(21)` at 65-67 s (they ran 67-70 s):
+the ratio is compile (8)'s. The range is the config-track model's, moved by that ratio and
+widened on each side by the largest distance of any sibling's ratio from it: siblings that
+disagree give a wider range, one sibling none.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ MATRIX_SIBLINGS = "matrix siblings"
 """The basis of a job anchored on its siblings."""
 
 _FLOOR_S = 1.0  # durations are floored at 1 s before the log, as eval's ratio metrics do
+NEAR = 0.1
+"""Siblings whose log config-track prediction is within this of the closest one's (10%) count
+as predicted alike with the new combination."""
 
 
 @dataclass(frozen=True)
@@ -52,10 +59,12 @@ def anchor_on_siblings(
 ) -> list[SiblingAnchor]:
     """Move, in place, each `new` row (a matrix job predicted by the config-track model for want
     of history) that has `known` rows of the same job key (with runs of their own, the median
-    of their recent durations in `observed`): `predicted` (duration_s) by the median log ratio
-    of the siblings' `observed` to `config_of(sibling rows)` (the config-track model's duration for those rows), and `levels`
-    (duration quantiles by name, p10 < p50 < …) likewise, the levels under p50 lowered and those
-    over it raised by the ratios' spread. Returns what was done, row by row."""
+    of their recent durations in `observed`): `predicted` (duration_s, the config-track
+    model's) by the median log ratio of `observed` to `config_of(sibling rows)` (the
+    config-track model's duration for them) over the siblings it predicts most alike (NEAR),
+    and `levels` (duration quantiles by name: p10, p50, ...) likewise, those under p50 lowered
+    and those over it raised by the largest distance of any sibling's ratio from that one.
+    Returns what was done, row by row."""
     by_key: dict[str, list[int]] = {}
     for j in np.flatnonzero(known).tolist():
         by_key.setdefault(keys[j], []).append(j)
@@ -65,11 +74,14 @@ def anchor_on_siblings(
     wanted = np.array(sorted({j for i in targets for j in by_key[keys[i]]}), dtype=np.int64)
     config = dict(zip(wanted.tolist(), _log(config_of(wanted)).tolist(), strict=True))
     own = _log(observed)
+    mine = _log(predicted)  # the config-track model's own prediction for each new row
     out = []
     for i in targets:
         siblings = by_key[keys[i]]
         ratios = np.array([own[j] - config[j] for j in siblings])
-        shift = float(np.median(ratios))
+        distance = np.array([abs(config[j] - mine[i]) for j in siblings])
+        alike = distance <= distance.min() + NEAR
+        shift = float(np.median(ratios[alike]))
         spread = float(np.max(np.abs(ratios - shift)))
         predicted[i] = predicted[i] * np.exp(shift)
         for name, values in levels.items():

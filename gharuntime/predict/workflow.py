@@ -455,7 +455,7 @@ BASIS_WORDS: dict[str, str] = {
     MATRIX_SIBLINGS: "no earlier run of this matrix combination, but of the same job's other "
     "combinations: predicted by the config-track model, scaled by how far those combinations' "
     "recent runs (their medians) sit from the config-track model's predictions for them "
-    "(the median ratio; their spread widens the range)",
+    "(the median ratio over those it predicts most alike; their spread widens the range)",
 }
 """What each job's prediction rests on, when `predict` is given the repository's history."""
 

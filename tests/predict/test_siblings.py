@@ -60,6 +60,28 @@ def test_a_new_row_moves_by_the_median_log_ratio_and_widens_by_its_spread() -> N
     assert np.allclose(levels["p90"], [1, 1, 1, 1600.0, 60.0, 5.0])
 
 
+def test_the_siblings_predicted_alike_give_the_ratio_and_all_of_them_the_spread() -> None:
+    """apache/ratis' case: the config-track model predicts the new compile (25) at 171 s, as it
+    does compile (8), which ran 55 s; compile (17) and (21) it predicts at 65 and 67 s and they
+    ran 67 and 70 s. The ratio is compile (8)'s (55/171); the spread is the largest distance
+    of any sibling's ratio from it (compile (21)'s)."""
+    config = np.array([171.0, 65.0, 67.0])
+    observed = np.array([55.0, 67.0, 70.0, 0.0])
+    predicted = np.array([60.0, 66.0, 69.0, 171.0])
+    levels = {"p10": np.array([1.0, 1.0, 1.0, 51.0]), "p90": np.array([1.0, 1.0, 1.0, 252.0])}
+    done = anchor_on_siblings(
+        ["compile"] * 4, np.array([False, False, False, True]),
+        np.array([True, True, True, False]), observed, predicted, levels,
+        lambda rows: config[rows],
+    )  # fmt: skip
+    shift = math.log(55 / 171)
+    spread = math.log(70 / 67) - shift
+    assert math.isclose(done[0].log_ratio, shift) and math.isclose(done[0].spread, spread)
+    assert math.isclose(predicted[3], 55.0)
+    assert math.isclose(levels["p10"][3], 51.0 * math.exp(shift - spread))
+    assert math.isclose(levels["p90"][3], 252.0 * math.exp(shift + spread))
+
+
 def test_one_sibling_moves_the_range_without_widening_it_and_nothing_asks_no_model() -> None:
     keys = ["t", "t"]
     predicted = np.array([290.0, 100.0])
