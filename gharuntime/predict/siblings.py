@@ -80,9 +80,12 @@ def anchor_on_siblings(
         siblings = by_key[keys[i]]
         ratios = np.array([own[j] - config[j] for j in siblings])
         distance = np.array([abs(config[j] - mine[i]) for j in siblings])
-        alike = distance <= distance.min() + NEAR
+        finite = np.isfinite(ratios) & np.isfinite(distance)
+        if not finite.any():  # a model that gave no number: the row stays the model's
+            continue
+        alike = finite & (distance <= distance[finite].min() + NEAR)
         shift = float(np.median(ratios[alike]))
-        spread = float(np.max(np.abs(ratios - shift)))
+        spread = float(np.max(np.abs(ratios[finite] - shift)))
         predicted[i] = predicted[i] * np.exp(shift)
         for name, values in levels.items():
             side = _side(name)

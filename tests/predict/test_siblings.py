@@ -207,3 +207,13 @@ def test_a_new_job_with_no_sibling_stays_a_config_fallback(learned: Path, tmp_pa
     workflow.write_text(text, encoding="utf-8")
     jobs = _jobs(learned, workflow)
     assert {j["basis"] for j in jobs.values()} == {"config fallback"}
+
+
+def test_a_model_that_gives_no_number_leaves_the_row_as_it_was() -> None:
+    predicted = np.array([100.0, float("nan")])
+    levels = {"p10": np.array([50.0, 1.0])}
+    done = anchor_on_siblings(
+        ["k", "k"], np.array([False, True]), np.array([True, False]), np.array([100.0, 0.0]),
+        predicted, levels, lambda rows: np.array([float("nan")]),
+    )  # fmt: skip
+    assert done == [] and np.isnan(predicted[1]) and levels["p10"][1] == 1.0
