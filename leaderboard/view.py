@@ -16,6 +16,7 @@ __all__ = [
     "COLUMNS",
     "INTERVAL_COLUMNS",
     "METRIC_COLUMNS",
+    "SAMPLED_AS_DRAWN",
     "SUMMARY_COLUMNS",
     "Reproduced",
     "TableView",
@@ -215,13 +216,31 @@ def _calibration(result: dict[str, Any], target: str) -> list[tuple[float, float
     return out
 
 
+SAMPLED_AS_DRAWN: Final = (
+    "the P10 and P90 of the model's own draws, as drawn: the result was made before LASER "
+    "calibrated its ranges on the validation split and records no calibration (gharuntime "
+    "laser calibrate calibrates a kept model; else rerun gharuntime baseline laser)"
+)
+"""Why a sampling method's ranges that record no calibration at all are not calibrated."""
+
+
+def _sampled(extra: Any) -> bool:
+    """Whether the method drew several samples per job (LASER's `samples` above 1)."""
+    config = extra.get("method_config") if isinstance(extra, dict) else None
+    samples = config.get("samples") if isinstance(config, dict) else None
+    return isinstance(samples, int) and not isinstance(samples, bool) and samples > 1
+
+
 def uncalibrated(result: dict[str, Any], target: str = RANK_TARGET) -> str:
     """Why the result's ranges on `target` were not calibrated on held-out jobs, from the
-    calibration its method recorded (`Method.calibration`, per target); "" when they were, or
-    when the result does not say."""
+    calibration its method recorded (`Method.calibration`, per target), or SAMPLED_AS_DRAWN
+    for a sampling method's result that records none; "" when they were, or when the result
+    does not say."""
     extra = (result.get("meta") or {}).get("extra") or {}
     record = extra.get("calibration") if isinstance(extra, dict) else None
     block = record.get(target) if isinstance(record, dict) else None
+    if record is None and result.get("intervals") and _sampled(extra):
+        return SAMPLED_AS_DRAWN
     if not isinstance(block, dict) or not result.get("intervals"):
         return ""
     if block.get("method") == "none":

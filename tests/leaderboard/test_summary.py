@@ -91,3 +91,29 @@ def test_a_coverage_from_uncalibrated_ranges_is_marked_with_why(results_master: 
         in text
     )
     assert "†" not in render_summary("gharuntime-fixture", entries)
+
+
+def test_a_sampled_range_recording_no_calibration_is_marked_as_drawn(
+    results_master: Path,
+) -> None:
+    """A LASER result made before LASER calibrated its ranges holds the draws' P10/P90 and no
+    calibration record: its coverage is marked, with that reason; the same result recording a
+    split-conformal calibration on validation is not, nor is one that drew a single sample."""
+    entries = [e for t in scan(results_master) for e in t.entries]
+    ranged = next(e for e in entries if e.result.get("intervals"))
+
+    def render(extra: dict[str, object]) -> str:
+        doc = json.loads(json.dumps(ranged.result))
+        doc["meta"]["extra"] = extra
+        marked = dataclasses.replace(ranged, result=doc)
+        return render_summary("gharuntime-fixture", [marked if e is ranged else e for e in entries])
+
+    sampled = {"method_config": {"model": "tiny", "samples": 16}}
+    text = render(sampled)
+    flagged = [line for line in text.splitlines() if line.startswith("| ") and "†" in line]
+    assert len(flagged) == 1 and flagged[0].split(" | ")[5].endswith("% †")
+    assert "made before LASER calibrated its ranges on the validation split" in text
+    calibrated = {"duration_s": {"method": "split-conformal", "source": "validation"}}
+    assert "†" not in render({**sampled, "calibration": calibrated})
+    assert "†" not in render({"method_config": {"model": "tiny", "samples": 1}})
+    assert "†" not in render({"method_config": {"model": "tiny", "samples": True}})
