@@ -14,6 +14,7 @@ from gharuntime.leaderboard.registry import Entry, Table
 
 __all__ = [
     "COLUMNS",
+    "DRAWN_WITHOUT_VALIDATION",
     "INTERVAL_COLUMNS",
     "METRIC_COLUMNS",
     "SAMPLED_AS_DRAWN",
@@ -223,6 +224,24 @@ SAMPLED_AS_DRAWN: Final = (
 )
 """Why a sampling method's ranges that record no calibration at all are not calibrated."""
 
+DRAWN_WITHOUT_VALIDATION: Final = (
+    "no validation split (as in cross_repo): the P10 and P90 of the model's own draws, as "
+    "drawn; its training found no validation job to stop or calibrate on, so rerunning it with "
+    "today's calibration would leave them as drawn too"
+)
+"""Why a sampling method's ranges recording no calibration, fitted where the split had no
+validation jobs, are not calibrated: not a matter of when it was made."""
+
+
+def _found_no_validation(extra: Any) -> bool:
+    """Whether a LASER fit asked to validate (`validate_every` above 0) recorded no validation
+    rows: its dataset config had no validation job with the target (cross_repo)."""
+    config = extra.get("method_config") if isinstance(extra, dict) else None
+    training = config.get("training") if isinstance(config, dict) else None
+    every = config.get("validate_every") if isinstance(config, dict) else None
+    asked = isinstance(every, int) and not isinstance(every, bool) and every > 0
+    return asked and isinstance(training, dict) and "validation_rows" not in training
+
 
 def _sampled(extra: Any) -> bool:
     """Whether the method drew several samples per job (LASER's `samples` above 1)."""
@@ -233,14 +252,15 @@ def _sampled(extra: Any) -> bool:
 
 def uncalibrated(result: dict[str, Any], target: str = RANK_TARGET) -> str:
     """Why the result's ranges on `target` were not calibrated on held-out jobs, from the
-    calibration its method recorded (`Method.calibration`, per target), or SAMPLED_AS_DRAWN
-    for a sampling method's result that records none; "" when they were, or when the result
+    calibration its method recorded (`Method.calibration`, per target), or for a sampling
+    method's result that records none DRAWN_WITHOUT_VALIDATION (its fit found no validation
+    job) or SAMPLED_AS_DRAWN; "" when they were, or when the result
     does not say."""
     extra = (result.get("meta") or {}).get("extra") or {}
     record = extra.get("calibration") if isinstance(extra, dict) else None
     block = record.get(target) if isinstance(record, dict) else None
     if record is None and result.get("intervals") and _sampled(extra):
-        return SAMPLED_AS_DRAWN
+        return DRAWN_WITHOUT_VALIDATION if _found_no_validation(extra) else SAMPLED_AS_DRAWN
     if not isinstance(block, dict) or not result.get("intervals"):
         return ""
     if block.get("method") == "none":

@@ -117,3 +117,27 @@ def test_a_sampled_range_recording_no_calibration_is_marked_as_drawn(
     assert "†" not in render({**sampled, "calibration": calibrated})
     assert "†" not in render({"method_config": {"model": "tiny", "samples": 1}})
     assert "†" not in render({"method_config": {"model": "tiny", "samples": True}})
+
+
+def test_a_sampled_range_fitted_without_validation_jobs_says_so(results_master: Path) -> None:
+    """A LASER result recording no calibration whose fit was asked to validate and found no
+    validation job (cross_repo) is marked for the missing split, not told to rerun; one that
+    validated, or was never asked to, keeps the made-before reason."""
+    entries = [e for t in scan(results_master) for e in t.entries]
+    ranged = next(e for e in entries if e.result.get("intervals"))
+
+    def render(config: dict[str, object]) -> str:
+        doc = json.loads(json.dumps(ranged.result))
+        doc["meta"]["extra"] = {"method_config": {"model": "tiny", "samples": 16, **config}}
+        marked = dataclasses.replace(ranged, result=doc)
+        return render_summary("gharuntime-fixture", [marked if e is ranged else e for e in entries])
+
+    found_none = render({"validate_every": 645, "training": {"steps": 10}})
+    assert "† ranges not calibrated on held-out jobs" in found_none
+    assert "no validation split (as in cross\\_repo)" in found_none
+    assert "made before LASER calibrated" not in found_none
+    validated = render({"validate_every": 530, "training": {"validation_rows": 256}})
+    never_asked = render({"validate_every": 0, "training": {"steps": 10}})
+    for text in (validated, never_asked):
+        assert "made before LASER calibrated its ranges on the validation split" in text
+        assert "as in cross" not in text
