@@ -71,7 +71,9 @@ the runs are recorded under is the one scored).
   recorded runs use (a job in one half only is left out: no workflow changed); noise = half
   the width between its 10th and 90th percentiles (none with fewer than 10 windows): the rule
   `predict` itself states for a review's noise (half the P10–P90 width of the runs' sum),
-  applied to the statistic the actual change is measured with.
+  applied to the statistic the actual change is measured with. Beside it, how often those
+  windows swing at least as much as the actual change (`as_often_unchanged`): a change over
+  an 80% band is still one that 1 window in 5 shows with nothing changed.
 - **Predicted change**: the review's Δ of the sum of job time for the recorded workflow (one
   per workflow the runs are recorded under); where no review shows it, the sum of the Δs of
   the files reviewed (what a reader is shown). Beside it, predict's own P10–P90 of that Δ and
@@ -378,13 +380,9 @@ def three_vs_three(
     )
 
 
-def noise_of(
-    history: Sequence[Run], straddles: Callable[[int, int], bool]
-) -> tuple[float | None, int]:
-    """Half the width between the 10th and 90th percentiles of three_vs_three over consecutive
-    windows of `history` (oldest first) that no workflow change straddles (`straddles(lo,
-    hi)`: a change at a position in (lo, hi]); None with fewer than MIN_NOISE_WINDOWS windows.
-    Also the number of windows."""
+def swings_of(history: Sequence[Run], straddles: Callable[[int, int], bool]) -> list[float]:
+    """three_vs_three over consecutive windows of `history` (oldest first) that no workflow
+    change straddles (`straddles(lo, hi)`: a change at a position in (lo, hi])."""
     swings = []
     k = RUNS_AROUND
     for i in range(k, len(history) - k + 1):
@@ -393,6 +391,24 @@ def noise_of(
         if straddles(min(positions), max(positions)):
             continue
         swings.append(three_vs_three(window[:k], window[k:]))
+    return swings
+
+
+def as_often(swings: Sequence[float], actual: float | None) -> float | None:
+    """The share of windows with no workflow change whose swing is at least as large as
+    `actual` in size: how often the change measured would be seen with nothing changed (None
+    with fewer than MIN_NOISE_WINDOWS windows, or no actual change)."""
+    if actual is None or len(swings) < MIN_NOISE_WINDOWS:
+        return None
+    return round(sum(abs(x) >= abs(actual) for x in swings) / len(swings), 3)
+
+
+def noise_of(
+    history: Sequence[Run], straddles: Callable[[int, int], bool]
+) -> tuple[float | None, int]:
+    """Half the width between the 10th and 90th percentiles of swings_of(history, straddles);
+    None with fewer than MIN_NOISE_WINDOWS windows. Also the number of windows."""
+    swings = swings_of(history, straddles)
     if len(swings) < MIN_NOISE_WINDOWS:
         return None, len(swings)
     low, high = np.quantile(swings, NOISE_LEVELS)
@@ -865,6 +881,7 @@ def replay_commit(
     history = [r for r in repo.runs if r.pos < p and r.created_at < when][-NOISE_RUNS:]
     noise, windows = noise_of(history, repo.changes_between)
     actual = three_vs_three(before, after, side_names(used)) if before else None
+    seen = as_often(swings_of(history, repo.changes_between), actual)
     right = None  # the predicted Δ's sign against the actual change's, with 3 runs each side
     if actual is not None and len(before) == len(after) == RUNS_AROUND:
         right = delta != 0 and (delta > 0) == (actual > 0)
@@ -893,6 +910,7 @@ def replay_commit(
         "actual_delta_s": None if actual is None else round(actual, 1),
         "noise_s": None if noise is None else round(noise, 1),
         "noise_windows": windows,
+        "as_often_unchanged": seen,
         "beyond_noise": counted,
         "sign_right": right if counted else None,
         "sign_agrees": right,
@@ -935,6 +953,9 @@ def summarise(commits: list[dict[str, Any]]) -> dict[str, Any]:
                 for c in done
             ),
             "beyond_noise": sum(bool(c["beyond_noise"]) for c in done),
+            "as_often_unchanged": sorted(
+                c["as_often_unchanged"] for c in done if c["beyond_noise"]
+            ),
             "right": sum(bool(c["sign_right"]) for c in done),
             "agrees_with_3_and_3": sum(bool(c["sign_agrees"]) for c in done),
             "predict_beyond_noise": sum(bool(c["predict_beyond_noise"]) for c in done),
@@ -1018,6 +1039,15 @@ def markdown(result: dict[str, Any]) -> str:
     )
     rows.append(
         (
+            "those commits' change: share of unchanged windows swinging as much",
+            [
+                ", ".join(_share(x) for x in s[n]["sign"]["as_often_unchanged"]) or "—"
+                for n in names
+            ],
+        )
+    )
+    rows.append(
+        (
             "commits predict calls beyond the noise",
             [
                 f"{s[n]['sign']['predict_beyond_noise']} of {s[n]['commits_reviewed']}"
@@ -1036,15 +1066,15 @@ def markdown(result: dict[str, Any]) -> str:
     text += table("goal", goal_rows) + "\n"
     lines = [
         "| repository | commit | period | files reviewed | predicted Δ (P10–P90) | predict's "
-        "verdict | actual Δ | noise | sign | self Δ | names matched |",
-        "|---|---|---|---|---:|---|---:|---:|---|---:|---:|",
+        "verdict | actual Δ | noise | unchanged windows as large | sign | self Δ | names matched |",
+        "|---|---|---|---|---:|---|---:|---:|---:|---|---:|---:|",
     ]
     for n in names:
         for c in repos[n]["commits"]:
             files = ", ".join(_code(Path(f).name) for f in c["files_reviewed"]) or "—"
             first = f"| {n} | {c['commit'][:9]} | {c['period']} | {files} |"
             if "skipped" in c:
-                lines.append(f"{first} skipped: {c['skipped']} | | | | | | |")
+                lines.append(f"{first} skipped: {c['skipped']} | | | | | | | |")
                 continue
             sign = {True: "right", False: "wrong", None: "—"}[c["sign_agrees"]]
             sign += "" if c["beyond_noise"] else " (inside the noise)" if c["noise_s"] else ""
@@ -1060,7 +1090,8 @@ def markdown(result: dict[str, Any]) -> str:
             verdict = "beyond the noise" if c["predict_beyond_noise"] else "inside the noise"
             lines.append(
                 f"{first} {_seconds(c['predicted_delta_s'])}{span} | {verdict} | "
-                f"{_seconds(c['actual_delta_s'])} | {noise} | {sign} | {own} | {_share(matched)} |"
+                f"{_seconds(c['actual_delta_s'])} | {noise} | "
+                f"{_share(c.get('as_often_unchanged'))} | {sign} | {own} | {_share(matched)} |"
             )
     return text + "\n".join(lines) + "\n"
 

@@ -389,6 +389,24 @@ def test_noise_is_half_the_p10_p90_width_of_the_no_change_windows() -> None:
     assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
 
 
+def test_as_often_is_the_share_of_no_change_windows_swinging_as_much() -> None:
+    """The same 15 windows (3 of +100 s, 12 of 0 s): a change of 100 s either way, or of 50 s,
+    is seen in 3 of 15 windows with nothing changed; 101 s in none; 0 s in all. Too few
+    windows, or no actual change, say nothing."""
+    script = load_script("predict_review_real")
+    runs = [
+        script.Run(i, START + timedelta(hours=i), i, "ci.yml", {"j": 0.0 if i < 10 else 100.0})
+        for i in range(20)
+    ]
+    swings = script.swings_of(runs, lambda lo, hi: False)
+    assert sorted(swings) == [0.0] * 12 + [100.0] * 3
+    assert [script.as_often(swings, x) for x in (100.0, -100.0, 50.0)] == [0.2, 0.2, 0.2]
+    assert script.as_often(swings, 101.0) == 0.0
+    assert script.as_often(swings, 0.0) == 1.0
+    assert script.as_often(swings[:9], 100.0) is None
+    assert script.as_often(swings, None) is None
+
+
 def _run(i: int, jobs: dict[str, float]) -> Any:
     return load_script("predict_review_real").Run(i, START + timedelta(hours=i), i, "ci.yml", jobs)
 
