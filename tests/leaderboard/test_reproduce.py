@@ -252,8 +252,8 @@ def test_the_tolerance_is_absolute_up_to_1_and_relative_above() -> None:
 
 
 def test_a_rerun_drops_the_recording_machines_checkpoint_folder() -> None:
-    """The real LASER rows were trained on a lent GPU with checkpoint_dir under its /tmp: a
-    re-run takes every recorded parameter but that folder (and stop_after)."""
+    """The real LASER rows record the training machine's checkpoint_dir: a re-run takes every
+    recorded parameter but that folder (and stop_after)."""
     from gharuntime.leaderboard.reproduce import _params
 
     path = ROOT / "leaderboard/results/gharuntime-real-apache/temporal-config-laser-tiny-256.json"
@@ -267,11 +267,12 @@ def test_a_rerun_drops_the_recording_machines_checkpoint_folder() -> None:
 
 
 def test_a_result_trained_on_another_device_says_so() -> None:
-    """The real LASER rows were trained on a GPU: a re-run on this CPU names both devices."""
+    """The real cross_repo LASER rows were trained on a GPU: a re-run on this CPU names both
+    devices."""
     from gharuntime.baselines.laser.train import device_kind
     from gharuntime.leaderboard.reproduce import _device_reason
 
-    path = ROOT / "leaderboard/results/gharuntime-real-apache/temporal-config-laser.json"
+    path = ROOT / "leaderboard/results/gharuntime-real-apache/cross_repo-config-laser.json"
     recorded = json.loads(path.read_text(encoding="utf-8"))["meta"]["extra"]["method_config"]
     then = recorded["training"]["device"]
     assert then.startswith("cuda")
