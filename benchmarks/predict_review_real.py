@@ -69,18 +69,25 @@ the runs are recorded under is the one scored).
   3-against-3 statistic over consecutive windows of the recorded workflows' last 60 runs
   before the commit, leaving out every window whose runs straddle a workflow change the
   recorded runs use (a job in one half only is left out: no workflow changed); noise = half
-  the width between its 10th and 90th percentiles (none with fewer than 10 windows): the rule
-  `predict` itself states for a review's noise (half the P10–P90 width of the runs' sum),
-  applied to the statistic the actual change is measured with. Beside it, how often those
-  windows swing at least as much as the actual change (`as_often_unchanged`): a change over
-  an 80% band is still one that 1 window in 5 shows with nothing changed.
+  the width between its 2.5th and 97.5th percentiles (none with fewer than 10 windows): a
+  change over it is one those windows show about 1 time in 20, so its direction is the
+  change's, not the noise's. Beside it, shown and not graded, half the P10–P90 width
+  (`noise_p10_p90_s`: the band `predict` states for a review's noise, a reader's cue) and the
+  sign over that band (a change over it is still one that 1 window in 5 shows with nothing
+  changed), and how often those windows swing at least as much as the actual change
+  (`as_often_unchanged`).
 - **Predicted change**: the review's Δ of the sum of job time for the recorded workflow (one
   per workflow the runs are recorded under); where no review shows it, the sum of the Δs of
   the files reviewed (what a reader is shown). Beside it, predict's own P10–P90 of that Δ and
   its verdict (`beyond_noise` of the reviews scored), shown, not scored.
 - **Sign**: counted on the commits with 3 runs before, 3 after and an actual change whose size
   is over the noise; right when the predicted Δ has the actual change's sign (0 is wrong).
-  Shown beside it, not a goal: the same on every commit with 3 runs on each side.
+  Shown beside it, not a goal: the same on every commit with 3 runs on each side, over
+  predict's P10–P90 band, and on the commits predict itself calls beyond its noise.
+- **Earlier changes** (`--earlier`, shown apart, not a goal): the workflow changes before the
+  validation period whose sign can be graded (3 runs each side, 10 noise windows), each
+  reviewed the same way with a model of its own fitted on every row created before it: more
+  commits for the sign than the two periods hold.
 
 Goals, per repository (printed pass/fail): the self-compare Δ is 0 on every commit reviewed;
 job names matched ≥ 95%; history rows RMSLE ≤ 0.20 with P10–P90 coverage 70–90%;
@@ -122,8 +129,10 @@ from gharuntime.version import __version__
 CONFIG = "temporal"
 RUNS_AROUND = 3
 NOISE_RUNS = 60
-NOISE_LEVELS = (0.1, 0.9)
+NOISE_LEVELS = (0.025, 0.975)  # the goal's band: a change over it, 1 unchanged window in 20
+SHOWN_LEVELS = (0.1, 0.9)  # predict's band for a review's noise: shown beside, not graded
 MIN_NOISE_WINDOWS = 10
+EARLIER = "earlier"  # --earlier: the workflow changes before the validation period
 NO_RUN_OF_THEIR_OWN = ("config fallback", "matrix siblings")
 """The bases of jobs with no run of their own, predicted by the config-track model (scaled to
 their matrix siblings' runs, for the second): the config-fallback goal is scored on both, so a
@@ -403,16 +412,23 @@ def as_often(swings: Sequence[float], actual: float | None) -> float | None:
     return round(sum(abs(x) >= abs(actual) for x in swings) / len(swings), 3)
 
 
-def noise_of(
-    history: Sequence[Run], straddles: Callable[[int, int], bool]
-) -> tuple[float | None, int]:
-    """Half the width between the 10th and 90th percentiles of swings_of(history, straddles);
-    None with fewer than MIN_NOISE_WINDOWS windows. Also the number of windows."""
-    swings = swings_of(history, straddles)
+def noise_from(swings: Sequence[float], levels: tuple[float, float] = NOISE_LEVELS) -> float | None:
+    """Half the width between the `levels` percentiles of the swings of windows with no
+    workflow change; None with fewer than MIN_NOISE_WINDOWS windows."""
     if len(swings) < MIN_NOISE_WINDOWS:
-        return None, len(swings)
-    low, high = np.quantile(swings, NOISE_LEVELS)
-    return float(high - low) / 2, len(swings)
+        return None
+    low, high = np.quantile(swings, levels)
+    return float(high - low) / 2
+
+
+def noise_of(
+    history: Sequence[Run],
+    straddles: Callable[[int, int], bool],
+    levels: tuple[float, float] = NOISE_LEVELS,
+) -> tuple[float | None, int]:
+    """noise_from(swings_of(history, straddles), levels), and the number of windows."""
+    swings = swings_of(history, straddles)
+    return noise_from(swings, levels), len(swings)
 
 
 # ------------------------------------------------------------------------------------- models
@@ -706,7 +722,8 @@ def goals(summary: dict[str, Any]) -> list[dict[str, Any]]:
             "measured": f"RMSLE {_num(fallback['rmsle'])} ({fallback['rows']} rows)",
         },
         {
-            "goal": "sign right on every commit whose change is over the noise",
+            "goal": "sign right on every commit whose change is over the noise (the 95% band: "
+            "a swing 1 window in 20 with no workflow change shows)",
             "pass": sign["right"] == sign["beyond_noise"],
             "measured": f"{sign['right']} of {sign['beyond_noise']}",
         },
@@ -803,8 +820,11 @@ def load_repo(
     return Repo(name, clone, line, pos, runs, recorded, periods, commits)
 
 
-def period_of(repo: Repo, when: datetime) -> str | None:
+def period_of(repo: Repo, when: datetime, earlier: bool = False) -> str | None:
+    """validation, test, EARLIER (before the validation period, with `earlier`) or None."""
     (v0, _), (t0, t1) = repo.periods["validation"], repo.periods["test"]
+    if earlier and when < v0:
+        return EARLIER
     if v0 <= when < t0:
         return "validation"
     if t0 <= when <= t1:
@@ -821,7 +841,9 @@ def replay_commit(
     gh: list[str],
     extra: list[str],
 ) -> dict[str, Any]:
-    """One commit: its reviews, the self-compare, the runs before and after, the figures."""
+    """One commit: its reviews, the self-compare, the runs before and after, the figures. An
+    `earlier` commit (before the validation period, replayed for the sign alone) is skipped
+    unless its sign can be graded, and has a model of its own, fitted on the rows before it."""
     p = repo.pos[sha]
     base = repo.line[p - 1]
     files, relevant = repo.relevant_files(sha)
@@ -842,7 +864,22 @@ def replay_commit(
         return {**out, "skipped": "no file it changes is a workflow the recorded runs use"}
     if not after:
         return {**out, "skipped": "no run of it (before the next workflow change) in the dataset"}
-    model = models.get(f"{repo.name.replace('/', '+')}-{period}", repo.periods[period][0])
+    history = [r for r in repo.runs if r.pos < p and r.created_at < when][-NOISE_RUNS:]
+    swings = swings_of(history, repo.changes_between)
+    noise, shown_noise = noise_from(swings), noise_from(swings, SHOWN_LEVELS)
+    graded = len(before) == len(after) == RUNS_AROUND
+    key = repo.name.replace("/", "+")
+    if period == EARLIER:
+        if not graded or noise is None:
+            return {
+                **out,
+                "skipped": f"replayed for the sign only, which needs {RUNS_AROUND} runs each "
+                f"side ({len(before)} before, {len(after)} after) and {MIN_NOISE_WINDOWS} "
+                f"windows for the noise ({len(swings)})",
+            }
+        model = models.get(f"{key}-{EARLIER}-{sha[:12]}", when)
+    else:
+        model = models.get(f"{key}-{period}", repo.periods[period][0])
     checkout(repo.clone, sha)
     at = f"{when:%Y-%m-%dT%H:%M:%S}"
     common = ["--model", str(model), "--history-from", str(models.dataset), "--repo", repo.name]
@@ -878,14 +915,14 @@ def replay_commit(
     actual_rows = [(name, s) for run in after for name, s in sorted(run.jobs.items())]
     matched = [(s, predicted[name]) for name, s in actual_rows if name in predicted]
     moved = sorted({f"{j.old_name} → {j.name}" for _, j in matched if j.status == "moved"})
-    history = [r for r in repo.runs if r.pos < p and r.created_at < when][-NOISE_RUNS:]
-    noise, windows = noise_of(history, repo.changes_between)
     actual = three_vs_three(before, after, side_names(used)) if before else None
-    seen = as_often(swings_of(history, repo.changes_between), actual)
     right = None  # the predicted Δ's sign against the actual change's, with 3 runs each side
-    if actual is not None and len(before) == len(after) == RUNS_AROUND:
+    if actual is not None and graded:
         right = delta != 0 and (delta > 0) == (actual > 0)
     counted = right is not None and noise is not None and abs(actual or 0.0) > noise
+    counted_shown = right is not None and shown_noise is not None
+    counted_shown = counted_shown and abs(actual or 0.0) > (shown_noise or 0.0)
+    says_beyond = any(review_measure(r).get("beyond_noise") is True for r in used)
     return {
         **out,
         "model": model.name,
@@ -906,14 +943,17 @@ def replay_commit(
         "predicted_range": [
             review_measure(r) | {"workflow": review_path(r, repo.clone)} for r in used
         ],
-        "predict_beyond_noise": any(review_measure(r).get("beyond_noise") is True for r in used),
+        "predict_beyond_noise": says_beyond,
         "actual_delta_s": None if actual is None else round(actual, 1),
         "noise_s": None if noise is None else round(noise, 1),
-        "noise_windows": windows,
-        "as_often_unchanged": seen,
+        "noise_windows": len(swings),
+        "as_often_unchanged": as_often(swings, actual),
         "beyond_noise": counted,
         "sign_right": right if counted else None,
         "sign_agrees": right,
+        "noise_p10_p90_s": None if shown_noise is None else round(shown_noise, 1),
+        "beyond_noise_p10_p90": counted_shown,
+        "sign_right_p10_p90": right if counted_shown else None,
         "self_delta_s": None if self_failed else max((abs(d) for d in self_deltas), default=0.0),
         "self_changed_jobs": self_changed,
     }
@@ -959,6 +999,17 @@ def summarise(commits: list[dict[str, Any]]) -> dict[str, Any]:
             "right": sum(bool(c["sign_right"]) for c in done),
             "agrees_with_3_and_3": sum(bool(c["sign_agrees"]) for c in done),
             "predict_beyond_noise": sum(bool(c["predict_beyond_noise"]) for c in done),
+            "predict_beyond_noise_graded": sum(
+                c["sign_agrees"] is not None for c in done if c["predict_beyond_noise"]
+            ),
+            "predict_beyond_noise_agrees": sum(
+                bool(c["sign_agrees"]) for c in done if c["predict_beyond_noise"]
+            ),
+            "beyond_noise_p10_p90": sum(bool(c["beyond_noise_p10_p90"]) for c in done),
+            "right_p10_p90": sum(bool(c["sign_right_p10_p90"]) for c in done),
+            "as_often_unchanged_p10_p90": sorted(
+                c["as_often_unchanged"] for c in done if c["beyond_noise_p10_p90"]
+            ),
         },
         "moved_jobs": sum(len(c["moved_jobs"]) for c in done),
     }
@@ -979,6 +1030,47 @@ def _figures(f: dict[str, Any]) -> str:
     return (
         f"{_num(f['rmsle'])} / {_share(f['coverage'])} / {_share(f['within_2x'])} ({f['rows']:,})"
     )
+
+
+def _sign_rows(s: dict[str, dict[str, Any]], names: list[str]) -> list[tuple[str, list[str]]]:
+    """The sign's rows of a summary table: graded (95% band), as predict's band would grade
+    it, and where predict itself called the Δ beyond its noise."""
+    sign = {n: s[n]["sign"] for n in names}
+
+    def often(key: str) -> list[str]:
+        return [", ".join(_share(x) for x in sign[n][key]) or "—" for n in names]
+
+    return [
+        (
+            "Δ sign right: commits over the noise, 95% band (all with 3 runs each side)",
+            [
+                f"{sign[n]['right']} of {sign[n]['beyond_noise']} "
+                f"({sign[n]['agrees_with_3_and_3']} of {sign[n]['with_3_and_3']})"
+                for n in names
+            ],
+        ),
+        (
+            "those commits' change: share of unchanged windows swinging as much",
+            often("as_often_unchanged"),
+        ),
+        (
+            "shown: Δ sign right over the P10–P90 band (predict's)",
+            [f"{sign[n]['right_p10_p90']} of {sign[n]['beyond_noise_p10_p90']}" for n in names],
+        ),
+        (
+            "those commits' change: share of unchanged windows swinging as much (P10–P90)",
+            often("as_often_unchanged_p10_p90"),
+        ),
+        (
+            "commits predict calls beyond the noise (its sign as the runs', of those graded)",
+            [
+                f"{sign[n]['predict_beyond_noise']} of {s[n]['commits_reviewed']} "
+                f"({sign[n]['predict_beyond_noise_agrees']} of "
+                f"{sign[n]['predict_beyond_noise_graded']})"
+                for n in names
+            ],
+        ),
+    ]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -1027,34 +1119,7 @@ def markdown(result: dict[str, Any]) -> str:
             ],
         )
     )
-    rows.append(
-        (
-            "Δ sign right: commits over the noise (all with 3 runs each side)",
-            [
-                f"{s[n]['sign']['right']} of {s[n]['sign']['beyond_noise']} "
-                f"({s[n]['sign']['agrees_with_3_and_3']} of {s[n]['sign']['with_3_and_3']})"
-                for n in names
-            ],
-        )
-    )
-    rows.append(
-        (
-            "those commits' change: share of unchanged windows swinging as much",
-            [
-                ", ".join(_share(x) for x in s[n]["sign"]["as_often_unchanged"]) or "—"
-                for n in names
-            ],
-        )
-    )
-    rows.append(
-        (
-            "commits predict calls beyond the noise",
-            [
-                f"{s[n]['sign']['predict_beyond_noise']} of {s[n]['commits_reviewed']}"
-                for n in names
-            ],
-        )
-    )
+    rows += _sign_rows(s, names)
     text = table("review of real workflow changes", rows) + "\n"
     goal_rows = []
     for i, g in enumerate(repos[names[0]]["goals"] if names else []):
@@ -1064,22 +1129,45 @@ def markdown(result: dict[str, Any]) -> str:
         ]
         goal_rows.append((g["goal"], cells))
     text += table("goal", goal_rows) + "\n"
+    if all(EARLIER in repos[n] for n in names) and names:
+        e = {n: repos[n][EARLIER]["summary"] for n in names}
+        earlier_rows = [
+            (
+                "workflow changes before the validation period / graded",
+                [
+                    f"{e[n]['commits_before_validation']} / {e[n]['commits_reviewed']}"
+                    for n in names
+                ],
+            ),
+            ("their matched rows", [_figures(e[n]["all"]) for n in names]),
+            *_sign_rows(e, names),
+        ]
+        text += table("earlier workflow changes (--earlier; shown, not a goal)", earlier_rows)
+        text += "\n"
     lines = [
         "| repository | commit | period | files reviewed | predicted Δ (P10–P90) | predict's "
-        "verdict | actual Δ | noise | unchanged windows as large | sign | self Δ | names matched |",
+        "verdict | actual Δ | noise: 95% band (P10–P90) | unchanged windows as large | sign | "
+        "self Δ | names matched |",
         "|---|---|---|---|---:|---|---:|---:|---:|---|---:|---:|",
     ]
     for n in names:
-        for c in repos[n]["commits"]:
+        for c in repos[n]["commits"] + repos[n].get(EARLIER, {}).get("commits", []):
             files = ", ".join(_code(Path(f).name) for f in c["files_reviewed"]) or "—"
             first = f"| {n} | {c['commit'][:9]} | {c['period']} | {files} |"
             if "skipped" in c:
                 lines.append(f"{first} skipped: {c['skipped']} | | | | | | | |")
                 continue
             sign = {True: "right", False: "wrong", None: "—"}[c["sign_agrees"]]
-            sign += "" if c["beyond_noise"] else " (inside the noise)" if c["noise_s"] else ""
+            if c["beyond_noise"] or not c["noise_s"]:
+                pass
+            elif c["beyond_noise_p10_p90"]:
+                sign += " (over the P10–P90 band only)"
+            else:
+                sign += " (inside the noise)"
             matched = c["matched_rows"] / c["actual_rows"] if c["actual_rows"] else None
             noise = "—" if c["noise_s"] is None else f"{c['noise_s']:,.0f} s"
+            if c["noise_p10_p90_s"] is not None:
+                noise += f" ({c['noise_p10_p90_s']:,.0f} s)"
             own = "refused" if c["self_delta_s"] is None else f"{c['self_delta_s']:g} s"
             ranges = [r for r in c["predicted_range"] if r.get("delta_p10") is not None]
             span = (
@@ -1131,6 +1219,12 @@ def main(argv: list[str] | None = None) -> int:
         "--predict-args", default="", help="more predict options, split as a shell would"
     )
     parser.add_argument("--limit", type=int, help="replay at most N commits per repository")
+    parser.add_argument(
+        "--earlier",
+        action="store_true",
+        help="also replay the workflow changes before the validation period whose sign can be "
+        "graded, each with a model fitted on the rows before it (shown apart, not a goal)",
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     # predict runs inside the clones: a path typed relative to here must not reach it as typed
@@ -1163,10 +1257,12 @@ def main(argv: list[str] | None = None) -> int:
             "gharuntime_version": __version__,
             "rules": {
                 "runs_around": RUNS_AROUND,
-                "noise": "half the P10-P90 width of the 3-vs-3 Δ over windows of the "
+                "noise": "half the P2.5-P97.5 width of the 3-vs-3 Δ over windows of the "
                 f"last {NOISE_RUNS} runs before the commit not straddling a workflow change "
-                f"(at least {MIN_NOISE_WINDOWS} windows)",
-                "model": "fitted on every row created before the period began",
+                f"(at least {MIN_NOISE_WINDOWS} windows); beside it, half the P10-P90 width "
+                "(predict's band for a review's noise), shown, not graded",
+                "model": "fitted on every row created before the period began (an earlier "
+                "commit: before the commit)",
                 "history": "--history-from the dataset, --at the commit's time",
             },
             "repos": {},
@@ -1175,14 +1271,18 @@ def main(argv: list[str] | None = None) -> int:
             in_period = [
                 (sha, when, period)
                 for sha, when in reversed(repo.workflow_commits)
-                if (period := period_of(repo, when)) is not None
+                if (period := period_of(repo, when, args.earlier)) is not None
+            ]
+            in_period = [c for c in in_period if c[2] == EARLIER][: args.limit] + [
+                c for c in in_period if c[2] != EARLIER
             ][: args.limit]
-            commits = []
+            commits, earlier = [], []
             for i, (sha, when, period) in enumerate(in_period, 1):
                 print(f"{repo.name} {i}/{len(in_period)}: {sha[:9]} ({period})", file=sys.stderr)
-                commits.append(replay_commit(repo, sha, when, period, models, gh, extra))
-            summary = summarise(commits)
-            for c in commits:
+                done = replay_commit(repo, sha, when, period, models, gh, extra)
+                (earlier if period == EARLIER else commits).append(done)
+            summary, before = summarise(commits), summarise(earlier)
+            for c in commits + earlier:
                 c.pop("rows", None)
             v, t = repo.periods["validation"], repo.periods["test"]
             result["repos"][repo.name] = {
@@ -1194,6 +1294,17 @@ def main(argv: list[str] | None = None) -> int:
                 "goals": goals(summary),
                 "commits": commits,
             }
+            if args.earlier:
+                result["repos"][repo.name][EARLIER] = {
+                    "summary": {
+                        "commits_before_validation": before["commits_in_periods"],
+                        "commits_reviewed": before["commits_reviewed"],
+                        "predict_errors": before["predict_errors"],
+                        "all": before["all"],
+                        "sign": before["sign"],
+                    },
+                    "commits": earlier,
+                }
     except Refusal as exc:
         print(f"predict_review_real: {exc}", file=sys.stderr)
         return 2

@@ -39,8 +39,15 @@ def _jobs_at(i: int) -> list[str]:
     return ["build", "test"] + (["lint"] if i >= 17 else []) + (["docs"] if i >= 19 else [])
 
 
+def _job_yaml(job: str, i: int) -> str:
+    """A job's YAML at commit i: commit 12 (before the validation period) changes build's
+    command, not its duration."""
+    return _JOBS[job].replace("run: make\n", "run: make -j2\n") if i >= 12 else _JOBS[job]
+
+
 def _workflow(i: int) -> str:
-    return "name: CI\non: push\njobs:\n" + "".join(f"  {j}:\n{_JOBS[j]}" for j in _jobs_at(i))
+    jobs = "".join(f"  {j}:\n{_job_yaml(j, i)}" for j in _jobs_at(i))
+    return "name: CI\non: push\njobs:\n" + jobs
 
 
 def _git(repo: Path, *args: str, when: datetime | None = None) -> str:
@@ -149,7 +156,7 @@ def _rows(shas: list[str], side: str | None = None, runs: Any = _runs_of) -> pl.
                     "job_id": len(rows) + 1,
                     "job_name": job,
                     "job_key": job,
-                    "job_yaml": _JOBS[job],
+                    "job_yaml": _job_yaml(job, i),
                     "matrix": None,
                     "runner_labels": ["ubuntu-latest"],
                     "runner_os": "Linux",
@@ -193,11 +200,12 @@ def test_replays_the_workflow_changes_against_their_runs(
     monkeypatch.chdir(case["root"])
     dataset = os.path.relpath(case["dataset"], case["root"])
     mirror = os.path.relpath(case["mirror"], case["root"])
-    args = ["--dataset", dataset, "--work", "work"]
+    args = ["--dataset", dataset, "--work", "work", "--earlier"]
     assert _main([*args, "--repo", f"{REPO}={mirror}"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     result = json.loads(out[-1])
     assert "| goal |" in "\n".join(out[:-1])
+    assert "| earlier workflow changes (--earlier; shown, not a goal) |" in "\n".join(out[:-1])
     shas = case["shas"]
     repo = result["repos"][REPO]
     commits = {c["commit"]: c for c in repo["commits"]}
@@ -221,7 +229,9 @@ def test_replays_the_workflow_changes_against_their_runs(
     # The side branch's run (test 500 s) is off the line: the noise stays 10 s
     assert (c17["actual_delta_s"], c19["actual_delta_s"]) == (60.0, 20.0)
     assert c17["noise_s"] == c19["noise_s"] == 10.0
+    assert c17["noise_p10_p90_s"] == c19["noise_p10_p90_s"] == 10.0
     assert c17["beyond_noise"] and c19["beyond_noise"]
+    assert c17["beyond_noise_p10_p90"] and c19["beyond_noise_p10_p90"]
     assert c17["errors"] == c19["errors"] == []
     # every job of the runs after is a job of the review, by GitHub's name
     assert (c17["actual_rows"], c19["actual_rows"]) == (9, 10)
@@ -248,7 +258,22 @@ def test_replays_the_workflow_changes_against_their_runs(
     sign = summary["sign"]
     assert (sign["with_3_and_3"], sign["beyond_noise"]) == (2, 2)
     right = sum(c["sign_right"] is True for c in (c17, c19))
-    assert sign["right"] == sign["agrees_with_3_and_3"] == right
+    assert sign["right"] == sign["agrees_with_3_and_3"] == sign["right_p10_p90"] == right
+    # --earlier: the changes before the validation period, shown apart from the goals. Commit
+    # 0 adds ci.yml (nothing before it to compare); commit 12 changes build's command and no
+    # duration: its 3-vs-3 is test's ±10 s, inside the noise, graded all the same
+    earlier = repo["earlier"]
+    c0, c12 = earlier["commits"]
+    assert (c0["commit"], c12["commit"]) == (shas[0], shas[12])
+    assert "skipped" in c0 and c12["period"] == "earlier" and "skipped" not in c12
+    assert c12["runs_before"] == [_run_id(11, k) for k in range(3)]
+    assert c12["runs_after"] == [_run_id(12, k) for k in range(3)]
+    assert abs(c12["actual_delta_s"]) == c12["noise_s"] == 10.0
+    assert c12["beyond_noise"] is False and c12["sign_agrees"] is not None
+    assert c12["self_delta_s"] == 0.0
+    assert earlier["summary"]["commits_before_validation"] == 2
+    assert earlier["summary"]["commits_reviewed"] == 1
+    assert earlier["summary"]["sign"]["with_3_and_3"] == 1
     assert [g["pass"] for g in repo["goals"]][1] is True  # names matched 100%
     assert result["goals_pass"] == all(g["pass"] for g in repo["goals"])
     # one model per period, fitted on the rows before it began: its first run's creation
@@ -256,9 +281,11 @@ def test_replays_the_workflow_changes_against_their_runs(
         p.name: json.loads(p.read_text())
         for p in (case["root"] / "work" / "models").glob("*.fitted.json")
     }
+    # (an earlier commit: one of its own, fitted on the rows before the commit)
     assert {name: doc["before"] for name, doc in fitted.items()} == {
         "octo+demo-validation.fitted.json": (START + timedelta(days=15, hours=3)).isoformat(),
         "octo+demo-test.fitted.json": (START + timedelta(days=18, hours=1)).isoformat(),
+        f"octo+demo-earlier-{shas[12][:12]}.fitted.json": (START + timedelta(days=12)).isoformat(),
     }
 
 
@@ -374,9 +401,9 @@ def test_no_dataset_or_another_repository_is_refused(
     assert "holds no rows of other/name (it holds octo/demo)" in capsys.readouterr().err
 
 
-def test_noise_is_half_the_p10_p90_width_of_the_no_change_windows() -> None:
+def test_noise_is_measured_on_the_windows_with_no_workflow_change() -> None:
     """10 runs of 0 s then 10 of 100 s: of the 15 windows of 3 runs against the next 3, the
-    3 around the step say +100 s and the 12 others 0 s: P10 0, P90 100, noise 50 s. A workflow
+    3 around the step say +100 s and the 12 others 0 s: P2.5 0, P97.5 100, noise 50 s. A workflow
     change at the step leaves out the 5 windows that straddle it: 10 windows of 0 s."""
     script = load_script("predict_review_real")
     runs = [
@@ -387,6 +414,17 @@ def test_noise_is_half_the_p10_p90_width_of_the_no_change_windows() -> None:
     assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi) == (0.0, 10)
     # a second change, at 4, leaves out 4 windows more: too few to measure the noise
     assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
+
+
+def test_the_goals_noise_is_the_95_band_and_predicts_band_is_shown_beside() -> None:
+    """41 windows swinging 0, 1, ..., 40 s: the goal's noise is half the P2.5-P97.5 width
+    (1 to 39: 19 s), the band predict states for a review half the P10-P90 width (4 to 36:
+    16 s); under 10 windows there is none."""
+    script = load_script("predict_review_real")
+    swings = [float(x) for x in range(41)]
+    assert script.noise_from(swings) == 19.0
+    assert script.noise_from(swings, script.SHOWN_LEVELS) == 16.0
+    assert script.noise_from(swings[:9]) is None
 
 
 def test_as_often_is_the_share_of_no_change_windows_swinging_as_much() -> None:
