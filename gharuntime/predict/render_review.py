@@ -22,6 +22,7 @@ from gharuntime.predict.review import (
     review_markdown,
     signed_seconds,
     signed_usd,
+    unseen_steps_line,
     wait_words,
 )
 from gharuntime.predict.wait import WAIT_TARGET
@@ -57,7 +58,7 @@ def _review_table(review: WorkflowReview, base: str) -> Table:
         table.add_row(
             j.label,
             j.status,
-            j.basis,
+            f"{j.basis}, old steps" if j.unseen_steps else j.basis,
             before,
             after,
             signed_seconds(j.delta_s),
@@ -105,6 +106,9 @@ def review_blocks(change: ChangeReview, outcome: PredictOutcome) -> list[Block]:
             + f"{counts['changed']} changed, {counts['unchanged']} unchanged; basis: "
             f"{bases or 'no job'}"
         )
+        unseen = sum(j.unseen_steps for j in review.jobs)
+        if unseen:
+            blocks.append(unseen_steps_line(unseen))
         blocks.append(deltas_line(review, ""))
         blocks.append(noise_line(review))
         for flag, n in review.new.flagged.items():

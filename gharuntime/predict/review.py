@@ -34,6 +34,7 @@ from gharuntime.predict.spread import DeltaSpread, Measure, judge
 from gharuntime.predict.wait import WALL_CLOCK, clock_estimate
 from gharuntime.predict.workflow import (
     FLAG_WORDS,
+    HISTORY_MATRIX,
     JobPrediction,
     WorkflowPrediction,
     human_seconds,
@@ -42,6 +43,8 @@ from gharuntime.predict.workflow import (
 
 __all__ = [
     "BASIS_MEANINGS",
+    "STEPS_CHANGED_MEANING",
+    "STEPS_UNSEEN_WORDS",
     "VISIBILITY_WORDS",
     "ChangeReview",
     "JobChange",
@@ -55,6 +58,7 @@ __all__ = [
     "row_basis",
     "signed_seconds",
     "signed_usd",
+    "unseen_steps_line",
     "wait_words",
 ]
 
@@ -86,6 +90,17 @@ BASIS_MEANINGS: dict[str, str] = {
 }
 """What each row's `basis` means, in every format of a review."""
 
+STEPS_CHANGED_MEANING = (
+    "a job's `steps_changed`: what its steps run differs from the base (each step's `uses:` "
+    "without its @ref, `run:`, `with:`); where its basis is history or from-history matrix, "
+    "its new side is predicted from its runs before the change, which ran the old steps"
+)
+"""What a review row's `steps_changed` means, in the review's JSON."""
+
+STEPS_UNSEEN_WORDS = "steps changed: predicted from runs before the change"
+"""A row whose steps changed but whose new side rests on its runs before (JobChange.unseen_steps),
+for a table's `cannot know` column."""
+
 _UNKNOWN_FLAGS = frozenset({"remote_reusable", "reusable_refused", "expression_matrix"})
 
 
@@ -111,6 +126,13 @@ class JobChange:
     cost_before: JobCost | None
     cost_after: JobCost | None
     old_name: str | None = None  # a moved job's name before the change
+    steps_changed: bool = False  # what its steps run differs (gharuntime.predict.steps)
+
+    @property
+    def unseen_steps(self) -> bool:
+        """Its steps changed while its new side is predicted from its runs before the change
+        (history, from-history matrix): runs of steps it no longer has."""
+        return self.steps_changed and self.basis in ("history", HISTORY_MATRIX)
 
     def _seconds(self, job: JobPrediction | None) -> float:
         return job.predicted.get("duration_s", 0.0) if job else 0.0
@@ -154,6 +176,7 @@ class JobChange:
             "before": side(self.before, self.cost_before),
             "after": side(self.after, self.cost_after),
             "delta_s": round(self.delta_s, 1),
+            "steps_changed": self.steps_changed,
         }
 
 
@@ -319,8 +342,10 @@ def review_workflows(
         if ident in before and ident not in seen:
             seen.add(ident)
             old, old_cost = before[ident]
-            status: Status = "changed" if _changed(old, job, old_cost, cost) else "unchanged"
-            changes.append(JobChange(status, job.name, old, job, old_cost, cost))
+            steps = old.steps != job.steps
+            changed = steps or _changed(old, job, old_cost, cost)
+            status: Status = "changed" if changed else "unchanged"
+            changes.append(JobChange(status, job.name, old, job, old_cost, cost, None, steps))
         else:
             changes.append(JobChange("added", job.name, None, job, None, cost))
     for ident, (old, old_cost) in before.items():
@@ -506,6 +531,16 @@ def noise_line(review: WorkflowReview) -> str:
     )
 
 
+def unseen_steps_line(count: int) -> str:
+    """Why a job whose steps changed may show no Δ: its prediction rests on runs of its old
+    steps."""
+    return (
+        f"{count} job(s) run other steps now but are predicted from their runs before the "
+        "change: the model has not seen the new steps run, so their Δ is what those runs say "
+        "(often none), not what the new steps will take."
+    )
+
+
 def _review_section(review: WorkflowReview, heading: str | None) -> list[str]:
     counts = review.counts()
     lines = [heading, ""] if heading else []
@@ -541,15 +576,20 @@ def _review_section(review: WorkflowReview, heading: str | None) -> list[str]:
             flags = sorted(
                 {*(j.before.flags if j.before else ()), *(j.after.flags if j.after else ())}
             )
+            words = [FLAG_WORDS.get(f, f) for f in flags]
+            words += [STEPS_UNSEEN_WORDS] if j.unseen_steps else []
             lines.append(
                 f"| {md(j.label)} | {j.status} | {md(j.basis)} | {_time(j.before)} | "
                 f"{_time(j.after)} | {signed_seconds(j.delta_s)} | "
                 + (f"{wait_words(j.before)} | {wait_words(j.after)} | " if waited else "")
                 + f"{_money(j.cost_before)} | {_money(j.cost_after)} | "
-                f"{md(', '.join(FLAG_WORDS.get(f, f) for f in flags))} |"
+                f"{md(', '.join(words))} |"
             )
     else:
         lines.append("No job's predicted time, range, runners or cost changed.")
+    unseen = sum(j.unseen_steps for j in review.jobs)
+    if unseen:
+        lines += ["", md(unseen_steps_line(unseen))]
     unpriced = sum(1 for c in review.new_cost.jobs if c.unpriced)
     if unpriced:
         lines += ["", f"{unpriced} job(s) not priced after the change (runner label unknown)."]
@@ -609,6 +649,7 @@ class ChangeReview:
             "threshold": self.threshold,
             "beyond_noise": self.beyond_noise,
             "basis_meaning": BASIS_MEANINGS,
+            "steps_changed_meaning": STEPS_CHANGED_MEANING,
             "billing": self.billing,
             "reviews": [r.to_json() for r in self.reviews],
         }

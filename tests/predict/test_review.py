@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from gharuntime.cli.main import cli
+from gharuntime.predict.review import STEPS_UNSEEN_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -569,6 +570,45 @@ def test_the_delta_has_a_range_and_the_repositorys_noise_beside_it(
     for bad in ("-1", "nan", "inf", "x"):
         refused = _learned_run(learned, ci, "--base-ref", base, "--threshold", bad)
         assert refused.exit_code == 2, bad
+
+
+def test_a_job_whose_steps_changed_is_listed_as_predicted_from_runs_of_its_old_steps(
+    learned: Path, tmp_path: Path
+) -> None:
+    """The test jobs run `pytest -q -n 4` now: what they run changed, so each is `changed`
+    even where the history-track model predicts it from its runs before (which ran `pytest
+    -q`), and every format says so. A bumped action (@v4 to @v5) changes no step's work; a
+    file compared with itself changes nothing."""
+    repo = _new_repo(tmp_path)
+    base = _commit(repo, {CI: FIXTURE_CI}, "base")
+    bumped = FIXTURE_CI.replace("actions/checkout@v4", "actions/checkout@v5")
+    bump = _commit(repo, {CI: bumped}, "checkout v5")
+    _commit(repo, {CI: bumped.replace("- run: pytest -q\n", "- run: pytest -q -n 4\n")}, "-n 4")
+    ci = repo / CI
+    doc = json.loads(_learned_run(learned, ci, "--base-ref", bump, "--format", "json").output)
+    (review,) = doc["reviews"]
+    rows = {j["name"]: (j["status"], j["steps_changed"], j["basis"]) for j in review["jobs"]}
+    assert len(rows) == 4 and set(rows.values()) == {("changed", True, "history")}
+    assert review["counts"]["changed"] == 4
+    assert "old steps" in doc["steps_changed_meaning"]
+    markdown = _learned_run(learned, ci, "--base-ref", bump, "--format", "markdown").output
+    (row,) = [line for line in markdown.splitlines() if "| test (ubuntu-latest, 3.10) |" in line]
+    assert "| changed | history |" in row and STEPS_UNSEEN_WORDS in row
+    assert "4 job(s) run other steps now but are predicted from their runs before" in markdown
+    table = _learned_run(learned, ci, "--base-ref", bump, "--no-callers").output
+    assert "4 job(s) run other steps now" in table and "old steps" in table
+    # the action bump alone, and the file against itself: nothing changed, nothing said
+    for against in (base, "HEAD"):
+        if against == base:
+            _git(repo, "checkout", "-q", bump)
+        else:
+            _git(repo, "checkout", "-q", "main")
+        done = _learned_run(learned, ci, "--base-ref", against, "--format", "json")
+        (same,) = json.loads(done.output)["reviews"]
+        assert {j["status"] for j in same["jobs"]} == {"unchanged"}
+        assert not any(j["steps_changed"] for j in same["jobs"])
+        text = _learned_run(learned, ci, "--base-ref", against, "--format", "markdown").output
+        assert "run other steps now" not in text and STEPS_UNSEEN_WORDS not in text
 
 
 def test_the_bill_follows_the_repositorys_known_visibility(
