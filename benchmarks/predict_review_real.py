@@ -58,7 +58,9 @@ the runs are recorded under is the one scored).
   value or none is unknown): over the matched rows, RMSLE = sqrt(mean((log1p(predicted) − log1p(actual))²)),
   the share inside the row's P10–P90 (rows with both), and the share within 2×
   (predicted/actual in [0.5, 2], both floored at 1 s). Each commit also lists, per basis, the
-  3 rows furthest from what ran (`worst_rows`).
+  3 rows furthest from what ran (`worst_rows`), and how many of its jobs run other steps now
+  but are predicted from their runs before (`old_steps_jobs`: predict's `steps_changed` on a
+  history or from-history matrix row).
 - **Actual change** = Σ over job names of the median of the 3 runs after − the same over the
   3 runs before, each job's median over the runs that have it: the dataset holds successful
   jobs only, so a run without a job had it fail, get cancelled or skipped, not take 0 s. A job
@@ -576,6 +578,17 @@ def review_measure(review: dict[str, Any]) -> dict[str, Any]:
     return {k: total.get(k) for k in keys} if isinstance(total, dict) else {}
 
 
+def old_steps_jobs(review: dict[str, Any]) -> int:
+    """The review's jobs whose steps changed while their new side rests on their runs before
+    the change (`steps_changed` with basis history or from-history matrix)."""
+    return sum(
+        isinstance(j, dict)
+        and j.get("steps_changed") is True
+        and j.get("basis") in ("history", "from-history matrix")
+        for j in review.get("jobs") or []
+    )
+
+
 def review_changed(review: dict[str, Any]) -> int:
     jobs = review.get("jobs")
     if not isinstance(jobs, list):
@@ -939,6 +952,7 @@ def replay_commit(
         "by_basis": {b: score([r for r in matched if r[1].basis == b]) for b in BASES},
         "worst_rows": worst_rows(matched),
         "moved_jobs": moved,
+        "old_steps_jobs": sum(old_steps_jobs(r) for r in used),
         "predicted_delta_s": round(delta, 1),
         "predicted_range": [
             review_measure(r) | {"workflow": review_path(r, repo.clone)} for r in used
@@ -1012,6 +1026,7 @@ def summarise(commits: list[dict[str, Any]]) -> dict[str, Any]:
             ),
         },
         "moved_jobs": sum(len(c["moved_jobs"]) for c in done),
+        "old_steps_jobs": sum(c.get("old_steps_jobs", 0) for c in done),
     }
 
 
@@ -1108,6 +1123,12 @@ def markdown(result: dict[str, Any]) -> str:
     rows.append(("all matched rows", [_figures(s[n]["all"]) for n in names]))
     rows.append(
         ("jobs shown as moved (renamed, same steps)", [str(s[n]["moved_jobs"]) for n in names])
+    )
+    rows.append(
+        (
+            "jobs whose steps changed, predicted from runs of the old steps",
+            [str(s[n]["old_steps_jobs"]) for n in names],
+        )
     )
     rows.append(
         (

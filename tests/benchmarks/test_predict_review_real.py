@@ -271,6 +271,9 @@ def test_replays_the_workflow_changes_against_their_runs(
     assert abs(c12["actual_delta_s"]) == c12["noise_s"] == 10.0
     assert c12["beyond_noise"] is False and c12["sign_agrees"] is not None
     assert c12["self_delta_s"] == 0.0
+    # build runs `make -j2` now, predicted from its runs of `make`: predict says so
+    assert c12["old_steps_jobs"] == 1
+    assert c17["old_steps_jobs"] == c19["old_steps_jobs"] == summary["old_steps_jobs"] == 0
     assert earlier["summary"]["commits_before_validation"] == 2
     assert earlier["summary"]["commits_reviewed"] == 1
     assert earlier["summary"]["sign"]["with_3_and_3"] == 1
