@@ -423,16 +423,6 @@ def noise_from(swings: Sequence[float], levels: tuple[float, float] = NOISE_LEVE
     return float(high - low) / 2
 
 
-def noise_of(
-    history: Sequence[Run],
-    straddles: Callable[[int, int], bool],
-    levels: tuple[float, float] = NOISE_LEVELS,
-) -> tuple[float | None, int]:
-    """noise_from(swings_of(history, straddles), levels), and the number of windows."""
-    swings = swings_of(history, straddles)
-    return noise_from(swings, levels), len(swings)
-
-
 # ------------------------------------------------------------------------------------- models
 
 
@@ -933,8 +923,9 @@ def replay_commit(
     if actual is not None and graded:
         right = delta != 0 and (delta > 0) == (actual > 0)
     counted = right is not None and noise is not None and abs(actual or 0.0) > noise
-    counted_shown = right is not None and shown_noise is not None
-    counted_shown = counted_shown and abs(actual or 0.0) > (shown_noise or 0.0)
+    counted_shown = (
+        right is not None and shown_noise is not None and abs(actual or 0.0) > shown_noise
+    )
     says_beyond = any(review_measure(r).get("beyond_noise") is True for r in used)
     return {
         **out,
@@ -1026,7 +1017,7 @@ def summarise(commits: list[dict[str, Any]]) -> dict[str, Any]:
             ),
         },
         "moved_jobs": sum(len(c["moved_jobs"]) for c in done),
-        "old_steps_jobs": sum(c.get("old_steps_jobs", 0) for c in done),
+        "old_steps_jobs": sum(c["old_steps_jobs"] for c in done),
     }
 
 

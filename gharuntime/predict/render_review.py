@@ -106,9 +106,8 @@ def review_blocks(change: ChangeReview, outcome: PredictOutcome) -> list[Block]:
             + f"{counts['changed']} changed, {counts['unchanged']} unchanged; basis: "
             f"{bases or 'no job'}"
         )
-        unseen = sum(j.unseen_steps for j in review.jobs)
-        if unseen:
-            blocks.append(unseen_steps_line(unseen))
+        if review.unseen_steps:
+            blocks.append(unseen_steps_line(review.unseen_steps))
         blocks.append(deltas_line(review, ""))
         blocks.append(noise_line(review))
         for flag, n in review.new.flagged.items():

@@ -245,6 +245,11 @@ class WorkflowReview:
     def beyond_noise(self) -> bool:
         return any(m.beyond for m in self.measures().values())
 
+    @property
+    def unseen_steps(self) -> int:
+        """How many jobs run other steps now but are predicted from their runs before."""
+        return sum(j.unseen_steps for j in self.jobs)
+
     def counts(self) -> dict[str, int]:
         found = {
             s: sum(j.status == s for j in self.jobs)
@@ -587,9 +592,8 @@ def _review_section(review: WorkflowReview, heading: str | None) -> list[str]:
             )
     else:
         lines.append("No job's predicted time, range, runners or cost changed.")
-    unseen = sum(j.unseen_steps for j in review.jobs)
-    if unseen:
-        lines += ["", md(unseen_steps_line(unseen))]
+    if review.unseen_steps:
+        lines += ["", md(unseen_steps_line(review.unseen_steps))]
     unpriced = sum(1 for c in review.new_cost.jobs if c.unpriced)
     if unpriced:
         lines += ["", f"{unpriced} job(s) not priced after the change (runner label unknown)."]

@@ -413,10 +413,15 @@ def test_noise_is_measured_on_the_windows_with_no_workflow_change() -> None:
         script.Run(i, START + timedelta(hours=i), i, "ci.yml", {"j": 0.0 if i < 10 else 100.0})
         for i in range(20)
     ]
-    assert script.noise_of(runs, lambda lo, hi: False) == (50.0, 15)
-    assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi) == (0.0, 10)
+
+    def noise_of(straddles: Any) -> tuple[float | None, int]:
+        swings = script.swings_of(runs, straddles)
+        return script.noise_from(swings), len(swings)
+
+    assert noise_of(lambda lo, hi: False) == (50.0, 15)
+    assert noise_of(lambda lo, hi: lo < 10 <= hi) == (0.0, 10)
     # a second change, at 4, leaves out 4 windows more: too few to measure the noise
-    assert script.noise_of(runs, lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
+    assert noise_of(lambda lo, hi: lo < 10 <= hi or lo < 4 <= hi) == (None, 6)
 
 
 def test_the_goals_noise_is_the_95_band_and_predicts_band_is_shown_beside() -> None:
